@@ -1,0 +1,58 @@
+//! The JSON run report.
+
+use overtone::scene::{Scene, Simulation};
+use serde_json::{json, Value};
+
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let k = s.len() / 2;
+    if s.len() % 2 == 1 {
+        s[k]
+    } else {
+        0.5 * (s[k - 1] + s[k])
+    }
+}
+
+/// Summary: sizes, timings, worst residuals.
+pub fn summary(scene: &Scene, sim: &Simulation) -> Value {
+    let d = scene.mesh.dim();
+    json!({
+        "scene": scene.name,
+        "solver": "full",
+        "dim": d,
+        "vertices": scene.mesh.n_vertices(),
+        "elements": scene.mesh.n_elements(),
+        "dofs": scene.mesh.n_vertices() * d,
+        "bones": scene.n_bones,
+        "frames": scene.frames.len(),
+        "constraints": sim.constraint_rank.1 * d,
+        "independent_constraints": sim.constraint_rank.0 * d,
+        "precompute_ms": sim.precompute_ms,
+        "median_step_ms": median(&sim.step_ms),
+        "max_residual": sim.steps.iter().map(|s| s.residual).fold(0.0, f64::max),
+        "max_relative_residual": sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max),
+        "max_displacement": sim.max_displacement.iter().cloned().fold(0.0, f64::max),
+    })
+}
+
+/// Summary plus one entry per frame.
+pub fn full(scene: &Scene, sim: &Simulation) -> Value {
+    let mut frames = vec![
+        json!({"frame": 0, "residual": 0.0, "relative_residual": 0.0, "step_ms": 0.0, "iterations": 0, "max_displacement": 0.0}),
+    ];
+    for (k, s) in sim.steps.iter().enumerate() {
+        frames.push(json!({
+            "frame": k + 1,
+            "residual": s.residual,
+            "relative_residual": s.relative_residual,
+            "step_ms": sim.step_ms[k],
+            "iterations": s.iterations,
+            "max_displacement": sim.max_displacement[k + 1],
+        }));
+    }
+    json!({"summary": summary(scene, sim), "frames": frames})
+}

@@ -1,0 +1,74 @@
+//! End-to-end checks of the `overtone` binary.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_overtone"))
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("overtone-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `overtone run` writes a PC2 with every frame (the first included) and a report whose every
+/// frame meets the constraint bound; two runs give byte-identical caches.
+#[test]
+fn run_writes_deterministic_cache_and_report() {
+    let dir = tmpdir("run");
+    let mut caches = Vec::new();
+    for k in 0..2 {
+        let pc2 = dir.join(format!("beam{k}.pc2"));
+        let rep = dir.join(format!("beam{k}.json"));
+        let out = bin()
+            .args(["run", "metronome", "--solver", "full", "--out"])
+            .arg(&pc2)
+            .arg("--report")
+            .arg(&rep)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let bytes = std::fs::read(&pc2).unwrap();
+        assert_eq!(&bytes[..12], b"POINTCACHE2\0");
+        let points = i32::from_le_bytes(bytes[16..20].try_into().unwrap());
+        let samples = i32::from_le_bytes(bytes[28..32].try_into().unwrap());
+        assert_eq!((points, samples), (200, 201));
+        assert_eq!(bytes.len(), 32 + 200 * 201 * 12);
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
+        let frames = report["frames"].as_array().unwrap();
+        assert_eq!(frames.len(), 201);
+        for f in frames {
+            assert!(f["relative_residual"].as_f64().unwrap() <= 1e-10);
+        }
+        assert_eq!(report["summary"]["vertices"], 200);
+        caches.push(bytes);
+    }
+    assert!(caches[0] == caches[1], "two runs differ");
+}
+
+/// A broken scene exits non-zero with a message and leaves no output file behind.
+#[test]
+fn bad_scene_fails_cleanly() {
+    let dir = tmpdir("bad");
+    let scene = dir.join("broken.json");
+    std::fs::write(&scene, r#"{"format": "overtone-scene/1", "dim": 2, "vertices": [[0,0],[1,0],[0,1]], "elements": [[0,2,1]], "weights": [[1],[1],[1]], "frames": [[[1,0,0,0,1,0]]], "material": {"model": "arap", "youngs_modulus": 1e5, "poisson_ratio": 0.3, "density": 1000}, "dt": 0.01}"#).unwrap();
+    let pc2 = dir.join("out.pc2");
+    let out = bin().arg("run").arg(&scene).arg("--out").arg(&pc2).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("inverted"), "{err}");
+    assert!(!err.contains("panicked"));
+    assert!(!pc2.exists());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "stray files left behind");
+
+    let out = bin()
+        .args(["run", "metronome", "--out"])
+        .arg(dir.join("no/such/dir/x.pc2"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+}

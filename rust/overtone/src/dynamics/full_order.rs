@@ -1,0 +1,358 @@
+//! Full-order complementary dynamics with ARAP elasticity (local/global).
+
+use faer::linalg::matmul::matmul;
+use faer::sparse::{SparseColMat, Triplet};
+use faer::{Accum, Mat, Par, Side};
+use rayon::prelude::*;
+
+use crate::dynamics::{Material, SolverParams};
+use crate::error::{check_finite, OvertoneError, Result};
+use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness_triplets, DeformationJacobian};
+use crate::leak::validate_momentum_weights;
+use crate::mesh::{element_volumes, SimplexMesh};
+use crate::polar::closest_rotation;
+use crate::rig::LbsRig;
+use crate::solve::{field_mut, field_ref, ConstrainedSolve};
+
+/// Elements per rayon task threshold: below it the local step runs on one thread (the fork/join
+/// overhead exceeds the work on small meshes).
+const PARALLEL_MIN_ELEMENTS: usize = 4096;
+
+/// What one step did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepReport {
+    /// Local/global iterations taken.
+    pub iterations: usize,
+    /// `‖Jᵀ M D u_c‖₂` after the step (units: mass × length²).
+    pub residual: f64,
+    /// `‖Jᵀ M D u_c‖₂ / (‖Jᵀ M D‖₂ ‖u_c‖₂)` (0 when `u_c = 0`); dimensionless.
+    pub relative_residual: f64,
+}
+
+/// Full-order complementary dynamics (Zhang et al. 2020) with ARAP elasticity.
+///
+/// Each step minimises, over the complementary displacement `u_c` (`n × d`, coordinate-major),
+///
+/// `E(u_c) = 1/(2h²) ‖x − y‖²_M + Σ_e (μ vol_e / 2)‖F_e(x) − R_e‖² − xᵀ M g`
+/// subject to `Jᵀ M D u_c = 0`,
+///
+/// with `x = J p_{t+1} + u_c` the total position, `y = x_t + h v_t` the inertial prediction
+/// (`v_t` the finite-difference velocity of the total position, zero at the first frame).
+/// Block-coordinate descent alternates the local step (`R_e` = closest rotation to `F_e`, per
+/// element, in parallel) and the global step, a linear solve with the constant matrix
+/// `H = (L̂ + M̂/h²) ⊗ I_d`. Because `J = I_d ⊗ Ĵ` and `M`, `D` are diagonal per vertex, the
+/// constraint is `Â u_i = 0` for each coordinate `i` with `Â = Ĵᵀ diag(m ⊙ d)`, so one scalar
+/// `n × n` Cholesky factorization and one `c × c` Schur complement (`c = m_bones (d+1)`) serve
+/// every coordinate ([`ConstrainedSolve`]).
+pub struct FullOrderSolver {
+    dim: usize,
+    n: usize,
+    jac: DeformationJacobian,
+    /// `μ·vol_e` per element.
+    element_weights: Vec<f64>,
+    /// Lumped mass per vertex.
+    mass: Vec<f64>,
+    rig: LbsRig,
+    /// `Â` (`c × n`).
+    constraint: Mat<f64>,
+    /// `‖Jᵀ M D‖₂ = ‖Â‖₂`.
+    constraint_norm: f64,
+    solve: ConstrainedSolve,
+    params: SolverParams,
+    gravity: Vec<f64>,
+    // state
+    x: Vec<f64>,
+    v: Vec<f64>,
+    u: Vec<f64>,
+    warm: Vec<[f64; 4]>,
+    // workspace
+    jp: Vec<f64>,
+    inertia: Vec<f64>,
+    rhs: Vec<f64>,
+    u_prev: Vec<f64>,
+    u_start: Vec<f64>,
+    f_rig: Vec<f64>,
+    stress: Vec<f64>,
+    au: Mat<f64>,
+}
+
+impl FullOrderSolver {
+    /// Precomputes operators and factorizations and puts the body at rest in pose `p0`.
+    ///
+    /// * `mesh`: rest mesh (`n` vertices, dimension `d`).
+    /// * `rig`: LBS rig over the same `n` rest positions.
+    /// * `momentum_weights`: the diagonal `d` of `D` (length `n`, `≥ 0`).
+    /// * `p0`: rig parameters of the first frame (see [`LbsRig::params_from_transforms`]).
+    pub fn new(
+        mesh: &SimplexMesh,
+        rig: LbsRig,
+        momentum_weights: &[f64],
+        material: &Material,
+        params: &SolverParams,
+        p0: &[f64],
+    ) -> Result<Self> {
+        let (dim, n) = (mesh.dim(), mesh.n_vertices());
+        if rig.dim() != dim || rig.n_vertices() != n {
+            return Err(OvertoneError::size(
+                "rig",
+                format!("{n} vertices in {dim}D (the mesh's)"),
+                format!("{} vertices in {}D", rig.n_vertices(), rig.dim()),
+            ));
+        }
+        validate_momentum_weights(momentum_weights, n)?;
+        material.validate()?;
+        params.validate(dim)?;
+        let lame = lame_parameters(material.youngs_modulus, material.poisson_ratio)?;
+        let vols = element_volumes(mesh);
+        let mass = lumped_mass(mesh, &vols, material.density);
+        let element_weights: Vec<f64> = vols.iter().map(|v| lame.mu * v).collect();
+        let jac = DeformationJacobian::new(mesh);
+
+        // Ĥ = L̂ + M̂/h²
+        let h2 = params.dt * params.dt;
+        let mut trip = scalar_stiffness_triplets(&jac, &element_weights);
+        trip.extend((0..n).map(|v| Triplet::new(v, v, mass[v] / h2)));
+        let h_mat = SparseColMat::try_new_from_triplets(n, n, &trip).map_err(|e| OvertoneError::Factorization {
+            what: "global step matrix".into(),
+            reason: format!("{e:?}"),
+        })?;
+
+        // Â = Ĵᵀ diag(m ⊙ d)
+        let jh = rig.scalar_jacobian();
+        let c = jh.ncols();
+        let constraint = Mat::from_fn(c, n, |k, v| jh[(v, k)] * mass[v] * momentum_weights[v]);
+        let mut rows = vec![0.0; c * n];
+        for k in 0..c {
+            for v in 0..n {
+                rows[k * n + v] = constraint[(k, v)];
+            }
+        }
+        let solve = ConstrainedSolve::new(&h_mat, &rows, dim, "global step matrix L + M/h^2")?;
+        let mut aat = Mat::<f64>::zeros(c, c);
+        matmul(
+            aat.as_mut(),
+            Accum::Replace,
+            constraint.as_ref(),
+            constraint.transpose(),
+            1.0,
+            Par::Seq,
+        );
+        let constraint_norm = aat
+            .self_adjoint_eigenvalues(Side::Lower)
+            .map_err(|e| OvertoneError::Factorization {
+                what: "constraint norm".into(),
+                reason: format!("{e:?}"),
+            })?
+            .into_iter()
+            .fold(0.0, f64::max)
+            .sqrt();
+
+        let m = mesh.n_elements();
+        let gravity = if params.gravity.is_empty() {
+            vec![0.0; dim]
+        } else {
+            params.gravity.clone()
+        };
+        let mut solver = Self {
+            dim,
+            n,
+            jac,
+            element_weights,
+            mass,
+            rig,
+            constraint,
+            constraint_norm,
+            solve,
+            params: params.clone(),
+            gravity,
+            x: vec![0.0; n * dim],
+            v: vec![0.0; n * dim],
+            u: vec![0.0; n * dim],
+            warm: vec![[1.0, 0.0, 0.0, 0.0]; m],
+            jp: vec![0.0; n * dim],
+            inertia: vec![0.0; n * dim],
+            rhs: vec![0.0; n * dim],
+            u_prev: vec![0.0; n * dim],
+            u_start: vec![0.0; n * dim],
+            f_rig: vec![0.0; m * dim * dim],
+            stress: vec![0.0; m * dim * dim],
+            au: Mat::zeros(c, dim),
+        };
+        solver.reset(p0)?;
+        Ok(solver)
+    }
+
+    /// Puts the body at rest in pose `p0`: `u_c = 0`, zero velocity.
+    pub fn reset(&mut self, p0: &[f64]) -> Result<()> {
+        self.check_params(p0)?;
+        self.rig.apply(p0, &mut self.x);
+        self.v.fill(0.0);
+        self.u.fill(0.0);
+        self.warm.fill([1.0, 0.0, 0.0, 0.0]);
+        Ok(())
+    }
+
+    fn check_params(&self, p: &[f64]) -> Result<()> {
+        if p.len() != self.rig.n_params() {
+            return Err(OvertoneError::size("rig parameters", self.rig.n_params(), p.len()));
+        }
+        check_finite("rig parameters", p, 1)
+    }
+
+    /// Advances one time step to rig pose `p_next`; on error the state is unchanged.
+    pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
+        self.check_params(p_next)?;
+        let (d, n, h) = (self.dim, self.n, self.params.dt);
+        self.rig.apply(p_next, &mut self.jp);
+        // Constant part of the global right-hand side: M (y − J p)/h² + M g.
+        for i in 0..d {
+            for v in 0..n {
+                let k = i * n + v;
+                let y = self.x[k] + h * self.v[k];
+                self.inertia[k] = self.mass[v] * ((y - self.jp[k]) / (h * h) + self.gravity[i]);
+            }
+        }
+        // F_e(J p), fixed during the iterations.
+        let dd = d * d;
+        for e in 0..self.jac.n_elements() {
+            self.jac
+                .deformation_gradient(e, &self.jp, &mut self.f_rig[e * dd..(e + 1) * dd]);
+        }
+
+        self.u_start.copy_from_slice(&self.u);
+        let mut iterations = 0;
+        for _ in 0..self.params.iterations {
+            iterations += 1;
+            self.u_prev.copy_from_slice(&self.u);
+            self.local_step();
+            // Global: H u = inertia + Gᵀ(μ vol (R − F(J p))), subject to Â u_i = 0.
+            self.rhs.copy_from_slice(&self.inertia);
+            self.jac.add_transpose_apply(&self.stress, &mut self.rhs);
+            self.solve.solve_in_place(field_mut(&mut self.rhs, n));
+            std::mem::swap(&mut self.u, &mut self.rhs);
+            if let Some(tol) = self.params.tolerance {
+                let du = self
+                    .u
+                    .iter()
+                    .zip(&self.u_prev)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0, f64::max);
+                let un = self.u.iter().map(|a| a.abs()).fold(0.0, f64::max);
+                if du <= tol * un.max(1e-12) {
+                    break;
+                }
+            }
+        }
+        // One refinement of the projection: the constraint then holds to round-off relative
+        // to ‖u_c‖ itself, also when u_c is tiny (a rig motion the physics fully absorbs).
+        self.solve.project_in_place(field_mut(&mut self.u, n));
+        if let Some(k) = self.u.iter().position(|x| !x.is_finite()) {
+            self.u.copy_from_slice(&self.u_start);
+            return Err(OvertoneError::Factorization {
+                what: "global step".into(),
+                reason: format!(
+                    "the solve produced a non-finite displacement at vertex {}; reduce dt or check the rig for jumps",
+                    k % n
+                ),
+            });
+        }
+        for k in 0..n * d {
+            let x_new = self.jp[k] + self.u[k];
+            self.v[k] = (x_new - self.x[k]) / h;
+            self.x[k] = x_new;
+        }
+        let (residual, relative_residual) = self.constraint_residual();
+        Ok(StepReport {
+            iterations,
+            residual,
+            relative_residual,
+        })
+    }
+
+    /// Local step: `stress_e = μ vol_e (R_e − F_e(J p))` with `R_e` closest to `F_e(J p + u)`.
+    fn local_step(&mut self) {
+        let d = self.dim;
+        let dd = d * d;
+        let (jac, u, f_rig, w) = (&self.jac, &self.u, &self.f_rig, &self.element_weights);
+        let work = |(e, (s, q)): (usize, (&mut [f64], &mut [f64; 4]))| {
+            let mut f = [0.0; 9];
+            let mut r = [0.0; 9];
+            jac.deformation_gradient(e, u, &mut f);
+            let fr = &f_rig[e * dd..(e + 1) * dd];
+            for k in 0..dd {
+                f[k] += fr[k];
+            }
+            closest_rotation(d, &f[..dd], q, &mut r[..dd]);
+            for k in 0..dd {
+                s[k] = w[e] * (r[k] - fr[k]);
+            }
+        };
+        if self.warm.len() >= PARALLEL_MIN_ELEMENTS {
+            self.stress
+                .par_chunks_mut(dd)
+                .zip(self.warm.par_iter_mut())
+                .enumerate()
+                .for_each(work);
+        } else {
+            self.stress
+                .chunks_mut(dd)
+                .zip(self.warm.iter_mut())
+                .enumerate()
+                .for_each(work);
+        }
+    }
+
+    /// `(‖Jᵀ M D u_c‖₂, relative)` for the current state.
+    pub fn constraint_residual(&mut self) -> (f64, f64) {
+        matmul(
+            self.au.as_mut(),
+            Accum::Replace,
+            self.constraint.as_ref(),
+            field_ref(&self.u, self.n),
+            1.0,
+            Par::Seq,
+        );
+        let abs = self.au.norm_l2();
+        let un = self.u.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let rel = if un > 0.0 && self.constraint_norm > 0.0 {
+            abs / (self.constraint_norm * un)
+        } else {
+            0.0
+        };
+        (abs, rel)
+    }
+
+    /// Spatial dimension `d`.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+    /// Number of vertices `n`.
+    pub fn n_vertices(&self) -> usize {
+        self.n
+    }
+    /// Total positions `x = J p + u_c`, coordinate-major `n·d`.
+    pub fn positions(&self) -> &[f64] {
+        &self.x
+    }
+    /// Complementary displacement `u_c`, coordinate-major `n·d`.
+    pub fn displacement(&self) -> &[f64] {
+        &self.u
+    }
+    /// Skinned positions `J p` of the last step, coordinate-major `n·d`.
+    pub fn rig_positions(&self) -> &[f64] {
+        &self.jp
+    }
+    /// Lumped vertex masses.
+    pub fn masses(&self) -> &[f64] {
+        &self.mass
+    }
+    /// Number of independent rig-orthogonality constraints per coordinate (after dropping
+    /// redundant ones) and the number given.
+    pub fn constraint_rank(&self) -> (usize, usize) {
+        (self.solve.rank(), self.solve.n_constraints())
+    }
+    /// The rig.
+    pub fn rig(&self) -> &LbsRig {
+        &self.rig
+    }
+}

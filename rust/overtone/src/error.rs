@@ -1,0 +1,109 @@
+//! The one error type of the core library.
+//!
+//! Every public entry point validates its input and answers with one of these variants; messages
+//! are written for a technical director: they name the offending item (vertex, element, bone,
+//! frame, file) and say what to change.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in Overtone's core.
+#[derive(Debug, thiserror::Error)]
+pub enum OvertoneError {
+    /// An input array does not have the size the rest of the input implies.
+    #[error("{what}: expected {expected}, got {got}")]
+    Size {
+        what: String,
+        expected: String,
+        got: String,
+    },
+    /// A NaN or infinite number in the input.
+    #[error("{what} contains a non-finite value (NaN or Inf) at {location}")]
+    NonFinite { what: String, location: String },
+    /// An element refers to a vertex that does not exist.
+    #[error(
+        "element {element} refers to vertex {vertex}, but the mesh has {n_vertices} vertices (indices are 0-based)"
+    )]
+    IndexOutOfRange {
+        element: usize,
+        vertex: usize,
+        n_vertices: usize,
+    },
+    /// An element of (near) zero volume; the FEM operators would divide by zero.
+    #[error("element {element} is degenerate (signed volume {volume:e} relative to its edge length^d); remove it or repair the mesh")]
+    DegenerateElement { element: usize, volume: f64 },
+    /// An element with negative orientation in the rest pose.
+    #[error("element {element} is inverted in the rest pose (signed volume {volume:e}); reorder its vertices")]
+    InvertedElement { element: usize, volume: f64 },
+    /// Skinning weights that are negative or do not sum to one.
+    #[error("skinning weights of vertex {vertex} are invalid: {reason}")]
+    Weights { vertex: usize, reason: String },
+    /// A physical or numerical setting outside its meaningful range.
+    #[error("setting `{name}` = {value} is invalid: {reason}")]
+    Setting {
+        name: String,
+        value: String,
+        reason: String,
+    },
+    /// A sparse or dense factorization failed (the matrix is not positive definite).
+    #[error("factorization of {what} failed: {reason}")]
+    Factorization { what: String, reason: String },
+    /// A file could not be read or written.
+    #[error("{path}: {reason}")]
+    Io { path: PathBuf, reason: String },
+    /// A file was read but its content is not what the format requires.
+    #[error("{path}: {reason}")]
+    Parse { path: PathBuf, reason: String },
+    /// A feature the scene asks for that this build does not provide.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = OvertoneError> = std::result::Result<T, E>;
+
+impl OvertoneError {
+    pub(crate) fn size(what: impl Into<String>, expected: impl ToString, got: impl ToString) -> Self {
+        Self::Size {
+            what: what.into(),
+            expected: expected.to_string(),
+            got: got.to_string(),
+        }
+    }
+
+    pub(crate) fn setting(name: &str, value: impl ToString, reason: impl Into<String>) -> Self {
+        Self::Setting {
+            name: name.to_string(),
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, err: impl ToString) -> Self {
+        Self::Io {
+            path: path.into(),
+            reason: err.to_string(),
+        }
+    }
+
+    pub(crate) fn parse(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+        Self::Parse {
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Fails with [`OvertoneError::NonFinite`] if any value is NaN or infinite.
+pub(crate) fn check_finite(what: &str, values: &[f64], stride: usize) -> Result<()> {
+    match values.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(i) => Err(OvertoneError::NonFinite {
+            what: what.to_string(),
+            location: if stride > 1 {
+                format!("row {}, column {}", i / stride, i % stride)
+            } else {
+                format!("index {i}")
+            },
+        }),
+    }
+}

@@ -1,0 +1,143 @@
+//! The momentum-leaking field `D` of complementary dynamics.
+//!
+//! The rig-orthogonality constraint is `Jᵀ M D u_c = 0` with `D = diag(d) ⊗ I_d`. Where
+//! `d_v = 0` the secondary motion may carry momentum the rig already has (the tissue rides along
+//! with the handle); where `d_v = 1` it may not (the tissue resists and lags). A constant `d`
+//! (`D = cI`) means no momentum exchange with the rig at all.
+
+use faer::sparse::{SparseColMat, Triplet};
+use faer::Mat;
+
+use crate::error::{check_finite, OvertoneError, Result};
+use crate::fem::{lumped_mass, scalar_stiffness_triplets, DeformationJacobian};
+use crate::mesh::{boundary_vertices, element_volumes, SimplexMesh};
+use crate::solve::SparseCholesky;
+
+/// Diffuses the value 1 from the given (Dirichlet) vertices into the mesh by one backward-Euler
+/// heat step, then rescales to `[0, 1]`.
+///
+/// With the P1 stiffness `K` (`K_uv = Σ_e vol_e ∇φ_u·∇φ_v`, the negated cotangent Laplacian) and
+/// the unit-density lumped mass `M`, the free vertices `f` solve
+/// `(dt K_ff + M_ff) φ_f = −dt K_fb 1` while `φ_b = 1`; the result is mapped by
+/// `(φ − min φ)/(max φ − min φ)`. Returns `n` values. This is the leak of seed tutorial 23 with
+/// `dt = 1` (units of `dt`: length², the diffusion length scale squared).
+pub fn diffuse_from(mesh: &SimplexMesh, sources: &[usize], dt: f64) -> Result<Vec<f64>> {
+    let n = mesh.n_vertices();
+    let mut is_src = vec![false; n];
+    for &s in sources {
+        if s >= n {
+            return Err(OvertoneError::size(
+                "diffusion source",
+                format!("a vertex index < {n}"),
+                s,
+            ));
+        }
+        is_src[s] = true;
+    }
+    let free: Vec<usize> = (0..n).filter(|&v| !is_src[v]).collect();
+    let mut phi: Vec<f64> = is_src.iter().map(|&s| if s { 1.0 } else { 0.0 }).collect();
+    if !free.is_empty() && !sources.is_empty() {
+        let vols = element_volumes(mesh);
+        let m = lumped_mass(mesh, &vols, 1.0);
+        let g = DeformationJacobian::new(mesh);
+        let mut index = vec![usize::MAX; n];
+        for (k, &v) in free.iter().enumerate() {
+            index[v] = k;
+        }
+        let nf = free.len();
+        let mut rhs = Mat::<f64>::zeros(nf, 1);
+        let mut trip: Vec<Triplet<usize, usize, f64>> = Vec::new();
+        for t in scalar_stiffness_triplets(&g, &vols) {
+            let (r, c) = (index[t.row], index[t.col]);
+            if r == usize::MAX {
+                continue;
+            }
+            if c == usize::MAX {
+                rhs[(r, 0)] -= dt * t.val;
+            } else {
+                trip.push(Triplet::new(r, c, dt * t.val));
+            }
+        }
+        for (k, &v) in free.iter().enumerate() {
+            trip.push(Triplet::new(k, k, m[v]));
+        }
+        let q = SparseColMat::try_new_from_triplets(nf, nf, &trip).map_err(|e| OvertoneError::Factorization {
+            what: "leak diffusion".into(),
+            reason: format!("{e:?}"),
+        })?;
+        let mut chol = SparseCholesky::new(&q, 1, "leak diffusion matrix dt*K + M")?;
+        chol.solve_in_place(rhs.as_mut());
+        for (k, &v) in free.iter().enumerate() {
+            phi[v] = rhs[(k, 0)];
+        }
+    }
+    let (lo, hi) = phi
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    if hi > lo {
+        phi.iter_mut().for_each(|x| *x = (*x - lo) / (hi - lo));
+    }
+    Ok(phi)
+}
+
+/// The default momentum weights `d = 1 − diffuse_from(boundary, dt = 1)`: zero on the surface
+/// (momentum leaks: the skin follows the rig), rising towards one deep inside.
+pub fn default_momentum_weights(mesh: &SimplexMesh) -> Result<Vec<f64>> {
+    let phi = diffuse_from(mesh, &boundary_vertices(mesh), 1.0)?;
+    Ok(phi.into_iter().map(|p| 1.0 - p).collect())
+}
+
+/// Validates a user-given (painted) field `d`: one finite value `≥ 0` per vertex, not all zero.
+pub fn validate_momentum_weights(d: &[f64], n_vertices: usize) -> Result<()> {
+    if d.len() != n_vertices {
+        return Err(OvertoneError::size(
+            "leak field D",
+            format!("{n_vertices} values (one per vertex)"),
+            d.len(),
+        ));
+    }
+    check_finite("leak field D", d, 1)?;
+    if let Some(v) = d.iter().position(|&x| x < 0.0) {
+        return Err(OvertoneError::setting(
+            "D",
+            format!("{} at vertex {v}", d[v]),
+            "momentum weights must be >= 0 (0: follows the rig, 1: resists it)",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a 1D-like strip the discrete heat step is monotone: the field is 1 on the boundary,
+    /// strictly inside (0, 1) elsewhere after rescaling has mapped its minimum to 0.
+    #[test]
+    fn diffused_field_is_one_on_boundary_and_bounded() {
+        let (w, h) = (8, 5);
+        let mut v = Vec::new();
+        for j in 0..h {
+            for i in 0..w {
+                v.extend([i as f64, j as f64]);
+            }
+        }
+        let mut t = Vec::new();
+        for j in 0..h - 1 {
+            for i in 0..w - 1 {
+                let a = j * w + i;
+                t.extend([a, a + 1, a + w, a + 1, a + w + 1, a + w]);
+            }
+        }
+        let mesh = SimplexMesh::new(2, v, t).unwrap();
+        let b = boundary_vertices(&mesh);
+        assert_eq!(b.len(), 2 * (w + h) - 4);
+        let phi = diffuse_from(&mesh, &b, 1.0).unwrap();
+        for &v in &b {
+            assert_eq!(phi[v], 1.0);
+        }
+        let min = phi.iter().cloned().fold(f64::INFINITY, f64::min);
+        assert_eq!(min, 0.0);
+        assert!(phi.iter().all(|&x| (0.0..=1.0).contains(&x)));
+    }
+}

@@ -1,0 +1,20 @@
+//! Overtone: physical secondary motion layered on a linear-blend-skinning rig, under the
+//! contract of complementary dynamics: the physics never produces a motion the rig could make
+//! itself (`Jᵀ M D u_c = 0`).
+//!
+//! Conventions: double precision throughout; a *field* over `n` vertices in `d` dimensions is a
+//! coordinate-major slice of length `n·d` (coordinate `i` of vertex `v` at `i·n + v`); meshes and
+//! weights given by hosts are row-major.
+
+pub mod dynamics;
+pub mod error;
+pub mod fem;
+pub mod io;
+pub mod leak;
+pub mod mesh;
+pub mod polar;
+pub mod rig;
+pub mod scene;
+pub mod solve;
+
+pub use error::{OvertoneError, Result};

@@ -1,0 +1,132 @@
+//! Scenes: a rest mesh, a rig with its animation, a material and time-stepping settings.
+
+mod metronome;
+mod overtone_json;
+mod reference_release;
+mod simulate;
+
+pub use metronome::{metronome_beam, MetronomeBeam};
+pub use overtone_json::{read_overtone_scene, scene_to_json, write_overtone_scene, SCENE_FORMAT};
+pub use reference_release::read_reference_scene;
+pub use simulate::{simulate_full, Simulation};
+
+use std::path::Path;
+
+use crate::dynamics::Material;
+use crate::error::{check_finite, OvertoneError, Result};
+use crate::mesh::SimplexMesh;
+
+/// The elastic energy a scene asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElasticModel {
+    /// As-rigid-as-possible: `Σ_e (μ vol_e/2)‖F_e − R_e‖²`.
+    Arap,
+    /// Stable neo-Hookean (asked for by the reference release's frog).
+    NeoHookean,
+}
+
+impl ElasticModel {
+    /// Parses the names used in scene files (`arap`, `neohookean`).
+    pub fn parse(name: &str) -> Result<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "arap" => Ok(Self::Arap),
+            "neohookean" | "neo-hookean" | "neo_hookean" => Ok(Self::NeoHookean),
+            other => Err(OvertoneError::setting(
+                "material.model",
+                other,
+                "known models: arap, neohookean",
+            )),
+        }
+    }
+    /// The scene-file name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Arap => "arap",
+            Self::NeoHookean => "neohookean",
+        }
+    }
+}
+
+/// A complete, validated simulation input.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    /// A short name for reports.
+    pub name: String,
+    pub mesh: SimplexMesh,
+    /// LBS weights, `n × n_bones` row-major.
+    pub weights: Vec<f64>,
+    pub n_bones: usize,
+    /// Per frame, per bone, a `d × (d+1)` row-major affine transform (rest → posed).
+    pub frames: Vec<Vec<f64>>,
+    /// The diagonal of `D` per vertex; `None` means the default diffusion field.
+    pub momentum_weights: Option<Vec<f64>>,
+    pub model: ElasticModel,
+    pub material: Material,
+    /// Time step (s), one step per frame.
+    pub dt: f64,
+    /// Gravity (length/s²), `d` components.
+    pub gravity: Vec<f64>,
+}
+
+impl Scene {
+    /// Checks that every array matches the mesh: weights `n × m`, each frame `m·d(d+1)` finite
+    /// numbers, `D` of length `n`, gravity of length `d`, material and `dt` in range.
+    pub fn validate(&self) -> Result<()> {
+        let (n, d, m) = (self.mesh.n_vertices(), self.mesh.dim(), self.n_bones);
+        crate::rig::LbsRig::new(d, self.mesh.vertices(), &self.weights, m)?;
+        if self.frames.is_empty() {
+            return Err(OvertoneError::setting(
+                "frames",
+                0,
+                "the animation needs at least one frame",
+            ));
+        }
+        for (f, fr) in self.frames.iter().enumerate() {
+            if fr.len() != m * d * (d + 1) {
+                return Err(OvertoneError::size(
+                    format!("frame {f}"),
+                    format!("{m} bones x {d}x{} affine matrices", d + 1),
+                    format!("{} numbers", fr.len()),
+                ));
+            }
+            check_finite(&format!("frame {f}"), fr, d * (d + 1))?;
+        }
+        if let Some(dw) = &self.momentum_weights {
+            crate::leak::validate_momentum_weights(dw, n)?;
+        }
+        self.material.validate()?;
+        if !(self.dt.is_finite() && self.dt > 0.0) {
+            return Err(OvertoneError::setting(
+                "dt",
+                self.dt,
+                "the time step must be a finite number of seconds > 0",
+            ));
+        }
+        if self.gravity.len() != d {
+            return Err(OvertoneError::size(
+                "gravity",
+                format!("{d} components"),
+                self.gravity.len(),
+            ));
+        }
+        check_finite("gravity", &self.gravity, 1)
+    }
+}
+
+/// Loads a scene file, telling the formats apart by content: Overtone's own JSON (with
+/// `"format": "overtone-scene/1"`) or the reference C++ release's scene JSON (with `mesh_file`).
+pub fn load_scene(path: &Path) -> Result<Scene> {
+    let text = std::fs::read_to_string(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| OvertoneError::parse(path, format!("not valid JSON: {e}")))?;
+    if value.get("format").is_some() {
+        read_overtone_scene(path, &text)
+    } else if value.get("mesh_file").is_some() {
+        read_reference_scene(path, &value)
+    } else {
+        Err(OvertoneError::parse(
+            path,
+            format!("neither an Overtone scene (no \"format\": \"{SCENE_FORMAT}\") nor a reference-release scene (no \"mesh_file\")"),
+        ))
+    }
+}

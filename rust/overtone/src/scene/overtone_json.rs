@@ -1,0 +1,149 @@
+//! Overtone's own scene format, `overtone-scene/1` (JSON).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dynamics::Material;
+use crate::error::{OvertoneError, Result};
+use crate::io::write_atomically;
+use crate::mesh::SimplexMesh;
+use crate::scene::{ElasticModel, Scene};
+
+/// The value of the `format` key.
+pub const SCENE_FORMAT: &str = "overtone-scene/1";
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MaterialFile {
+    model: String,
+    youngs_modulus: f64,
+    poisson_ratio: f64,
+    density: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SceneFile {
+    format: String,
+    dim: usize,
+    vertices: Vec<Vec<f64>>,
+    elements: Vec<Vec<usize>>,
+    weights: Vec<Vec<f64>>,
+    frames: Vec<Vec<Vec<f64>>>,
+    #[serde(rename = "D", default, skip_serializing_if = "Option::is_none")]
+    d: Option<Vec<f64>>,
+    material: MaterialFile,
+    dt: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gravity: Option<Vec<f64>>,
+}
+
+fn flatten<T: Copy>(path: &Path, what: &str, rows: Vec<Vec<T>>, width: usize) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(rows.len() * width);
+    for (i, r) in rows.into_iter().enumerate() {
+        if r.len() != width {
+            return Err(OvertoneError::parse(
+                path,
+                format!("{what}[{i}] has {} entries, expected {width}", r.len()),
+            ));
+        }
+        out.extend(r);
+    }
+    Ok(out)
+}
+
+/// Parses an `overtone-scene/1` document (`text`, read from `path`) into a validated scene.
+///
+/// Keys: `format`, `dim` (2|3), `vertices` (n × d), `elements` (m × (d+1), 0-based),
+/// `weights` (n × bones), `frames` (frames × bones × d(d+1), row-major `d × (d+1)` affine maps
+/// rest → posed), optional `D` (n), `material` {`model`, `youngs_modulus`, `poisson_ratio`,
+/// `density`}, `dt`, optional `gravity` (d). Unknown keys are refused.
+pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
+    let f: SceneFile = serde_json::from_str(text).map_err(|e| OvertoneError::parse(path, format!("{e}")))?;
+    if f.format != SCENE_FORMAT {
+        return Err(OvertoneError::parse(
+            path,
+            format!("format is `{}`, this build reads `{SCENE_FORMAT}`", f.format),
+        ));
+    }
+    let d = f.dim;
+    if d != 2 && d != 3 {
+        return Err(OvertoneError::parse(path, format!("dim is {d}; must be 2 or 3")));
+    }
+    let n = f.vertices.len();
+    let vertices = flatten(path, "vertices", f.vertices, d)?;
+    let elements = flatten(path, "elements", f.elements, d + 1)?;
+    if f.weights.len() != n {
+        return Err(OvertoneError::parse(
+            path,
+            format!("weights has {} rows, expected one per vertex ({n})", f.weights.len()),
+        ));
+    }
+    let n_bones = f.weights.first().map(|r| r.len()).unwrap_or(0);
+    let weights = flatten(path, "weights", f.weights, n_bones)?;
+    let mut frames = Vec::with_capacity(f.frames.len());
+    for (k, fr) in f.frames.into_iter().enumerate() {
+        if fr.len() != n_bones {
+            return Err(OvertoneError::parse(
+                path,
+                format!(
+                    "frames[{k}] has {} transforms, expected one per bone ({n_bones})",
+                    fr.len()
+                ),
+            ));
+        }
+        frames.push(flatten(path, &format!("frames[{k}]"), fr, d * (d + 1))?);
+    }
+    let mesh = SimplexMesh::new(d, vertices, elements)?;
+    let scene = Scene {
+        name: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        mesh,
+        weights,
+        n_bones,
+        frames,
+        momentum_weights: f.d,
+        model: ElasticModel::parse(&f.material.model)?,
+        material: Material {
+            youngs_modulus: f.material.youngs_modulus,
+            poisson_ratio: f.material.poisson_ratio,
+            density: f.material.density,
+        },
+        dt: f.dt,
+        gravity: f.gravity.unwrap_or_else(|| vec![0.0; d]),
+    };
+    scene.validate()?;
+    Ok(scene)
+}
+
+/// Serialises a scene as an `overtone-scene/1` document.
+pub fn scene_to_json(scene: &Scene) -> String {
+    let d = scene.mesh.dim();
+    let rows = |v: &[f64], w: usize| v.chunks(w).map(|r| r.to_vec()).collect::<Vec<_>>();
+    let f = SceneFile {
+        format: SCENE_FORMAT.into(),
+        dim: d,
+        vertices: rows(scene.mesh.vertices(), d),
+        elements: scene.mesh.elements().chunks(d + 1).map(|r| r.to_vec()).collect(),
+        weights: rows(&scene.weights, scene.n_bones),
+        frames: scene.frames.iter().map(|fr| rows(fr, d * (d + 1))).collect(),
+        d: scene.momentum_weights.clone(),
+        material: MaterialFile {
+            model: scene.model.name().into(),
+            youngs_modulus: scene.material.youngs_modulus,
+            poisson_ratio: scene.material.poisson_ratio,
+            density: scene.material.density,
+        },
+        dt: scene.dt,
+        gravity: Some(scene.gravity.clone()),
+    };
+    serde_json::to_string(&f).expect("scene serialisation cannot fail")
+}
+
+/// Writes a scene as `overtone-scene/1` JSON, atomically.
+pub fn write_overtone_scene(path: &Path, scene: &Scene) -> Result<()> {
+    write_atomically(path, scene_to_json(scene).as_bytes())
+}

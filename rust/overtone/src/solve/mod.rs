@@ -1,0 +1,8 @@
+//! Linear solvers: sparse Cholesky with a reusable workspace, and the constrained (Schur
+//! complement) solve of the complementary-dynamics global step.
+
+mod constrained_solve;
+mod sparse_cholesky;
+
+pub use constrained_solve::{field_mut, field_ref, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE};
+pub use sparse_cholesky::SparseCholesky;

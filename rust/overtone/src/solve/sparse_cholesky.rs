@@ -1,0 +1,97 @@
+//! Sparse `LLᵀ` factorization (faer, AMD ordering) with a workspace allocated once.
+
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, SymbolicCholesky};
+use faer::sparse::SparseColMat;
+use faer::{Conj, MatMut, Par, Side};
+
+use crate::error::{OvertoneError, Result};
+
+/// A factorization of a symmetric positive definite `n × n` sparse matrix `A = LLᵀ`.
+///
+/// The symbolic analysis (ordering, elimination tree, supernodes) is done once in [`new`]
+/// and reused by [`refactor`] for matrices with the same pattern; the solve workspace is sized
+/// once for `max_rhs` right-hand sides, so [`solve_in_place`] does not allocate.
+///
+/// [`new`]: SparseCholesky::new
+/// [`refactor`]: SparseCholesky::refactor
+/// [`solve_in_place`]: SparseCholesky::solve_in_place
+pub struct SparseCholesky {
+    symbolic: SymbolicCholesky<usize>,
+    values: Vec<f64>,
+    workspace: MemBuffer,
+    max_rhs: usize,
+    what: String,
+}
+
+impl std::fmt::Debug for SparseCholesky {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseCholesky")
+            .field("n", &self.symbolic.nrows())
+            .field("factor_nonzeros", &self.values.len())
+            .finish()
+    }
+}
+
+impl SparseCholesky {
+    /// Analyses and factors `a` (both triangles stored; the lower one is read). `what` names the
+    /// matrix in error messages.
+    pub fn new(a: &SparseColMat<usize, f64>, max_rhs: usize, what: &str) -> Result<Self> {
+        let symbolic = factorize_symbolic_cholesky(a.symbolic(), Side::Lower, Default::default(), Default::default())
+            .map_err(|e| OvertoneError::Factorization {
+            what: what.into(),
+            reason: format!("symbolic analysis failed: {e:?}"),
+        })?;
+        let solve_req = symbolic.solve_in_place_scratch::<f64>(max_rhs.max(1), Par::Seq);
+        let mut this = Self {
+            values: vec![0.0; symbolic.len_val()],
+            workspace: MemBuffer::new(solve_req),
+            symbolic,
+            max_rhs: max_rhs.max(1),
+            what: what.into(),
+        };
+        this.refactor(a)?;
+        Ok(this)
+    }
+
+    /// Numeric factorization of a matrix with the pattern given to [`SparseCholesky::new`].
+    pub fn refactor(&mut self, a: &SparseColMat<usize, f64>) -> Result<()> {
+        let req = self
+            .symbolic
+            .factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default());
+        let mut buf = MemBuffer::new(StackReq::any_of(&[req]));
+        self.symbolic
+            .factorize_numeric_llt(
+                &mut self.values,
+                a.as_ref(),
+                Side::Lower,
+                Default::default(),
+                Par::Seq,
+                MemStack::new(&mut buf),
+                Default::default(),
+            )
+            .map_err(|e| OvertoneError::Factorization {
+                what: self.what.clone(),
+                reason: format!(
+                    "not positive definite ({e:?}); check the material (E > 0), density (> 0) and time step (> 0)"
+                ),
+            })?;
+        Ok(())
+    }
+
+    /// Dimension `n`.
+    pub fn n(&self) -> usize {
+        self.symbolic.nrows()
+    }
+
+    /// Overwrites `rhs` (`n × k`, `k ≤ max_rhs`) with `A⁻¹ rhs`. Does not allocate.
+    pub fn solve_in_place(&mut self, rhs: MatMut<'_, f64>) {
+        assert!(rhs.ncols() <= self.max_rhs && rhs.nrows() == self.n());
+        faer::sparse::linalg::cholesky::LltRef::new(&self.symbolic, &self.values).solve_in_place_with_conj(
+            Conj::No,
+            rhs,
+            Par::Seq,
+            MemStack::new(&mut self.workspace),
+        );
+    }
+}

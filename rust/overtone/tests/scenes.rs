@@ -1,0 +1,254 @@
+//! Scene readers: reference-release files, Overtone's JSON, and refusals of bad input.
+
+use std::path::{Path, PathBuf};
+
+use overtone::io::{read_skeleton_anim, read_tgf};
+use overtone::scene::{load_scene, metronome_beam, scene_to_json, MetronomeBeam};
+use overtone::OvertoneError;
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/complementary-dynamics-cpp")
+        .join(rel)
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("overtone-test-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The README of the data says frame 0 of every scene is the rest pose: all transforms are the
+/// identity (to 1e-12), and the normalised mesh spans [-1, 1] on its longest axis.
+#[test]
+fn reference_scenes_start_at_rest_and_are_normalised() {
+    for (name, n, m, bones, frames) in [
+        ("sphere", 67, 181, 2, 30),
+        ("frog", 1749, 5389, 1, 40),
+        ("elephant", 494, 1502, 24, 457),
+        ("fish", 6142, 21708, 2, 180),
+    ] {
+        let sc = load_scene(&data(&format!("{name}/{name}.json"))).unwrap();
+        assert_eq!(
+            (sc.mesh.n_vertices(), sc.mesh.n_elements(), sc.n_bones, sc.frames.len()),
+            (n, m, bones, frames),
+            "{name}"
+        );
+        for (k, t) in sc.frames[0].iter().enumerate() {
+            let want = if k % 4 == k / 4 % 3 { 1.0 } else { 0.0 };
+            assert!((t - want).abs() < 1e-12, "{name}: frame 0 entry {k} = {t}");
+        }
+        let ext = sc.mesh.vertices().iter().fold(0.0f64, |a, x| a.max(x.abs()));
+        assert!((ext - 1.0).abs() < 1e-12, "{name}: extent {ext}");
+    }
+}
+
+/// Forward kinematics keeps the skeleton connected: at every frame each child bone's start joint,
+/// moved by the child's transform, equals that joint moved by the parent's transform (1e-12),
+/// and every transform's 3 × 3 part is a rotation.
+#[test]
+fn elephant_skeleton_stays_connected() {
+    let tgf = read_tgf(&data("elephant/elephant.tgf")).unwrap();
+    let anim = read_skeleton_anim(&data("elephant/elephant_anim.txt"), &tgf.joints, &tgf.bones, 1.0).unwrap();
+    assert_eq!(anim.parents.iter().filter(|p| p.is_none()).count(), 3);
+    let apply = |t: &[f64], p: [f64; 3]| -> [f64; 3] {
+        let mut y = [0.0; 3];
+        for i in 0..3 {
+            y[i] = t[i * 4] * p[0] + t[i * 4 + 1] * p[1] + t[i * 4 + 2] * p[2] + t[i * 4 + 3];
+        }
+        y
+    };
+    for frame in &anim.frames {
+        for (b, parent) in anim.parents.iter().enumerate() {
+            let tb = &frame[b * 12..(b + 1) * 12];
+            for i in 0..3 {
+                for j in 0..3 {
+                    let dot: f64 = (0..3).map(|k| tb[k * 4 + i] * tb[k * 4 + j]).sum();
+                    assert!((dot - if i == j { 1.0 } else { 0.0 }).abs() < 1e-12);
+                }
+            }
+            if let Some(p) = parent {
+                let s = tgf.bones[b].0;
+                let joint = [tgf.joints[3 * s], tgf.joints[3 * s + 1], tgf.joints[3 * s + 2]];
+                let (a, c) = (apply(tb, joint), apply(&frame[p * 12..(p + 1) * 12], joint));
+                let gap = (0..3).map(|i| (a[i] - c[i]).abs()).fold(0.0, f64::max);
+                assert!(gap < 1e-9 * 64.0, "bone {b} detached by {gap}");
+            }
+        }
+    }
+}
+
+#[test]
+fn overtone_scene_round_trips() {
+    let sc = metronome_beam(MetronomeBeam {
+        steps: 5,
+        ..Default::default()
+    })
+    .unwrap();
+    let dir = tmpdir("roundtrip");
+    let p = dir.join("beam.json");
+    std::fs::write(&p, scene_to_json(&sc)).unwrap();
+    let back = load_scene(&p).unwrap();
+    assert!(back.mesh == sc.mesh, "mesh differs after the round trip");
+    assert_eq!(back.frames, sc.frames);
+    assert_eq!(back.weights, sc.weights);
+    assert_eq!(back.material, sc.material);
+}
+
+fn write_variant(dir: &Path, name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+    let sc = metronome_beam(MetronomeBeam {
+        w: 4,
+        h: 3,
+        steps: 3,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&scene_to_json(&sc)).unwrap();
+    edit(&mut v);
+    let p = dir.join(format!("{name}.json"));
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    p
+}
+
+/// Each kind of bad input is refused with its own typed error, never a panic.
+#[test]
+fn bad_scenes_are_refused_with_a_reason() {
+    let dir = tmpdir("bad");
+    let cases: Vec<(&str, Box<dyn FnOnce(&mut serde_json::Value)>, &str)> = vec![
+        (
+            "missing_key",
+            Box::new(|v| {
+                v.as_object_mut().unwrap().remove("dt");
+            }),
+            "missing field `dt`",
+        ),
+        (
+            "unknown_key",
+            Box::new(|v| {
+                v["typo"] = 1.into();
+            }),
+            "unknown field `typo`",
+        ),
+        (
+            "short_vertex",
+            Box::new(|v| {
+                v["vertices"][2] = serde_json::json!([0.0]);
+            }),
+            "vertices[2]",
+        ),
+        (
+            "bad_index",
+            Box::new(|v| {
+                v["elements"][0][1] = 999.into();
+            }),
+            "vertex 999",
+        ),
+        (
+            "inverted",
+            Box::new(|v| {
+                let e = v["elements"][0].clone();
+                v["elements"][0] = serde_json::json!([e[0], e[2], e[1]]);
+            }),
+            "inverted",
+        ),
+        (
+            "degenerate",
+            Box::new(|v| {
+                v["vertices"][1] = v["vertices"][0].clone();
+            }),
+            "degenerate",
+        ),
+        (
+            "weights_sum",
+            Box::new(|v| {
+                v["weights"][3][0] = 0.5.into();
+            }),
+            "sum to 0.5",
+        ),
+        (
+            "weights_rows",
+            Box::new(|v| {
+                v["weights"].as_array_mut().unwrap().pop();
+            }),
+            "one per vertex",
+        ),
+        (
+            "frame_size",
+            Box::new(|v| {
+                v["frames"][1][0] = serde_json::json!([1.0, 0.0]);
+            }),
+            "frames[1]",
+        ),
+        (
+            "negative_dt",
+            Box::new(|v| {
+                v["dt"] = (-0.01).into();
+            }),
+            "dt",
+        ),
+        (
+            "zero_E",
+            Box::new(|v| {
+                v["material"]["youngs_modulus"] = 0.0.into();
+            }),
+            "youngs_modulus",
+        ),
+        (
+            "nu_half",
+            Box::new(|v| {
+                v["material"]["poisson_ratio"] = 0.5.into();
+            }),
+            "poisson_ratio",
+        ),
+        (
+            "leak_len",
+            Box::new(|v| {
+                v["D"] = serde_json::json!([1.0, 1.0]);
+            }),
+            "leak field D",
+        ),
+        (
+            "leak_negative",
+            Box::new(|v| {
+                let n = v["vertices"].as_array().unwrap().len();
+                v["D"] = serde_json::json!(vec![-1.0; n]);
+            }),
+            ">= 0",
+        ),
+        (
+            "wrong_format",
+            Box::new(|v| {
+                v["format"] = "overtone-scene/9".into();
+            }),
+            "overtone-scene/9",
+        ),
+        (
+            "bad_model",
+            Box::new(|v| {
+                v["material"]["model"] = "rubber".into();
+            }),
+            "known models",
+        ),
+    ];
+    for (name, edit, needle) in cases {
+        let p = write_variant(&dir, name, edit);
+        let err = load_scene(&p).err().unwrap_or_else(|| panic!("{name} was accepted"));
+        let msg = err.to_string();
+        assert!(msg.contains(needle), "{name}: message `{msg}` lacks `{needle}`");
+    }
+    // Numbers beyond f64 (JSON has no NaN/Inf literals; 1e999 is how they sneak in).
+    let p = write_variant(&dir, "overflow", |_| {});
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replacen("\"dt\":0.01", "\"dt\":1e999", 1);
+    std::fs::write(&p, text).unwrap();
+    assert!(matches!(load_scene(&p), Err(OvertoneError::Parse { .. })));
+    // A JSON file that is not a scene, and a missing file.
+    let p = dir.join("other.json");
+    std::fs::write(&p, "{\"hello\": 1}").unwrap();
+    assert!(matches!(load_scene(&p), Err(OvertoneError::Parse { .. })));
+    assert!(matches!(
+        load_scene(&dir.join("missing.json")),
+        Err(OvertoneError::Io { .. })
+    ));
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite. Release mode: faer's sparse solves are ~100x slower in debug builds, and
+# one profile means every dependency compiles once (CI, demo and bench share target/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo fmt --all -- --check
+cargo test --release --workspace
+# The two README commands must stay true: the demo runs end to end.
+cargo run --release -q -p overtone-cli -- demo --out-dir target/demo-check
