@@ -7,9 +7,9 @@
 
 use nalgebra::{Matrix3, Rotation3, UnitQuaternion};
 
-/// Newton iterations stop when the rotation update is below this angle (radians); the update is
-/// quadratically convergent, so the returned rotation is accurate to round-off.
-const NEWTON_STEP_TOLERANCE: f64 = 1e-9;
+/// Default accuracy (radians) of the 3D rotation: Newton stops once the rotation is within
+/// about this angle of the exact one.
+pub const ROTATION_ACCURACY: f64 = 1e-13;
 /// Safety cap on Newton iterations before falling back to the SVD.
 const NEWTON_MAX_ITERATIONS: usize = 12;
 
@@ -23,15 +23,15 @@ pub fn closest_rotation(dim: usize, f: &[f64], warm: &mut [f64; 4], r: &mut [f64
     if dim == 2 {
         closest_rotation_2d(f, r);
     } else {
-        closest_rotation_3d(f, warm, r);
+        closest_rotation_3d(f, warm, r, ROTATION_ACCURACY);
     }
 }
 
 /// 2D: `R = [c −s; s c]` with `θ = atan2(F₁₀ − F₀₁, F₀₀ + F₁₁)` (exact, closed form).
-#[inline]
+#[inline(always)]
 pub fn closest_rotation_2d(f: &[f64], r: &mut [f64]) {
     let (y, x) = (f[2] - f[1], f[0] + f[3]);
-    let h = x.hypot(y);
+    let h = (x * x + y * y).sqrt();
     let (c, s) = if h > 0.0 { (x / h, y / h) } else { (1.0, 0.0) };
     r[0] = c;
     r[1] = -s;
@@ -58,7 +58,8 @@ fn quat_to_matrix(q: &[f64; 4], r: &mut [f64]) {
 /// `sym(S) − tr(S) I`; the step `δ = (tr(S) I − sym(S))⁻¹ g` is taken while that matrix is
 /// positive definite (we are in the basin of the maximum). Otherwise, and for near-singular
 /// cases, the rotation comes from the SVD of `F` with the reflection fix.
-pub fn closest_rotation_3d(f: &[f64], warm: &mut [f64; 4], r: &mut [f64]) {
+pub fn closest_rotation_3d(f: &[f64], warm: &mut [f64; 4], r: &mut [f64], accuracy: f64) {
+    let step_tolerance = accuracy.sqrt();
     let scale = f.iter().map(|v| v.abs()).fold(0.0, f64::max);
     if scale == 0.0 {
         quat_to_matrix(warm, r);
@@ -75,6 +76,7 @@ pub fn closest_rotation_3d(f: &[f64], warm: &mut [f64; 4], r: &mut [f64]) {
         }
         let g = [s[7] - s[5], s[2] - s[6], s[3] - s[1]];
         let tr = s[0] + s[4] + s[8];
+
         // M = tr(S) I − sym(S)
         let m00 = tr - s[0];
         let m11 = tr - s[4];
@@ -91,6 +93,12 @@ pub fn closest_rotation_3d(f: &[f64], warm: &mut [f64; 4], r: &mut [f64]) {
         if !(m00 > tiny && minor2 > tiny * tiny && det > tiny * tiny * tiny) {
             break;
         }
+        // At the maximum already (the Newton step would be about |g| / (2 tr/3) < tolerance):
+        // `r` holds the warm rotation.
+        let g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+        if 9.0 * g2 < 4.0 * (accuracy * tr).powi(2) {
+            return;
+        }
         let c11 = m00 * m22 - m02 * m02;
         let c12 = m01 * m02 - m00 * m12;
         let c22 = minor2;
@@ -99,11 +107,10 @@ pub fn closest_rotation_3d(f: &[f64], warm: &mut [f64; 4], r: &mut [f64]) {
             (c01 * g[0] + c11 * g[1] + c12 * g[2]) / det,
             (c02 * g[0] + c12 * g[1] + c22 * g[2]) / det,
         ];
-        let angle = (delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]).sqrt();
-        // q ← q ⊗ exp(δ/2): rotate in the element's current frame.
-        let (sh, ch) = ((0.5 * angle).sin(), (0.5 * angle).cos());
-        let k = if angle > 1e-300 { sh / angle } else { 0.5 };
-        let d = [ch, k * delta[0], k * delta[1], k * delta[2]];
+        let step2 = delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2];
+        // q ← q ⊗ (1, δ/2)/‖·‖: a rotation by 2·atan(|δ|/2) = |δ| + O(|δ|³) about δ, which
+        // keeps Newton's quadratic convergence without trigonometric calls.
+        let d = [1.0, 0.5 * delta[0], 0.5 * delta[1], 0.5 * delta[2]];
         let q = *warm;
         let mut nq = [
             q[0] * d[0] - q[1] * d[1] - q[2] * d[2] - q[3] * d[3],
@@ -111,10 +118,10 @@ pub fn closest_rotation_3d(f: &[f64], warm: &mut [f64; 4], r: &mut [f64]) {
             q[0] * d[2] - q[1] * d[3] + q[2] * d[0] + q[3] * d[1],
             q[0] * d[3] + q[1] * d[2] - q[2] * d[1] + q[3] * d[0],
         ];
-        let norm = nq.iter().map(|v| v * v).sum::<f64>().sqrt();
-        nq.iter_mut().for_each(|v| *v /= norm);
+        let inv_norm = 1.0 / nq.iter().map(|v| v * v).sum::<f64>().sqrt();
+        nq.iter_mut().for_each(|v| *v *= inv_norm);
         *warm = nq;
-        if angle < NEWTON_STEP_TOLERANCE {
+        if step2 < step_tolerance * step_tolerance {
             quat_to_matrix(warm, r);
             return;
         }
@@ -170,7 +177,7 @@ mod tests {
             for start in [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], q_ref] {
                 let mut q = start;
                 let mut r = [0.0; 9];
-                closest_rotation_3d(&f, &mut q, &mut r);
+                closest_rotation_3d(&f, &mut q, &mut r, ROTATION_ACCURACY);
                 let err = r.iter().zip(&reference).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
                 // Ties (equal smallest singular values) make the answer non-unique; skip them.
                 let sv = Matrix3::from_row_slice(&f).singular_values();

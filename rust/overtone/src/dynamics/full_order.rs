@@ -7,16 +7,16 @@ use rayon::prelude::*;
 
 use crate::dynamics::{Material, SolverParams};
 use crate::error::{check_finite, OvertoneError, Result};
-use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness_triplets, DeformationJacobian};
+use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness_triplets, DeformationJacobian, PARALLEL_MIN_ELEMENTS};
 use crate::leak::validate_momentum_weights;
-use crate::mesh::{element_volumes, SimplexMesh};
-use crate::polar::closest_rotation;
+use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
+use crate::polar::{closest_rotation_2d, closest_rotation_3d};
 use crate::rig::LbsRig;
-use crate::solve::{field_mut, field_ref, ConstrainedSolve};
+use crate::solve::{field_ref, ConstrainedSolve, PARALLEL_MIN_VERTICES};
 
-/// Elements per rayon task threshold: below it the local step runs on one thread (the fork/join
-/// overhead exceeds the work on small meshes).
-const PARALLEL_MIN_ELEMENTS: usize = 4096;
+/// Accuracy (radians) of the per-element rotations in the local step: far below what ten
+/// local/global iterations resolve, and it saves about one Newton iteration per element.
+const LOCAL_STEP_ROTATION_ACCURACY: f64 = 1e-9;
 
 /// What one step did.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -103,6 +103,9 @@ impl FullOrderSolver {
         material.validate()?;
         params.validate(dim)?;
         let lame = lame_parameters(material.youngs_modulus, material.poisson_ratio)?;
+        // Elements in a spatial order for memory locality; outputs are per vertex, so the
+        // element order is internal.
+        let mesh = &mesh.with_element_order(&spatial_element_order(mesh));
         let vols = element_volumes(mesh);
         let mass = lumped_mass(mesh, &vols, material.density);
         let element_weights: Vec<f64> = vols.iter().map(|v| lame.mu * v).collect();
@@ -202,6 +205,17 @@ impl FullOrderSolver {
     /// Advances one time step to rig pose `p_next`; on error the state is unchanged.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
         self.check_params(p_next)?;
+        if self.n >= PARALLEL_MIN_VERTICES || self.warm.len() >= PARALLEL_MIN_ELEMENTS {
+            // Run the whole step on a pool thread: the thirty parallel loops of ten iterations
+            // then fork and join inside the pool instead of each handing work over from the
+            // caller's thread (two context switches each).
+            rayon::scope(|_| self.step_unchecked(p_next))
+        } else {
+            self.step_unchecked(p_next)
+        }
+    }
+
+    fn step_unchecked(&mut self, p_next: &[f64]) -> Result<StepReport> {
         let (d, n, h) = (self.dim, self.n, self.params.dt);
         self.rig.apply(p_next, &mut self.jp);
         // Constant part of the global right-hand side: M (y − J p)/h² + M g.
@@ -228,7 +242,7 @@ impl FullOrderSolver {
             // Global: H u = inertia + Gᵀ(μ vol (R − F(J p))), subject to Â u_i = 0.
             self.rhs.copy_from_slice(&self.inertia);
             self.jac.add_transpose_apply(&self.stress, &mut self.rhs);
-            self.solve.solve_in_place(field_mut(&mut self.rhs, n));
+            self.solve.solve_field_in_place(&mut self.rhs);
             std::mem::swap(&mut self.u, &mut self.rhs);
             if let Some(tol) = self.params.tolerance {
                 let du = self
@@ -245,7 +259,7 @@ impl FullOrderSolver {
         }
         // One refinement of the projection: the constraint then holds to round-off relative
         // to ‖u_c‖ itself, also when u_c is tiny (a rig motion the physics fully absorbs).
-        self.solve.project_in_place(field_mut(&mut self.u, n));
+        self.solve.project_field_in_place(&mut self.u);
         if let Some(k) = self.u.iter().position(|x| !x.is_finite()) {
             self.u.copy_from_slice(&self.u_start);
             return Err(OvertoneError::Factorization {
@@ -271,31 +285,43 @@ impl FullOrderSolver {
 
     /// Local step: `stress_e = μ vol_e (R_e − F_e(J p))` with `R_e` closest to `F_e(J p + u)`.
     fn local_step(&mut self) {
-        let d = self.dim;
-        let dd = d * d;
+        if self.dim == 2 {
+            self.local_step_d::<2>()
+        } else {
+            self.local_step_d::<3>()
+        }
+    }
+
+    fn local_step_d<const D: usize>(&mut self) {
         let (jac, u, f_rig, w) = (&self.jac, &self.u, &self.f_rig, &self.element_weights);
         let work = |(e, (s, q)): (usize, (&mut [f64], &mut [f64; 4]))| {
+            let fu = jac.deformation_gradient_fixed::<D>(e, u);
+            let fr = &f_rig[e * D * D..(e + 1) * D * D];
             let mut f = [0.0; 9];
-            let mut r = [0.0; 9];
-            jac.deformation_gradient(e, u, &mut f);
-            let fr = &f_rig[e * dd..(e + 1) * dd];
-            for k in 0..dd {
-                f[k] += fr[k];
+            for i in 0..D {
+                for j in 0..D {
+                    f[i * D + j] = fu[i][j] + fr[i * D + j];
+                }
             }
-            closest_rotation(d, &f[..dd], q, &mut r[..dd]);
-            for k in 0..dd {
+            let mut r = [0.0; 9];
+            if D == 2 {
+                closest_rotation_2d(&f[..4], &mut r[..4]);
+            } else {
+                closest_rotation_3d(&f, q, &mut r, LOCAL_STEP_ROTATION_ACCURACY);
+            }
+            for k in 0..D * D {
                 s[k] = w[e] * (r[k] - fr[k]);
             }
         };
         if self.warm.len() >= PARALLEL_MIN_ELEMENTS {
             self.stress
-                .par_chunks_mut(dd)
+                .par_chunks_mut(D * D)
                 .zip(self.warm.par_iter_mut())
                 .enumerate()
                 .for_each(work);
         } else {
             self.stress
-                .chunks_mut(dd)
+                .chunks_mut(D * D)
                 .zip(self.warm.iter_mut())
                 .enumerate()
                 .for_each(work);

@@ -19,7 +19,13 @@ pub struct DeformationJacobian {
     elements: Vec<usize>,
     /// `m × (d+1) × d`: gradient `g_a` of element `e` at `((e·(d+1) + a)·d ..)`.
     grads: Vec<f64>,
+    /// For each vertex, the slots `e·(d+1) + a` where it appears (CSR, ascending).
+    incidence: Vec<usize>,
+    incidence_start: Vec<usize>,
 }
+
+/// Element count from which `Gᵀ P` gathers vertices on several threads.
+pub const PARALLEL_MIN_ELEMENTS: usize = 1024;
 
 impl DeformationJacobian {
     /// Builds the operator from the rest mesh (elements are validated non-degenerate).
@@ -52,11 +58,27 @@ impl DeformationJacobian {
                 g[j] = -(1..k).map(|a| g[a * d + j]).sum::<f64>();
             }
         }
+        let n = mesh.n_vertices();
+        let mut incidence_start = vec![0usize; n + 1];
+        for &v in mesh.elements() {
+            incidence_start[v + 1] += 1;
+        }
+        for v in 0..n {
+            incidence_start[v + 1] += incidence_start[v];
+        }
+        let mut fill = incidence_start.clone();
+        let mut incidence = vec![0usize; mesh.elements().len()];
+        for (slot, &v) in mesh.elements().iter().enumerate() {
+            incidence[fill[v]] = slot;
+            fill[v] += 1;
+        }
         Self {
             dim: d,
-            n_vertices: mesh.n_vertices(),
+            n_vertices: n,
             elements: mesh.elements().to_vec(),
             grads,
+            incidence,
+            incidence_start,
         }
     }
 
@@ -86,33 +108,88 @@ impl DeformationJacobian {
     /// `F_e` of the coordinate-major field `x` (`n·d`), written row-major into `f` (`d·d`).
     #[inline]
     pub fn deformation_gradient(&self, e: usize, x: &[f64], f: &mut [f64]) {
-        let (d, n) = (self.dim, self.n_vertices);
-        let g = self.gradients(e);
-        f[..d * d].fill(0.0);
-        for (a, &v) in self.element(e).iter().enumerate() {
-            for i in 0..d {
-                let xi = x[i * n + v];
-                for j in 0..d {
-                    f[i * d + j] += xi * g[a * d + j];
-                }
-            }
+        if self.dim == 2 {
+            self.deformation_gradient_d::<2>(e, x, f)
+        } else {
+            self.deformation_gradient_d::<3>(e, x, f)
         }
     }
 
-    /// `y += Gᵀ P` for per-element `d × d` row-major matrices `P` (`m·d·d`), i.e. vertex `v_a`
-    /// of element `e` receives `P_e g_a` (coordinate-major `y`). Sequential, so deterministic.
+    /// `F_e` of the coordinate-major field `x` for a dimension known at compile time
+    /// (`D` must equal [`dim`](Self::dim)).
+    #[inline(always)]
+    pub fn deformation_gradient_fixed<const D: usize>(&self, e: usize, x: &[f64]) -> [[f64; D]; D] {
+        let n = self.n_vertices;
+        let k = D + 1;
+        let g = &self.grads[e * k * D..(e + 1) * k * D];
+        let el = &self.elements[e * k..(e + 1) * k];
+        let mut out = [[0.0; D]; D];
+        for a in 0..k {
+            let v = el[a];
+            let ga = &g[a * D..(a + 1) * D];
+            for i in 0..D {
+                let xi = x[i * n + v];
+                for j in 0..D {
+                    out[i][j] += xi * ga[j];
+                }
+            }
+        }
+        out
+    }
+
+    #[inline(always)]
+    fn deformation_gradient_d<const D: usize>(&self, e: usize, x: &[f64], f: &mut [f64]) {
+        let out = self.deformation_gradient_fixed::<D>(e, x);
+        for i in 0..D {
+            f[i * D..(i + 1) * D].copy_from_slice(&out[i]);
+        }
+    }
+
+    /// `y += Gᵀ P` for per-element `d × d` row-major matrices `P` (`m·d·d`): vertex `v` receives
+    /// `Σ_{(e,a): e_a = v} P_e g_a` (coordinate-major `y`).
+    ///
+    /// Each vertex sums its incident elements in a fixed order (ascending element index), so the
+    /// result is bit-identical whether it runs on one thread or on several.
     pub fn add_transpose_apply(&self, p: &[f64], y: &mut [f64]) {
-        let (d, n) = (self.dim, self.n_vertices);
-        for e in 0..self.n_elements() {
-            let g = self.gradients(e);
-            let pe = &p[e * d * d..(e + 1) * d * d];
-            for (a, &v) in self.element(e).iter().enumerate() {
-                for i in 0..d {
+        if self.dim == 2 {
+            self.add_transpose_apply_d::<2>(p, y)
+        } else {
+            self.add_transpose_apply_d::<3>(p, y)
+        }
+    }
+
+    fn add_transpose_apply_d<const D: usize>(&self, p: &[f64], y: &mut [f64]) {
+        let n = self.n_vertices;
+        let gather = |v: usize| -> [f64; D] {
+            let mut acc = [0.0; D];
+            for &slot in &self.incidence[self.incidence_start[v]..self.incidence_start[v + 1]] {
+                let e = slot / (D + 1);
+                let pe = &p[e * D * D..(e + 1) * D * D];
+                let ga = &self.grads[slot * D..(slot + 1) * D];
+                for i in 0..D {
                     let mut s = 0.0;
-                    for j in 0..d {
-                        s += pe[i * d + j] * g[a * d + j];
+                    for j in 0..D {
+                        s += pe[i * D + j] * ga[j];
                     }
-                    y[i * n + v] += s;
+                    acc[i] += s;
+                }
+            }
+            acc
+        };
+        if self.n_elements() >= PARALLEL_MIN_ELEMENTS {
+            use rayon::prelude::*;
+            let mut tmp = vec![[0.0; D]; n];
+            tmp.par_iter_mut().enumerate().for_each(|(v, t)| *t = gather(v));
+            for (v, t) in tmp.iter().enumerate() {
+                for i in 0..D {
+                    y[i * n + v] += t[i];
+                }
+            }
+        } else {
+            for v in 0..n {
+                let t = gather(v);
+                for i in 0..D {
+                    y[i * n + v] += t[i];
                 }
             }
         }

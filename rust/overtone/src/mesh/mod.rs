@@ -1,11 +1,13 @@
 //! Simplicial meshes: triangles in 2D, tetrahedra in 3D.
 
 mod boundary_facets;
+mod element_order;
 mod grid;
 mod simplex_mesh;
 mod volume;
 
 pub use boundary_facets::{boundary_facets, boundary_vertices};
+pub use element_order::spatial_element_order;
 pub use grid::{tet_grid, triangle_grid};
 pub use simplex_mesh::SimplexMesh;
 pub use volume::{element_volumes, signed_volume};

@@ -20,6 +20,8 @@ pub struct SparseCholesky {
     symbolic: SymbolicCholesky<usize>,
     values: Vec<f64>,
     workspace: MemBuffer,
+    /// One single-column solve workspace per right-hand side, for column-parallel solves.
+    column_workspaces: Vec<MemBuffer>,
     max_rhs: usize,
     what: String,
 }
@@ -43,9 +45,11 @@ impl SparseCholesky {
             reason: format!("symbolic analysis failed: {e:?}"),
         })?;
         let solve_req = symbolic.solve_in_place_scratch::<f64>(max_rhs.max(1), Par::Seq);
+        let column_req = symbolic.solve_in_place_scratch::<f64>(1, Par::Seq);
         let mut this = Self {
             values: vec![0.0; symbolic.len_val()],
             workspace: MemBuffer::new(solve_req),
+            column_workspaces: (0..max_rhs.max(1)).map(|_| MemBuffer::new(column_req)).collect(),
             symbolic,
             max_rhs: max_rhs.max(1),
             what: what.into(),
@@ -93,5 +97,45 @@ impl SparseCholesky {
             Par::Seq,
             MemStack::new(&mut self.workspace),
         );
+    }
+
+    /// Runs `f(solve, column, scratch)` on each `n`-long column of the coordinate-major field
+    /// `x`, where `solve(column)` overwrites a column with `A⁻¹ column`; `scratch[j]` is
+    /// per-column user workspace. Columns run on separate threads when `parallel` (results are
+    /// identical either way: columns never interact). Does not allocate.
+    pub fn for_each_column<S, F>(&mut self, x: &mut [f64], parallel: bool, f: F, scratch: &mut [S])
+    where
+        S: Send,
+        F: Fn(&dyn Fn(&mut [f64]), &mut [f64], &mut S) + Sync,
+    {
+        use rayon::prelude::*;
+        let n = self.n();
+        let k = x.len() / n;
+        assert!(k <= self.max_rhs && k <= scratch.len() && x.len() == n * k);
+        let (symbolic, values) = (&self.symbolic, &self.values);
+        let work = |((col, ws), s): ((&mut [f64], &mut MemBuffer), &mut S)| {
+            let ws = std::cell::RefCell::new(ws);
+            let solve = |c: &mut [f64]| {
+                let mut ws = ws.borrow_mut();
+                faer::sparse::linalg::cholesky::LltRef::new(symbolic, values).solve_in_place_with_conj(
+                    Conj::No,
+                    MatMut::from_column_major_slice_mut(c, n, 1),
+                    Par::Seq,
+                    MemStack::new(&mut ws),
+                );
+            };
+            f(&solve, col, s);
+        };
+        if parallel && k > 1 {
+            x.par_chunks_mut(n)
+                .zip(self.column_workspaces.par_iter_mut())
+                .zip(scratch.par_iter_mut())
+                .for_each(work);
+        } else {
+            x.chunks_mut(n)
+                .zip(self.column_workspaces.iter_mut())
+                .zip(scratch.iter_mut())
+                .for_each(work);
+        }
     }
 }
