@@ -68,6 +68,9 @@ enum Command {
         /// Frames per 3D scene (the beams always run their 200 steps).
         #[arg(long, default_value_t = 60)]
         frames: usize,
+        /// Runs per scene; the table reports the fastest run's median step.
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
     },
     /// Write a scene (file or built-in) as `overtone-scene/1` JSON.
     Export {
@@ -107,7 +110,7 @@ fn real_main() -> Result<()> {
             Ok(())
         }
         Command::Demo { out_dir } => demo(&out_dir),
-        Command::Bench { out, frames } => bench::run(out.as_deref(), frames),
+        Command::Bench { out, frames, repeats } => bench::run(out.as_deref(), frames, repeats),
         Command::Export { scene, out } => {
             let sc = scenes::load(&scene)?;
             overtone::scene::write_overtone_scene(&out, &sc)?;

@@ -72,7 +72,8 @@ pub struct FullOrderSolver {
     u_prev: Vec<f64>,
     u_start: Vec<f64>,
     f_rig: Vec<f64>,
-    stress: Vec<f64>,
+    /// Per element and local vertex, the force `μ vol_e (R_e − F_e(J p)) g_a` (`m·(d+1)·d`).
+    slot_forces: Vec<f64>,
     au: Mat<f64>,
 }
 
@@ -178,7 +179,7 @@ impl FullOrderSolver {
             u_prev: vec![0.0; n * dim],
             u_start: vec![0.0; n * dim],
             f_rig: vec![0.0; m * dim * dim],
-            stress: vec![0.0; m * dim * dim],
+            slot_forces: vec![0.0; m * (dim + 1) * dim],
             au: Mat::zeros(c, dim),
         };
         solver.reset(p0)?;
@@ -241,7 +242,7 @@ impl FullOrderSolver {
             self.local_step();
             // Global: H u = inertia + Gᵀ(μ vol (R − F(J p))), subject to Â u_i = 0.
             self.rhs.copy_from_slice(&self.inertia);
-            self.jac.add_transpose_apply(&self.stress, &mut self.rhs);
+            self.jac.gather_slot_vectors(&self.slot_forces, &mut self.rhs);
             self.solve.solve_field_in_place(&mut self.rhs);
             std::mem::swap(&mut self.u, &mut self.rhs);
             if let Some(tol) = self.params.tolerance {
@@ -283,7 +284,8 @@ impl FullOrderSolver {
         })
     }
 
-    /// Local step: `stress_e = μ vol_e (R_e − F_e(J p))` with `R_e` closest to `F_e(J p + u)`.
+    /// Local step: `R_e` closest to `F_e(J p + u)`, and the element's share of the global
+    /// right-hand side, `μ vol_e (R_e − F_e(J p)) g_a` for each local vertex `a`.
     fn local_step(&mut self) {
         if self.dim == 2 {
             self.local_step_d::<2>()
@@ -294,9 +296,10 @@ impl FullOrderSolver {
 
     fn local_step_d<const D: usize>(&mut self) {
         let (jac, u, f_rig, w) = (&self.jac, &self.u, &self.f_rig, &self.element_weights);
-        let work = |(e, (s, q)): (usize, (&mut [f64], &mut [f64; 4]))| {
+        let work = |e: usize, out: &mut [f64], q: &mut [f64; 4]| {
             let fu = jac.deformation_gradient_fixed::<D>(e, u);
             let fr = &f_rig[e * D * D..(e + 1) * D * D];
+            let we = w[e];
             let mut f = [0.0; 9];
             for i in 0..D {
                 for j in 0..D {
@@ -309,22 +312,25 @@ impl FullOrderSolver {
             } else {
                 closest_rotation_3d(&f, q, &mut r, LOCAL_STEP_ROTATION_ACCURACY);
             }
-            for k in 0..D * D {
-                s[k] = w[e] * (r[k] - fr[k]);
+            let mut p = [[0.0; D]; D];
+            for i in 0..D {
+                for j in 0..D {
+                    p[i][j] = we * (r[i * D + j] - fr[i * D + j]);
+                }
             }
+            jac.element_slot_vectors::<D>(e, &p, out);
         };
+        let per = (D + 1) * D;
         if self.warm.len() >= PARALLEL_MIN_ELEMENTS {
-            self.stress
-                .par_chunks_mut(D * D)
+            self.slot_forces
+                .par_chunks_mut(per)
                 .zip(self.warm.par_iter_mut())
                 .enumerate()
-                .for_each(work);
+                .for_each(|(e, (s, q))| work(e, s, q));
         } else {
-            self.stress
-                .chunks_mut(D * D)
-                .zip(self.warm.iter_mut())
-                .enumerate()
-                .for_each(work);
+            for (e, q) in self.warm.iter_mut().enumerate() {
+                work(e, &mut self.slot_forces[e * per..(e + 1) * per], q);
+            }
         }
     }
 

@@ -146,51 +146,71 @@ impl DeformationJacobian {
     }
 
     /// `y += Gᵀ P` for per-element `d × d` row-major matrices `P` (`m·d·d`): vertex `v` receives
-    /// `Σ_{(e,a): e_a = v} P_e g_a` (coordinate-major `y`).
-    ///
-    /// Each vertex sums its incident elements in a fixed order (ascending element index), so the
-    /// result is bit-identical whether it runs on one thread or on several.
+    /// `Σ_{(e,a): e_a = v} P_e g_a` (coordinate-major `y`). Allocates the per-slot vectors; the
+    /// solvers use [`element_slot_vectors`](Self::element_slot_vectors) and
+    /// [`gather_slot_vectors`](Self::gather_slot_vectors) with their own buffers instead.
     pub fn add_transpose_apply(&self, p: &[f64], y: &mut [f64]) {
-        if self.dim == 2 {
-            self.add_transpose_apply_d::<2>(p, y)
-        } else {
-            self.add_transpose_apply_d::<3>(p, y)
+        let d = self.dim;
+        let mut slots = vec![0.0; self.elements.len() * d];
+        for e in 0..self.n_elements() {
+            let pe = &p[e * d * d..(e + 1) * d * d];
+            let out = &mut slots[e * (d + 1) * d..(e + 1) * (d + 1) * d];
+            if d == 2 {
+                self.element_slot_vectors::<2>(e, &[[pe[0], pe[1]], [pe[2], pe[3]]], out);
+            } else {
+                let m = [[pe[0], pe[1], pe[2]], [pe[3], pe[4], pe[5]], [pe[6], pe[7], pe[8]]];
+                self.element_slot_vectors::<3>(e, &m, out);
+            }
+        }
+        self.gather_slot_vectors(&slots, y);
+    }
+}
+
+impl DeformationJacobian {
+    /// The vertex forces of one element's stress: `out[a·d + i] = (P g_a)_i` for a `d × d`
+    /// matrix `P` (so that `Gᵀ P` is the sum of these over the slots of each vertex).
+    #[inline(always)]
+    pub fn element_slot_vectors<const D: usize>(&self, e: usize, p: &[[f64; D]; D], out: &mut [f64]) {
+        let g = &self.grads[e * (D + 1) * D..(e + 1) * (D + 1) * D];
+        for a in 0..=D {
+            for i in 0..D {
+                let mut s = 0.0;
+                for j in 0..D {
+                    s += p[i][j] * g[a * D + j];
+                }
+                out[a * D + i] = s;
+            }
         }
     }
 
-    fn add_transpose_apply_d<const D: usize>(&self, p: &[f64], y: &mut [f64]) {
-        let n = self.n_vertices;
-        let gather = |v: usize| -> [f64; D] {
-            let mut acc = [0.0; D];
-            for &slot in &self.incidence[self.incidence_start[v]..self.incidence_start[v + 1]] {
-                let e = slot / (D + 1);
-                let pe = &p[e * D * D..(e + 1) * D * D];
-                let ga = &self.grads[slot * D..(slot + 1) * D];
-                for i in 0..D {
-                    let mut s = 0.0;
-                    for j in 0..D {
-                        s += pe[i * D + j] * ga[j];
-                    }
-                    acc[i] += s;
+    /// `y += Σ` over the slots of each vertex of per-slot `d`-vectors (`m·(d+1)·d`, from
+    /// [`element_slot_vectors`](Self::element_slot_vectors)), coordinate-major `y`.
+    ///
+    /// Each vertex sums its slots in ascending order, so the result does not depend on the
+    /// number of threads. Does not allocate.
+    pub fn gather_slot_vectors(&self, slots: &[f64], y: &mut [f64]) {
+        use rayon::prelude::*;
+        let (d, n) = (self.dim, self.n_vertices);
+        let column = |i: usize, col: &mut [f64], first: usize| {
+            for (k, yv) in col.iter_mut().enumerate() {
+                let v = first + k;
+                let mut acc = 0.0;
+                for &slot in &self.incidence[self.incidence_start[v]..self.incidence_start[v + 1]] {
+                    acc += slots[slot * d + i];
                 }
+                *yv += acc;
             }
-            acc
         };
         if self.n_elements() >= PARALLEL_MIN_ELEMENTS {
-            use rayon::prelude::*;
-            let mut tmp = vec![[0.0; D]; n];
-            tmp.par_iter_mut().enumerate().for_each(|(v, t)| *t = gather(v));
-            for (v, t) in tmp.iter().enumerate() {
-                for i in 0..D {
-                    y[i * n + v] += t[i];
-                }
-            }
+            const BLOCK: usize = 512;
+            y.par_chunks_mut(n).enumerate().for_each(|(i, col)| {
+                col.par_chunks_mut(BLOCK)
+                    .enumerate()
+                    .for_each(|(b, c)| column(i, c, b * BLOCK));
+            });
         } else {
-            for v in 0..n {
-                let t = gather(v);
-                for i in 0..D {
-                    y[i * n + v] += t[i];
-                }
+            for (i, col) in y.chunks_mut(n).enumerate() {
+                column(i, col, 0);
             }
         }
     }

@@ -125,17 +125,21 @@ impl ConstrainedSolve {
     /// large meshes (bit-identical to the sequential result). Does not allocate.
     pub fn solve_field_in_place(&mut self, x: &mut [f64]) {
         let n = self.chol.n();
-        let parallel = n >= PARALLEL_MIN_VERTICES;
         let (p, q, r) = (&self.p, &self.q, self.rank);
-        self.chol.for_each_column(
-            x,
-            parallel,
-            |solve, col, t| {
-                solve(col);
-                project_column(p, q, r, col, t);
-            },
-            &mut self.tmp,
-        );
+        if n >= PARALLEL_MIN_VERTICES {
+            self.chol.par_for_each_column(
+                x,
+                |solve, col, t| {
+                    solve(col);
+                    project_column(p, q, r, col, t);
+                },
+                &mut self.tmp,
+            );
+        } else {
+            // Small systems: one multi-column solve has less per-call overhead.
+            self.chol.solve_in_place(field_mut(x, n));
+            self.project_field_in_place(x);
+        }
     }
 
     /// Applies the oblique projector `u ← u − Q (Pᵀ u)` onto `{Â u = 0}` (along `Ĥ⁻¹Âᵀ`) to each

@@ -100,10 +100,10 @@ impl SparseCholesky {
     }
 
     /// Runs `f(solve, column, scratch)` on each `n`-long column of the coordinate-major field
-    /// `x`, where `solve(column)` overwrites a column with `A⁻¹ column`; `scratch[j]` is
-    /// per-column user workspace. Columns run on separate threads when `parallel` (results are
-    /// identical either way: columns never interact). Does not allocate.
-    pub fn for_each_column<S, F>(&mut self, x: &mut [f64], parallel: bool, f: F, scratch: &mut [S])
+    /// `x` on rayon's pool, where `solve(column)` overwrites a column with `A⁻¹ column`;
+    /// `scratch[j]` is per-column user workspace. Columns never interact, so the result is the
+    /// same on any number of threads. Does not allocate.
+    pub fn par_for_each_column<S, F>(&mut self, x: &mut [f64], f: F, scratch: &mut [S])
     where
         S: Send,
         F: Fn(&dyn Fn(&mut [f64]), &mut [f64], &mut S) + Sync,
@@ -126,16 +126,9 @@ impl SparseCholesky {
             };
             f(&solve, col, s);
         };
-        if parallel && k > 1 {
-            x.par_chunks_mut(n)
-                .zip(self.column_workspaces.par_iter_mut())
-                .zip(scratch.par_iter_mut())
-                .for_each(work);
-        } else {
-            x.chunks_mut(n)
-                .zip(self.column_workspaces.iter_mut())
-                .zip(scratch.iter_mut())
-                .for_each(work);
-        }
+        x.par_chunks_mut(n)
+            .zip(self.column_workspaces.par_iter_mut())
+            .zip(scratch.par_iter_mut())
+            .for_each(work);
     }
 }
