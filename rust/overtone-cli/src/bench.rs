@@ -1,65 +1,96 @@
-//! `overtone bench`: ms/step of the full-order solver on the seed's beams and the 3D scenes.
+//! `overtone bench`: ms/step of the full and fast solvers on the seed's beams and the 3D scenes.
 //!
-//! Each scene is simulated `repeats` times; the table gives the smallest of the per-run
-//! median step times (the machine is shared, and the minimum of medians is the figure least
-//! disturbed by other load), and the precompute time of that run.
+//! Each scene is simulated `repeats` times per solver; the table gives the smallest of the
+//! per-run median step times (the machine is shared, and the minimum of medians is the figure
+//! least disturbed by other load) and the precompute time of that run. The speedup is the ratio
+//! of the two, measured in the same run.
 
 use std::path::Path;
 
 use anyhow::Result;
-use overtone::scene::{metronome_beam, simulate_full, ElasticModel, MetronomeBeam, Scene};
+use overtone::dynamics::FastParams;
+use overtone::scene::{metronome_beam, simulate, ElasticModel, MetronomeBeam, Scene, Simulation, SolverKind};
 
 use crate::report::median;
 use crate::scenes::example_path;
 
-/// The seed's five beam resolutions (grid vertices along × across) and the full-order ms/step
-/// the seed printed for them (simkit, Python, another machine: context, not a same-run ratio).
-const BEAMS: [((usize, usize), f64); 5] = [
-    ((40, 5), 5.0),
-    ((70, 7), 12.7),
-    ((100, 8), 20.3),
-    ((140, 9), 32.2),
-    ((180, 10), 46.3),
+/// The seed's five beam resolutions (grid vertices along × across) and the ms/step the seed
+/// printed for them, full and reduced (simkit, Python, another machine: context only).
+const BEAMS: [((usize, usize), f64, f64); 5] = [
+    ((40, 5), 5.0, 0.67),
+    ((70, 7), 12.7, 0.67),
+    ((100, 8), 20.3, 0.68),
+    ((140, 9), 32.2, 0.67),
+    ((180, 10), 46.3, 0.67),
 ];
 const SCENES_3D: [&str; 4] = ["sphere", "elephant", "fish", "frog"];
 
-fn measure(sc: &Scene, repeats: usize) -> Result<(f64, f64, f64)> {
-    let mut best = (f64::INFINITY, 0.0, 0.0);
+struct Measured {
+    step_ms: f64,
+    precompute_ms: f64,
+    sim: Simulation,
+}
+
+fn measure(sc: &Scene, kind: SolverKind, repeats: usize) -> Result<Measured> {
+    let mut best: Option<Measured> = None;
     for _ in 0..repeats.max(1) {
-        let sim = simulate_full(sc, 10, None)?;
+        let sim = simulate(sc, kind, 10, None)?;
         // Skip the first two steps (caches and thread pool warming up).
         let m = median(&sim.step_ms[sim.step_ms.len().min(2)..]);
-        let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);
-        if m < best.0 {
-            best = (m, sim.precompute_ms, worst);
+        if best.as_ref().map(|b| m < b.step_ms).unwrap_or(true) {
+            best = Some(Measured {
+                step_ms: m,
+                precompute_ms: sim.precompute_ms,
+                sim,
+            });
         }
     }
-    Ok(best)
+    Ok(best.expect("at least one run"))
+}
+
+fn worst_residual(sim: &Simulation) -> f64 {
+    sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
 }
 
 pub fn run(out: Option<&Path>, frames: usize, repeats: usize) -> Result<()> {
     let header = [
-        "| scene | vertices | elements | precompute ms | full ms/step | seed's simkit ms/step (published) | max relative residual |".to_string(),
-        "|---|---:|---:|---:|---:|---:|---:|".to_string(),
+        "| scene | vertices | elements | full precompute ms | full ms/step | fast precompute ms | fast ms/step | speedup | structural orthogonality | max residual full / fast | seed simkit full / fast ms/step (published) |".to_string(),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|".to_string(),
     ];
     println!("{}\n{}", header[0], header[1]);
     let mut rows = header.to_vec();
-    let mut emit = |row: String| {
+    let mut emit = |label: String, sc: &Scene, published: String| -> Result<()> {
+        let full = measure(sc, SolverKind::Full, repeats)?;
+        let fast = measure(sc, SolverKind::Fast(FastParams::default_for(sc.mesh.dim())), repeats)?;
+        let orth = fast
+            .sim
+            .fast
+            .as_ref()
+            .map(|f| f.structural_orthogonality)
+            .unwrap_or(f64::NAN);
+        let row = format!(
+            "| {label} | {} | {} | {:.1} | {:.3} | {:.1} | {:.4} | {:.0}x | {orth:.1e} | {:.0e} / {:.0e} | {published} |",
+            sc.mesh.n_vertices(),
+            sc.mesh.n_elements(),
+            full.precompute_ms,
+            full.step_ms,
+            fast.precompute_ms,
+            fast.step_ms,
+            full.step_ms / fast.step_ms,
+            worst_residual(&full.sim),
+            worst_residual(&fast.sim),
+        );
         println!("{row}");
         rows.push(row);
+        Ok(())
     };
-    for ((w, h), published) in BEAMS {
+    for ((w, h), full_ms, fast_ms) in BEAMS {
         let sc = metronome_beam(MetronomeBeam {
             w,
             h,
             ..Default::default()
         })?;
-        let (ms, pre, res) = measure(&sc, repeats)?;
-        emit(format!(
-            "| metronome {w}x{h} | {} | {} | {pre:.1} | {ms:.3} | {published} | {res:.1e} |",
-            sc.mesh.n_vertices(),
-            sc.mesh.n_elements()
-        ));
+        emit(format!("metronome {w}x{h}"), &sc, format!("{full_ms} / {fast_ms}"))?;
     }
     for name in SCENES_3D {
         let mut sc =
@@ -72,12 +103,7 @@ pub fn run(out: Option<&Path>, frames: usize, repeats: usize) -> Result<()> {
             name.to_string()
         };
         sc.frames.truncate(frames.max(4));
-        let (ms, pre, res) = measure(&sc, repeats)?;
-        emit(format!(
-            "| {label} | {} | {} | {pre:.1} | {ms:.3} | – | {res:.1e} |",
-            sc.mesh.n_vertices(),
-            sc.mesh.n_elements()
-        ));
+        emit(label, &sc, "–".into())?;
     }
     if let Some(p) = out {
         overtone::io::write_atomically(p, (rows.join("\n") + "\n").as_bytes())?;

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use overtone::dynamics::FastParams;
+use overtone::scene::SolverKind;
 
 #[derive(Parser)]
 #[command(
@@ -24,6 +26,8 @@ struct Cli {
 enum Solver {
     /// Full-order ARAP complementary dynamics.
     Full,
+    /// Fast complementary dynamics: rig-orthogonal skinning eigenmodes and rotation clusters.
+    Fast,
 }
 
 #[derive(Subcommand)]
@@ -44,6 +48,12 @@ enum Command {
         /// Local/global iterations per step.
         #[arg(long, default_value_t = 10)]
         iterations: usize,
+        /// Fast solver: skinning eigenmodes (default 10 in 2D, 16 in 3D).
+        #[arg(long)]
+        modes: Option<usize>,
+        /// Fast solver: rotation clusters (default 20 in 2D, 100 in 3D).
+        #[arg(long)]
+        clusters: Option<usize>,
         /// Stop iterating early when the relative update falls below this.
         #[arg(long)]
         tolerance: Option<f64>,
@@ -91,10 +101,12 @@ fn real_main() -> Result<()> {
     match Cli::parse().command {
         Command::Run {
             scene,
-            solver: Solver::Full,
+            solver,
             out,
             report,
             iterations,
+            modes,
+            clusters,
             tolerance,
             model,
             leak_constant,
@@ -106,7 +118,16 @@ fn real_main() -> Result<()> {
             if let Some(c) = leak_constant {
                 sc.momentum_weights = Some(vec![c; sc.mesh.n_vertices()]);
             }
-            run(&sc, &out, report.as_deref(), iterations, tolerance)?;
+            let kind = match solver {
+                Solver::Full => SolverKind::Full,
+                Solver::Fast => {
+                    let mut fp = FastParams::default_for(sc.mesh.dim());
+                    fp.modes = modes.unwrap_or(fp.modes);
+                    fp.clusters = clusters.unwrap_or(fp.clusters);
+                    SolverKind::Fast(fp)
+                }
+            };
+            run(&sc, kind, &out, report.as_deref(), iterations, tolerance)?;
             Ok(())
         }
         Command::Demo { out_dir } => demo(&out_dir),
@@ -132,6 +153,7 @@ fn check_output(path: &Path) -> Result<()> {
 
 fn run(
     scene: &overtone::scene::Scene,
+    kind: SolverKind,
     out: &Path,
     report_path: Option<&Path>,
     iterations: usize,
@@ -141,10 +163,18 @@ fn run(
     if let Some(r) = report_path {
         check_output(r)?;
     }
-    let sim = overtone::scene::simulate_full(scene, iterations, tolerance)
+    let sim = overtone::scene::simulate(scene, kind, iterations, tolerance)
         .with_context(|| format!("simulating scene `{}`", scene.name))?;
     overtone::io::write_pc2(out, 1.0, 1.0, scene.mesh.n_vertices(), &sim.positions)?;
     let summary = report::summary(scene, &sim);
+    if let Some(f) = &sim.fast {
+        println!(
+            "fast subspace: {} reduced DOFs, {} clusters, structural orthogonality {:.2e}",
+            f.reduced_dofs,
+            f.cluster_sizes.len(),
+            f.structural_orthogonality
+        );
+    }
     if let Some(r) = report_path {
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report::full(scene, &sim))?.as_bytes())?;
     }
@@ -168,7 +198,7 @@ fn demo(out_dir: &Path) -> Result<()> {
     let pc2 = out_dir.join("elephant.pc2");
     let rep = out_dir.join("elephant_report.json");
     let mesh = out_dir.join("elephant_scene.json");
-    run(&scene, &pc2, Some(&rep), 10, None)?;
+    run(&scene, SolverKind::Full, &pc2, Some(&rep), 10, None)?;
     overtone::scene::write_overtone_scene(&mesh, &scene)?;
     println!("demo written to {}:", out_dir.display());
     for p in [&pc2, &rep, &mesh] {

@@ -20,9 +20,9 @@ pub fn median(v: &[f64]) -> f64 {
 /// Summary: sizes, timings, worst residuals.
 pub fn summary(scene: &Scene, sim: &Simulation) -> Value {
     let d = scene.mesh.dim();
-    json!({
+    let mut v = json!({
         "scene": scene.name,
-        "solver": "full",
+        "solver": if sim.fast.is_some() { "fast" } else { "full" },
         "dim": d,
         "vertices": scene.mesh.n_vertices(),
         "elements": scene.mesh.n_elements(),
@@ -36,7 +36,21 @@ pub fn summary(scene: &Scene, sim: &Simulation) -> Value {
         "max_residual": sim.steps.iter().map(|s| s.residual).fold(0.0, f64::max),
         "max_relative_residual": sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max),
         "max_displacement": sim.max_displacement.iter().cloned().fold(0.0, f64::max),
-    })
+    });
+    if let Some(f) = &sim.fast {
+        v["fast"] = json!({
+            "modes": f.eigenvalues.len(),
+            "reduced_dofs": f.reduced_dofs,
+            "eigenvalues": f.eigenvalues,
+            "clusters": f.cluster_sizes.len(),
+            "cluster_sizes": f.cluster_sizes,
+            "structural_orthogonality": f.structural_orthogonality,
+            "weight_space_constraint_rows": f.constraint_rows.0,
+            "weight_space_constraint_rank": f.constraint_rows.1,
+            "precompute_stage_ms": f.stage_ms.iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>(),
+        });
+    }
+    v
 }
 
 /// Summary plus one entry per frame.

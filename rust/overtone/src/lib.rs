@@ -6,6 +6,7 @@
 //! coordinate-major slice of length `n·d` (coordinate `i` of vertex `v` at `i·n + v`); meshes and
 //! weights given by hosts are row-major.
 
+pub mod dense_kernels;
 pub mod dynamics;
 pub mod error;
 pub mod fem;
@@ -13,6 +14,7 @@ pub mod io;
 pub mod leak;
 pub mod mesh;
 pub mod polar;
+pub mod reduced;
 pub mod rig;
 pub mod scene;
 pub mod solve;

@@ -8,7 +8,7 @@ mod simulate;
 pub use metronome::{metronome_beam, MetronomeBeam};
 pub use overtone_json::{read_overtone_scene, scene_to_json, write_overtone_scene, SCENE_FORMAT};
 pub use reference_release::read_reference_scene;
-pub use simulate::{simulate_full, Simulation};
+pub use simulate::{simulate, simulate_full, Simulation, SolverKind};
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::dynamics::{FullOrderSolver, SolverParams, StepReport};
+use crate::dynamics::{FastParams, FastPrecompute, FastSolver, FullOrderSolver, SolverParams, StepReport};
 use crate::error::{OvertoneError, Result};
 use crate::leak::default_momentum_weights;
 use crate::rig::LbsRig;
@@ -24,6 +24,17 @@ pub struct Simulation {
     pub constraint_rank: (usize, usize),
     /// Per frame, `max_v ‖u_c,v‖` (the size of the secondary motion).
     pub max_displacement: Vec<f64>,
+    /// The fast solver's precompute (eigenvalues, clusters, structural orthogonality, stages).
+    pub fast: Option<FastPrecompute>,
+}
+
+/// Which solver runs a scene.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolverKind {
+    /// Full-order ARAP local/global.
+    Full,
+    /// Fast (reduced) solver with the given subspace size.
+    Fast(FastParams),
 }
 
 fn to_rows3(x: &[f64], n: usize, d: usize) -> Vec<f64> {
@@ -37,8 +48,14 @@ fn to_rows3(x: &[f64], n: usize, d: usize) -> Vec<f64> {
 }
 
 /// Simulates every frame of `scene` with the full-order ARAP solver: frame 0 at rest, one step
-/// per following frame. `params.dt` and `params.gravity` are taken from the scene.
+/// per following frame, `iterations` local/global iterations (or fewer with `tolerance`).
 pub fn simulate_full(scene: &Scene, iterations: usize, tolerance: Option<f64>) -> Result<Simulation> {
+    simulate(scene, SolverKind::Full, iterations, tolerance)
+}
+
+/// Simulates every frame of `scene` with the chosen solver (see [`simulate_full`]); the time
+/// step and gravity come from the scene.
+pub fn simulate(scene: &Scene, kind: SolverKind, iterations: usize, tolerance: Option<f64>) -> Result<Simulation> {
     scene.validate()?;
     if scene.model != ElasticModel::Arap {
         return Err(OvertoneError::Unsupported(format!(
@@ -61,25 +78,42 @@ pub fn simulate_full(scene: &Scene, iterations: usize, tolerance: Option<f64>) -
         tolerance,
         gravity: scene.gravity.clone(),
     };
-    let mut solver = FullOrderSolver::new(&scene.mesh, rig, &dw, &scene.material, &params, &p0)?;
+    let mut solver: Box<dyn Stepper> = match kind {
+        SolverKind::Full => Box::new(FullOrderSolver::new(
+            &scene.mesh,
+            rig,
+            &dw,
+            &scene.material,
+            &params,
+            &p0,
+        )?),
+        SolverKind::Fast(fp) => Box::new(FastSolver::new(
+            &scene.mesh,
+            rig,
+            &dw,
+            &scene.material,
+            &params,
+            fp,
+            &p0,
+        )?),
+    };
     let precompute_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let mut positions = vec![to_rows3(solver.positions(), n, d)];
+    let mut frame = vec![0.0; n * 3];
+    let mut disp = vec![0.0; n * d];
+    solver.write_frame(&mut frame, &mut disp);
+    let mut positions = vec![frame.clone()];
     let mut max_displacement = vec![0.0];
     let mut steps = Vec::with_capacity(scene.frames.len());
     let mut step_ms = Vec::with_capacity(scene.frames.len());
-    for frame in &scene.frames[1..] {
-        let p = solver.rig().params_from_transforms(frame)?;
+    for transforms in &scene.frames[1..] {
+        let p = solver.rig().params_from_transforms(transforms)?;
         let t = Instant::now();
         let report = solver.step(&p)?;
         step_ms.push(t.elapsed().as_secs_f64() * 1e3);
         steps.push(report);
-        positions.push(to_rows3(solver.positions(), n, d));
-        let u = solver.displacement();
-        max_displacement.push(
-            (0..n)
-                .map(|v| (0..d).map(|i| u[i * n + v].powi(2)).sum::<f64>().sqrt())
-                .fold(0.0, f64::max),
-        );
+        let md = solver.write_frame(&mut frame, &mut disp);
+        positions.push(frame.clone());
+        max_displacement.push(md);
     }
     Ok(Simulation {
         positions,
@@ -88,5 +122,77 @@ pub fn simulate_full(scene: &Scene, iterations: usize, tolerance: Option<f64>) -
         precompute_ms,
         constraint_rank: solver.constraint_rank(),
         max_displacement,
+        fast: solver.fast_precompute(),
     })
+}
+
+/// The common stepping interface of the two solvers, as the simulation loop uses it.
+trait Stepper {
+    fn step(&mut self, p: &[f64]) -> Result<StepReport>;
+    fn rig(&self) -> &LbsRig;
+    /// Writes the final positions (`n × 3`, row-major, z = 0 in 2D) into `frame`, using `disp`
+    /// (`n × d`) as workspace; returns `max_v ‖u_c,v‖`.
+    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64;
+    fn constraint_rank(&self) -> (usize, usize);
+    fn fast_precompute(&self) -> Option<FastPrecompute> {
+        None
+    }
+}
+
+fn max_norm(u: &[f64], d: usize) -> f64 {
+    u.chunks_exact(d)
+        .map(|v| v.iter().map(|x| x * x).sum::<f64>().sqrt())
+        .fold(0.0, f64::max)
+}
+
+impl Stepper for FullOrderSolver {
+    fn step(&mut self, p: &[f64]) -> Result<StepReport> {
+        FullOrderSolver::step(self, p)
+    }
+    fn rig(&self) -> &LbsRig {
+        FullOrderSolver::rig(self)
+    }
+    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
+        let (n, d) = (self.n_vertices(), self.dim());
+        frame.copy_from_slice(&to_rows3(self.positions(), n, d));
+        let u = self.displacement();
+        for v in 0..n {
+            for i in 0..d {
+                disp[v * d + i] = u[i * n + v];
+            }
+        }
+        max_norm(disp, d)
+    }
+    fn constraint_rank(&self) -> (usize, usize) {
+        FullOrderSolver::constraint_rank(self)
+    }
+}
+
+impl Stepper for FastSolver {
+    fn step(&mut self, p: &[f64]) -> Result<StepReport> {
+        FastSolver::step(self, p)
+    }
+    fn rig(&self) -> &LbsRig {
+        FastSolver::rig(self)
+    }
+    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
+        let (n, d) = (self.n_vertices(), self.dim());
+        let mut skinned = vec![0.0; n * d];
+        self.rig().apply(self.rig_params(), &mut skinned);
+        disp.fill(0.0);
+        self.add_displacement(disp);
+        for v in 0..n {
+            for i in 0..d {
+                frame[v * 3 + i] = skinned[i * n + v] + disp[v * d + i];
+            }
+        }
+        max_norm(disp, d)
+    }
+    fn constraint_rank(&self) -> (usize, usize) {
+        let (rows, rank) = self.precompute().constraint_rows;
+        (rank, rows)
+    }
+    fn fast_precompute(&self) -> Option<FastPrecompute> {
+        Some(self.precompute().clone())
+    }
 }

@@ -192,7 +192,7 @@ fn project_column(p: &[f64], q: &[f64], r: usize, u: &mut [f64], t: &mut [f64]) 
 /// Orthonormal basis (`n × r`) of the row space of `Â` (`c × n`, row-major): rows scaled to unit
 /// norm (empty rows skipped), thin SVD of the transpose, left singular vectors with
 /// `σ > CONSTRAINT_RANK_TOLERANCE · σ_max`.
-fn orthonormal_constraint_basis(a: &[f64], n: usize, c: usize, what: &str) -> Result<Mat<f64>> {
+pub fn orthonormal_constraint_basis(a: &[f64], n: usize, c: usize, what: &str) -> Result<Mat<f64>> {
     let rows: Vec<(usize, f64)> = (0..c)
         .map(|k| (k, a[k * n..(k + 1) * n].iter().map(|v| v * v).sum::<f64>().sqrt()))
         .filter(|&(_, norm)| norm > 0.0)
@@ -205,7 +205,7 @@ fn orthonormal_constraint_basis(a: &[f64], n: usize, c: usize, what: &str) -> Re
         what: format!("{what}: constraint rank revelation"),
         reason: format!("{e:?}"),
     })?;
-    let sigma: Vec<f64> = (0..rows.len()).map(|i| svd.S()[i]).collect();
+    let sigma: Vec<f64> = (0..rows.len().min(n)).map(|i| svd.S()[i]).collect();
     let smax = sigma.iter().cloned().fold(0.0, f64::max);
     let keep: Vec<usize> = (0..sigma.len())
         .filter(|&i| sigma[i] > CONSTRAINT_RANK_TOLERANCE * smax)

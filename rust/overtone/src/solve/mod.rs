@@ -4,5 +4,8 @@
 mod constrained_solve;
 mod sparse_cholesky;
 
-pub use constrained_solve::{field_mut, field_ref, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE, PARALLEL_MIN_VERTICES};
+pub use constrained_solve::{
+    field_mut, field_ref, orthonormal_constraint_basis, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE,
+    PARALLEL_MIN_VERTICES,
+};
 pub use sparse_cholesky::SparseCholesky;

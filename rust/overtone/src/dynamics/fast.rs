@@ -1,0 +1,601 @@
+//! Fast complementary dynamics (Benchekroun et al. 2023): ARAP local/global in a rig-orthogonal
+//! skinning-eigenmode subspace with clustered rotations.
+
+use std::time::Instant;
+
+use faer::sparse::SparseColMat;
+use faer::{Mat, Side};
+
+use crate::dense_kernels::dot;
+use crate::dynamics::{Material, SolverParams, StepReport};
+use crate::error::{check_finite, OvertoneError, Result};
+use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian};
+use crate::leak::validate_momentum_weights;
+use crate::mesh::{element_volumes, SimplexMesh};
+use crate::polar::{closest_rotation_2d, closest_rotation_3d};
+use crate::reduced::{skinning_eigenmodes, RotationClusters, SkinningBasis};
+use crate::rig::LbsRig;
+
+/// Accuracy (radians) of the per-cluster rotations.
+const CLUSTER_ROTATION_ACCURACY: f64 = 1e-12;
+
+/// Size of the reduced space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FastParams {
+    /// Skinning eigenmodes `k` (weight fields); the subspace has `k·d(d+1)` coordinates.
+    /// Defaults: 10 in 2D (the seed's), 16 in 3D (the paper code's).
+    pub modes: usize,
+    /// Rotation clusters; default 20 in 2D, 100 in 3D. Must not exceed the element count.
+    pub clusters: usize,
+}
+
+impl FastParams {
+    /// The defaults for dimension `dim`.
+    pub fn default_for(dim: usize) -> Self {
+        if dim == 2 {
+            Self {
+                modes: 10,
+                clusters: 20,
+            }
+        } else {
+            Self {
+                modes: 16,
+                clusters: 100,
+            }
+        }
+    }
+}
+
+/// What the precompute produced, for reports.
+#[derive(Clone, Debug, Default)]
+pub struct FastPrecompute {
+    /// Eigenvalues of the skinning eigenmodes (1/length²), ascending.
+    pub eigenvalues: Vec<f64>,
+    /// Elements per rotation cluster.
+    pub cluster_sizes: Vec<usize>,
+    /// `‖(JᵀMD) B‖₂ / (‖JᵀMD‖₂ ‖B‖₂)`.
+    pub structural_orthogonality: f64,
+    /// Rows of the weight-space constraint, and how many are independent.
+    pub constraint_rows: (usize, usize),
+    /// Reduced coordinates `r = d·r̂`.
+    pub reduced_dofs: usize,
+    /// Milliseconds per precompute stage, in order.
+    pub stage_ms: Vec<(String, f64)>,
+}
+
+/// Fast complementary dynamics: `u_c = B z` with `B` the M-orthonormalised rig-orthogonal
+/// skinning basis ([`SkinningBasis`]), so `Jᵀ M D u_c = 0` holds structurally and the global
+/// step is unconstrained.
+///
+/// Each step minimises, over `z` (coordinate-major, `d × r̂`), the backward-Euler objective of
+/// the full solver restricted to `x = J p_{t+1} + B z`:
+/// `‖x − x̃‖²_M/(2h²) + Σ_e (μ vol_e/2) ‖F_e(x) − R_{c(e)}‖² − xᵀ M g`, `x̃ = x_t + h v_t`,
+/// with one rotation `R_c` per cluster. With `BᵀMB = I`, setting the gradient to zero gives,
+/// per coordinate `i`,
+///
+/// `(B̂ᵀL̂B̂ + I/h²) z_i = y_i/h² − B̂ᵀM̂Ĵ q_i/h² − B̂ᵀL̂Ĵ p_i + Σ_c K̂_cᵀ R_c[i,:] + B̂ᵀM̂1 g_i`
+///
+/// where `y = z_t + h ż_t`, `q = p_{t+1} − p_t − h ṗ_t` (finite-difference velocities), and
+/// `K̂_c = Σ_{e∈c} μ vol_e Ĝ_e B̂` (`d × r̂`). The local step takes `R_c` closest to
+/// `F_c = Σ_{e∈c} μ vol_e F_e = K̂_c z_i + K̂ᴶ_c p_i` (rows `i`), the mass-weighted cluster
+/// average up to a positive factor. The `r̂ × r̂` matrix is factored once (dense Cholesky) and
+/// the step does not allocate. Per-step cost depends on `k` and the cluster count only.
+pub struct FastSolver {
+    dim: usize,
+    n: usize,
+    rr: usize,
+    n_rig: usize,
+    rig: LbsRig,
+    basis: SkinningBasis,
+    h: f64,
+    iterations: usize,
+    gravity: Vec<f64>,
+    /// Cholesky factor of `B̂ᵀL̂B̂ + I/h²` (`r̂ × r̂`).
+    chol: DenseCholesky,
+    /// Per cluster `K̂_c` (`d × r̂`, row-major), concatenated.
+    k_basis: Vec<f64>,
+    /// Per cluster `K̂ᴶ_c` (`d × c`), concatenated.
+    k_rig: Vec<f64>,
+    /// `B̂ᵀM̂Ĵ` (`r̂ × c`), `B̂ᵀL̂Ĵ` (`r̂ × c`), row-major.
+    bmj: Vec<f64>,
+    blj: Vec<f64>,
+    /// `B̂ᵀM̂1` (`r̂`).
+    bm1: Vec<f64>,
+    /// `ÂB̂` (`c × r̂`) and `B̂ᵀB̂` (`r̂ × r̂`), for the residual.
+    a_b: Vec<f64>,
+    b_b: Vec<f64>,
+    constraint_norm: f64,
+    n_clusters: usize,
+    info: FastPrecompute,
+    // state
+    z: Vec<f64>,
+    zdot: Vec<f64>,
+    p: Vec<f64>,
+    pdot: Vec<f64>,
+    warm: Vec<[f64; 4]>,
+    // workspace
+    base: Vec<f64>,
+    f_rig: Vec<f64>,
+    f0: Vec<f64>,
+    fvec: Vec<f64>,
+    rvec: Vec<f64>,
+    /// Iterating in cluster space, when cheaper (see [`ClusterSpace`]).
+    cluster_space: Option<ClusterSpace>,
+    coeff: Vec<f64>,
+    z_prev: Vec<f64>,
+}
+
+fn spectral_norm(m: &Mat<f64>) -> Result<f64> {
+    let g = if m.nrows() <= m.ncols() {
+        m * m.transpose()
+    } else {
+        m.transpose() * m
+    };
+    Ok(g.self_adjoint_eigenvalues(Side::Lower)
+        .map_err(|e| OvertoneError::Factorization {
+            what: "norm".into(),
+            reason: format!("{e:?}"),
+        })?
+        .into_iter()
+        .fold(0.0, f64::max)
+        .sqrt())
+}
+
+impl FastSolver {
+    /// Precomputes the subspace, clusters and reduced matrices, and puts the body at rest in
+    /// pose `p0`. Same inputs as [`FullOrderSolver::new`](crate::dynamics::FullOrderSolver::new)
+    /// plus the subspace size.
+    pub fn new(
+        mesh: &SimplexMesh,
+        rig: LbsRig,
+        momentum_weights: &[f64],
+        material: &Material,
+        params: &SolverParams,
+        fast: FastParams,
+        p0: &[f64],
+    ) -> Result<Self> {
+        let (d, n) = (mesh.dim(), mesh.n_vertices());
+        if rig.dim() != d || rig.n_vertices() != n {
+            return Err(OvertoneError::size(
+                "rig",
+                format!("{n} vertices in {d}D"),
+                format!("{} in {}D", rig.n_vertices(), rig.dim()),
+            ));
+        }
+        validate_momentum_weights(momentum_weights, n)?;
+        material.validate()?;
+        params.validate(d)?;
+        if fast.modes == 0 {
+            return Err(OvertoneError::setting(
+                "modes",
+                0,
+                "the fast solver needs at least one skinning eigenmode",
+            ));
+        }
+        if fast.clusters == 0 || fast.clusters > mesh.n_elements() {
+            return Err(OvertoneError::setting(
+                "clusters",
+                fast.clusters,
+                format!("must be between 1 and the number of elements ({})", mesh.n_elements()),
+            ));
+        }
+        let mut info = FastPrecompute::default();
+        let mut clock = Instant::now();
+        let mut stage = |name: &str, info: &mut FastPrecompute| {
+            info.stage_ms
+                .push((name.to_string(), clock.elapsed().as_secs_f64() * 1e3));
+            clock = Instant::now();
+        };
+
+        let lame = lame_parameters(material.youngs_modulus, material.poisson_ratio)?;
+        let vols = element_volumes(mesh);
+        let mass = lumped_mass(mesh, &vols, material.density);
+        let jh = rig.scalar_jacobian();
+        let c = jh.ncols();
+        let a_hat = Mat::from_fn(c, n, |k, v| jh[(v, k)] * mass[v] * momentum_weights[v]);
+        stage("operators", &mut info);
+
+        let modes = skinning_eigenmodes(mesh, &a_hat, fast.modes)?;
+        info.eigenvalues = modes.values.clone();
+        info.constraint_rows = (modes.constraint_rows, modes.constraint_rank);
+        stage("skinning eigenmodes", &mut info);
+
+        let basis = SkinningBasis::new(&modes.weights, mesh.vertices(), d, &mass)?;
+        let rr = basis.reduced_dim();
+        let bd = basis.dense();
+        stage("subspace basis", &mut info);
+
+        let clusters = if fast.clusters == mesh.n_elements() {
+            RotationClusters::per_element(mesh.n_elements())
+        } else {
+            RotationClusters::new(mesh, &modes.weights, fast.clusters)?
+        };
+        info.cluster_sizes = clusters.sizes.clone();
+        stage("rotation clusters", &mut info);
+
+        // Reduced operators.
+        let g = DeformationJacobian::new(mesh);
+        let weights: Vec<f64> = vols.iter().map(|v| lame.mu * v).collect();
+        let l_hat: SparseColMat<usize, f64> = scalar_stiffness(&g, &weights)?;
+        let lb = &l_hat * &bd;
+        let lj = &l_hat * &jh;
+        let btlb = bd.transpose() * &lb;
+        let blj_m = bd.transpose() * &lj;
+        let mj = Mat::from_fn(n, c, |v, k| mass[v] * jh[(v, k)]);
+        let bmj_m = bd.transpose() * &mj;
+        let bm1: Vec<f64> = (0..rr).map(|a| (0..n).map(|v| bd[(v, a)] * mass[v]).sum()).collect();
+        let n_clusters = clusters.len();
+        let mut k_basis = vec![0.0; n_clusters * d * rr];
+        let mut k_rig = vec![0.0; n_clusters * d * c];
+        for e in 0..mesh.n_elements() {
+            let cl = clusters.labels[e];
+            let gr = g.gradients(e);
+            for (a, &v) in mesh.element(e).iter().enumerate() {
+                for j in 0..d {
+                    let coef = weights[e] * gr[a * d + j];
+                    let kb = &mut k_basis[(cl * d + j) * rr..(cl * d + j + 1) * rr];
+                    for (col, x) in kb.iter_mut().enumerate() {
+                        *x += coef * bd[(v, col)];
+                    }
+                    let kr = &mut k_rig[(cl * d + j) * c..(cl * d + j + 1) * c];
+                    for (col, x) in kr.iter_mut().enumerate() {
+                        *x += coef * jh[(v, col)];
+                    }
+                }
+            }
+        }
+        // System matrix B̂ᵀL̂B̂ + (B̂ᵀM̂B̂)/h², with B̂ᵀM̂B̂ = I up to round-off.
+        let h2 = params.dt * params.dt;
+        let sys = Mat::from_fn(rr, rr, |a, b| {
+            let bmb: f64 = (0..n).map(|v| bd[(v, a)] * mass[v] * bd[(v, b)]).sum();
+            0.5 * (btlb[(a, b)] + btlb[(b, a)]) + bmb / h2
+        });
+        let chol = DenseCholesky::new(&sys)?;
+        let cluster_space = ClusterSpace::new_if_cheaper(&k_basis, n_clusters * d, rr, &chol);
+        let ab = &a_hat * &bd;
+        let bb = bd.transpose() * &bd;
+        let constraint_norm = spectral_norm(&a_hat)?;
+        let orth = spectral_norm(&ab)? / (constraint_norm * spectral_norm(&bd)?).max(f64::MIN_POSITIVE);
+        info.structural_orthogonality = orth;
+        info.reduced_dofs = d * rr;
+        stage("reduced matrices", &mut info);
+
+        let row_major = |m: &Mat<f64>| -> Vec<f64> {
+            (0..m.nrows() * m.ncols())
+                .map(|i| m[(i / m.ncols(), i % m.ncols())])
+                .collect()
+        };
+        let gravity = if params.gravity.is_empty() {
+            vec![0.0; d]
+        } else {
+            params.gravity.clone()
+        };
+        let mut solver = Self {
+            dim: d,
+            n,
+            rr,
+            n_rig: c,
+            rig,
+            basis,
+            h: params.dt,
+            iterations: params.iterations,
+            gravity,
+            chol,
+            k_basis,
+            k_rig,
+            bmj: row_major(&bmj_m),
+            blj: row_major(&blj_m),
+            bm1,
+            a_b: row_major(&ab),
+            b_b: row_major(&bb),
+            constraint_norm,
+            n_clusters,
+            info,
+            z: vec![0.0; d * rr],
+            zdot: vec![0.0; d * rr],
+            p: vec![0.0; d * c],
+            pdot: vec![0.0; d * c],
+            warm: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
+            base: vec![0.0; d * rr],
+            f_rig: vec![0.0; n_clusters * d * d],
+            f0: vec![0.0; n_clusters * d * d],
+            fvec: vec![0.0; n_clusters * d * d],
+            rvec: vec![0.0; n_clusters * d * d],
+            cluster_space,
+            coeff: vec![0.0; d * modes.weights.ncols() * (d + 1)],
+            z_prev: vec![0.0; d * rr],
+        };
+        solver.reset(p0)?;
+        Ok(solver)
+    }
+
+    /// Puts the body at rest in pose `p0`.
+    pub fn reset(&mut self, p0: &[f64]) -> Result<()> {
+        self.check_params(p0)?;
+        self.p.copy_from_slice(p0);
+        self.pdot.fill(0.0);
+        self.z.fill(0.0);
+        self.zdot.fill(0.0);
+        self.warm.fill([1.0, 0.0, 0.0, 0.0]);
+        Ok(())
+    }
+
+    fn check_params(&self, p: &[f64]) -> Result<()> {
+        if p.len() != self.rig.n_params() {
+            return Err(OvertoneError::size("rig parameters", self.rig.n_params(), p.len()));
+        }
+        check_finite("rig parameters", p, 1)
+    }
+
+    /// Advances one step to rig pose `p_next`. Does not allocate.
+    pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
+        self.check_params(p_next)?;
+        let (d, rr, c, h) = (self.dim, self.rr, self.n_rig, self.h);
+        let h2 = h * h;
+        // Constant part of the right-hand side.
+        for i in 0..d {
+            for a in 0..rr {
+                let mut s = (self.z[i * rr + a] + h * self.zdot[i * rr + a]) / h2 + self.bm1[a] * self.gravity[i];
+                let (bmj, blj) = (&self.bmj[a * c..(a + 1) * c], &self.blj[a * c..(a + 1) * c]);
+                for k in 0..c {
+                    let pk = p_next[i * c + k];
+                    let q = pk - self.p[i * c + k] - h * self.pdot[i * c + k];
+                    s -= bmj[k] * q / h2 + blj[k] * pk;
+                }
+                self.base[i * rr + a] = s;
+            }
+        }
+        // Rig part of each cluster's deformation gradient, `f_rig[i][cl·d + j]`.
+        let nq = self.n_clusters * d;
+        for i in 0..d {
+            for q in 0..nq {
+                self.f_rig[i * nq + q] = dot(&self.k_rig[q * c..(q + 1) * c], &p_next[i * c..(i + 1) * c]);
+            }
+        }
+        self.z_prev.copy_from_slice(&self.z);
+        // Cluster gradients of the warm start: F_i = F_rig,i + K̂ z_i.
+        for i in 0..d {
+            let zi = &self.z[i * rr..(i + 1) * rr];
+            for q in 0..nq {
+                self.fvec[i * nq + q] = self.f_rig[i * nq + q] + dot(&self.k_basis[q * rr..(q + 1) * rr], zi);
+            }
+        }
+        match self.cluster_space.take() {
+            Some(cs) => {
+                // f0_i = K̂ H⁻¹ base_i, then F_i = F_rig,i + f0_i + P R_i between rotations.
+                for i in 0..d {
+                    let bi = &self.base[i * rr..(i + 1) * rr];
+                    for q in 0..nq {
+                        self.f0[i * nq + q] = self.f_rig[i * nq + q] + dot(&cs.kh[q * rr..(q + 1) * rr], bi);
+                    }
+                }
+                for it in 0..self.iterations {
+                    self.local_step();
+                    if it + 1 < self.iterations {
+                        for i in 0..d {
+                            let ri = &self.rvec[i * nq..(i + 1) * nq];
+                            for q in 0..nq {
+                                self.fvec[i * nq + q] = self.f0[i * nq + q] + dot(&cs.p[q * nq..(q + 1) * nq], ri);
+                            }
+                        }
+                    }
+                }
+                self.global_solve();
+                self.cluster_space = Some(cs);
+            }
+            None => {
+                for it in 0..self.iterations {
+                    self.local_step();
+                    self.global_solve();
+                    if it + 1 < self.iterations {
+                        for i in 0..d {
+                            let zi = &self.z[i * rr..(i + 1) * rr];
+                            for q in 0..nq {
+                                self.fvec[i * nq + q] =
+                                    self.f_rig[i * nq + q] + dot(&self.k_basis[q * rr..(q + 1) * rr], zi);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if self.z.iter().any(|x| !x.is_finite()) {
+            self.z.copy_from_slice(&self.z_prev);
+            return Err(OvertoneError::Factorization {
+                what: "reduced step".into(),
+                reason: "the solve produced a non-finite state; reduce dt or check the rig for jumps".into(),
+            });
+        }
+        for k in 0..d * rr {
+            self.zdot[k] = (self.z[k] - self.z_prev[k]) / h;
+        }
+        for k in 0..d * c {
+            self.pdot[k] = (p_next[k] - self.p[k]) / h;
+            self.p[k] = p_next[k];
+        }
+        let (residual, relative_residual) = self.constraint_residual();
+        Ok(StepReport {
+            iterations: self.iterations,
+            residual,
+            relative_residual,
+        })
+    }
+
+    /// One rotation per cluster, closest to the cluster gradient in `fvec` (`fvec[i][c·d + j]`),
+    /// written to `rvec` in the same layout.
+    fn local_step(&mut self) {
+        let d = self.dim;
+        let nq = self.n_clusters * d;
+        for cl in 0..self.n_clusters {
+            let mut f = [0.0; 9];
+            for i in 0..d {
+                for j in 0..d {
+                    f[i * d + j] = self.fvec[i * nq + cl * d + j];
+                }
+            }
+            let mut r = [0.0; 9];
+            if d == 2 {
+                closest_rotation_2d(&f[..4], &mut r[..4]);
+            } else {
+                closest_rotation_3d(&f, &mut self.warm[cl], &mut r, CLUSTER_ROTATION_ACCURACY);
+            }
+            for i in 0..d {
+                for j in 0..d {
+                    self.rvec[i * nq + cl * d + j] = r[i * d + j];
+                }
+            }
+        }
+    }
+
+    /// Global step: `z_i = H⁻¹ (base_i + K̂ᵀ R_i)` for each coordinate.
+    fn global_solve(&mut self) {
+        let (d, rr) = (self.dim, self.rr);
+        let nq = self.n_clusters * d;
+        self.z.copy_from_slice(&self.base);
+        for i in 0..d {
+            let zi = &mut self.z[i * rr..(i + 1) * rr];
+            for q in 0..nq {
+                let r = self.rvec[i * nq + q];
+                for (x, k) in zi.iter_mut().zip(&self.k_basis[q * rr..(q + 1) * rr]) {
+                    *x += r * k;
+                }
+            }
+            self.chol.solve_in_place(zi);
+        }
+    }
+
+    /// `(‖Jᵀ M D B z‖₂, relative to ‖Jᵀ M D‖₂ ‖B z‖₂)` from the precomputed `ÂB̂` and `B̂ᵀB̂`.
+    pub fn constraint_residual(&self) -> (f64, f64) {
+        let (d, rr, c) = (self.dim, self.rr, self.n_rig);
+        let (mut num, mut den) = (0.0, 0.0);
+        for i in 0..d {
+            let zi = &self.z[i * rr..(i + 1) * rr];
+            for k in 0..c {
+                let s = dot(&self.a_b[k * rr..(k + 1) * rr], zi);
+                num += s * s;
+            }
+            for a in 0..rr {
+                let s = dot(&self.b_b[a * rr..(a + 1) * rr], zi);
+                den += zi[a] * s;
+            }
+        }
+        let (abs, un) = (num.sqrt(), den.max(0.0).sqrt());
+        let rel = if un > 0.0 && self.constraint_norm > 0.0 {
+            abs / (self.constraint_norm * un)
+        } else {
+            0.0
+        };
+        (abs, rel)
+    }
+
+    /// Complementary displacement `u_c = B z` added into `out` (`n × d`, row-major).
+    pub fn add_displacement(&mut self, out: &mut [f64]) {
+        self.basis.field_coefficients(&self.z, &mut self.coeff);
+        self.basis.add_reconstruction(&self.coeff, out);
+    }
+
+    /// Spatial dimension `d`.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+    /// Number of vertices `n`.
+    pub fn n_vertices(&self) -> usize {
+        self.n
+    }
+    /// Reduced coordinates `z` (coordinate-major, `d × r̂`).
+    pub fn reduced_state(&self) -> &[f64] {
+        &self.z
+    }
+    /// The rig.
+    pub fn rig(&self) -> &LbsRig {
+        &self.rig
+    }
+    /// The current rig parameters.
+    pub fn rig_params(&self) -> &[f64] {
+        &self.p
+    }
+    /// What the precompute produced.
+    pub fn precompute(&self) -> &FastPrecompute {
+        &self.info
+    }
+}
+
+/// The local/global iteration rewritten on cluster gradients: with `P = K̂ H⁻¹ K̂ᵀ` and
+/// `K̂H⁻¹` precomputed, the gradients after a global step are `F = F_rig + K̂H⁻¹ base + P R`, so
+/// intermediate iterations never form `z`; one solve after the last local step recovers it.
+/// Identical in exact arithmetic; used when `(n_c d)² < 2 n_c d r̂ + r̂²` (few clusters, as in
+/// the 2D defaults).
+#[derive(Clone, Debug)]
+struct ClusterSpace {
+    /// `K̂ H⁻¹`, `n_c d × r̂` row-major.
+    kh: Vec<f64>,
+    /// `P`, `n_c d × n_c d` row-major.
+    p: Vec<f64>,
+}
+
+impl ClusterSpace {
+    fn new_if_cheaper(k: &[f64], nq: usize, rr: usize, chol: &DenseCholesky) -> Option<Self> {
+        if nq * nq >= 2 * nq * rr + rr * rr {
+            return None;
+        }
+        let mut kh = k.to_vec();
+        for q in 0..nq {
+            chol.solve_in_place(&mut kh[q * rr..(q + 1) * rr]);
+        }
+        let mut p = vec![0.0; nq * nq];
+        for a in 0..nq {
+            for b in 0..nq {
+                p[a * nq + b] = dot(&kh[a * rr..(a + 1) * rr], &k[b * rr..(b + 1) * rr]);
+            }
+        }
+        Some(Self { kh, p })
+    }
+}
+
+/// A dense Cholesky factor `H = L Lᵀ` stored for contiguous forward and backward substitution.
+#[derive(Clone, Debug)]
+struct DenseCholesky {
+    n: usize,
+    /// `L`, row-major (row `i` holds `L[i, ..i]` then the diagonal).
+    lower: Vec<f64>,
+    /// `Lᵀ`, row-major (row `i` holds `L[i+1.., i]` after the diagonal).
+    upper: Vec<f64>,
+    inv_diag: Vec<f64>,
+}
+
+impl DenseCholesky {
+    fn new(h: &Mat<f64>) -> Result<Self> {
+        let n = h.nrows();
+        let llt = h.llt(Side::Lower).map_err(|e| OvertoneError::Factorization {
+            what: "reduced system matrix".into(),
+            reason: format!("{e:?}; the subspace stiffness is not positive definite"),
+        })?;
+        let l = llt.L();
+        let lower = (0..n * n)
+            .map(|k| if k % n <= k / n { l[(k / n, k % n)] } else { 0.0 })
+            .collect();
+        let upper = (0..n * n)
+            .map(|k| if k % n >= k / n { l[(k % n, k / n)] } else { 0.0 })
+            .collect();
+        let inv_diag = (0..n).map(|i| 1.0 / l[(i, i)]).collect();
+        Ok(Self {
+            n,
+            lower,
+            upper,
+            inv_diag,
+        })
+    }
+
+    /// `b ← H⁻¹ b` in place. Does not allocate.
+    fn solve_in_place(&self, b: &mut [f64]) {
+        let n = self.n;
+        for i in 0..n {
+            let s = dot(&self.lower[i * n..i * n + i], &b[..i]);
+            b[i] = (b[i] - s) * self.inv_diag[i];
+        }
+        for i in (0..n).rev() {
+            let s = dot(&self.upper[i * n + i + 1..(i + 1) * n], &b[i + 1..]);
+            b[i] = (b[i] - s) * self.inv_diag[i];
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! Rotation clusters: groups of elements that share one rotation in the local step.
+
+use faer::Mat;
+
+use crate::error::Result;
+use crate::mesh::SimplexMesh;
+use crate::reduced::kmeans;
+
+/// Seed of the k-means++ initialisation (fixed: clusters are part of the cached precompute and
+/// must not change between runs).
+pub const CLUSTER_SEED: u64 = 0x0076_6572_746f_6e65;
+
+/// Per-element features for clustering: the mean of the weight fields over the element's
+/// vertices (`m × k`, row-major). Elements that move alike in every mode get close features.
+pub fn element_features(mesh: &SimplexMesh, weights: &Mat<f64>) -> Vec<f64> {
+    let k = weights.ncols();
+    let share = 1.0 / (mesh.dim() + 1) as f64;
+    let mut f = vec![0.0; mesh.n_elements() * k];
+    for e in 0..mesh.n_elements() {
+        for &v in mesh.element(e) {
+            for l in 0..k {
+                f[e * k + l] += share * weights[(v, l)];
+            }
+        }
+    }
+    f
+}
+
+/// A partition of the elements into clusters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RotationClusters {
+    /// Cluster of each element.
+    pub labels: Vec<usize>,
+    /// Elements per cluster.
+    pub sizes: Vec<usize>,
+}
+
+impl RotationClusters {
+    /// k-means of the [element features](element_features) into `count` clusters (seeded,
+    /// deterministic). Fails if `count` is zero or exceeds the number of elements.
+    pub fn new(mesh: &SimplexMesh, weights: &Mat<f64>, count: usize) -> Result<Self> {
+        let features = element_features(mesh, weights);
+        let km = kmeans(&features, weights.ncols(), count, CLUSTER_SEED)?;
+        let mut sizes = vec![0; count];
+        for &l in &km.labels {
+            sizes[l] += 1;
+        }
+        Ok(Self {
+            labels: km.labels,
+            sizes,
+        })
+    }
+
+    /// One cluster per element (the full-order local step, for convergence studies).
+    pub fn per_element(n_elements: usize) -> Self {
+        Self {
+            labels: (0..n_elements).collect(),
+            sizes: vec![1; n_elements],
+        }
+    }
+
+    /// Number of clusters.
+    pub fn len(&self) -> usize {
+        self.sizes.len()
+    }
+    /// True when there are no clusters.
+    pub fn is_empty(&self) -> bool {
+        self.sizes.is_empty()
+    }
+}

@@ -1,0 +1,169 @@
+//! The subspace spanned by skinning weight fields, `u = B z`, and its reconstruction.
+
+use faer::{Mat, Side};
+use rayon::prelude::*;
+
+use crate::dense_kernels::dot;
+use crate::error::{OvertoneError, Result};
+
+/// Vertex count from which reconstruction runs on several threads.
+const PARALLEL_MIN_VERTICES: usize = 2048;
+/// Gram eigenvalues below this fraction of the largest mark dependent columns.
+const GRAM_RANK_TOLERANCE: f64 = 1e-13;
+
+/// `u = B z` with `B = I_d ⊗ (B̂ T)`, `B̂ = [w_l ⊙ X̂_j]` (`n × k(d+1)`, column `l(d+1) + j`,
+/// `X̂ = [X, 1]`) for `k` weight fields `w_l`, and `T` (`k(d+1) × r̂`) chosen so that the columns
+/// of `B̂ T` are orthonormal in the mass inner product (`(B̂T)ᵀ M̂ (B̂T) = I`).
+///
+/// Reduced coordinates `z` are coordinate-major: `z[i·r̂ + a]`, `r = d·r̂` in all.
+/// Reconstruction uses the weight structure: per vertex and coordinate,
+/// `u_i(v) = Σ_l w_l(v) Σ_j X̂_j(v) c_i[l(d+1)+j]` with `c_i = T z_i`, i.e. `k·(d+1)·d`
+/// multiply-adds per vertex instead of a dense `n·d × r` product.
+#[derive(Clone, Debug)]
+pub struct SkinningBasis {
+    dim: usize,
+    n_fields: usize,
+    /// `n × k`, row-major.
+    weights: Vec<f64>,
+    /// `n × d`, row-major.
+    rest: Vec<f64>,
+    /// `T`, `k(d+1) × r̂`, row-major.
+    coefficients: Vec<f64>,
+    reduced: usize,
+}
+
+impl SkinningBasis {
+    /// Builds the basis from weight fields `w` (`n × k`), rest positions (`n × d` row-major) and
+    /// lumped masses (`n`). Columns of `B̂` that are dependent in the mass inner product are
+    /// dropped (eigenvalues of `B̂ᵀM̂B̂` below 1e-13 of the largest).
+    pub fn new(weights: &Mat<f64>, rest: &[f64], dim: usize, mass: &[f64]) -> Result<Self> {
+        let (n, k) = (weights.nrows(), weights.ncols());
+        let cols = k * (dim + 1);
+        let bhat = Mat::from_fn(n, cols, |v, c| {
+            let (l, j) = (c / (dim + 1), c % (dim + 1));
+            let xh = if j < dim { rest[v * dim + j] } else { 1.0 };
+            weights[(v, l)] * xh
+        });
+        let mut gram = Mat::<f64>::zeros(cols, cols);
+        for a in 0..cols {
+            for b in 0..=a {
+                let s: f64 = (0..n).map(|v| bhat[(v, a)] * mass[v] * bhat[(v, b)]).sum();
+                gram[(a, b)] = s;
+                gram[(b, a)] = s;
+            }
+        }
+        let eig = gram
+            .self_adjoint_eigen(Side::Lower)
+            .map_err(|e| OvertoneError::Factorization {
+                what: "skinning subspace Gram matrix".into(),
+                reason: format!("{e:?}"),
+            })?;
+        let lmax = (0..cols).map(|i| eig.S()[i]).fold(0.0, f64::max);
+        let keep: Vec<usize> = (0..cols).filter(|&i| eig.S()[i] > GRAM_RANK_TOLERANCE * lmax).collect();
+        if keep.is_empty() {
+            return Err(OvertoneError::setting(
+                "modes",
+                k,
+                "the weight fields span no displacement",
+            ));
+        }
+        let reduced = keep.len();
+        let mut coefficients = vec![0.0; cols * reduced];
+        for (c, &i) in keep.iter().enumerate() {
+            let s = 1.0 / eig.S()[i].sqrt();
+            for a in 0..cols {
+                coefficients[a * reduced + c] = eig.U()[(a, i)] * s;
+            }
+        }
+        let mut w = vec![0.0; n * k];
+        for v in 0..n {
+            for l in 0..k {
+                w[v * k + l] = weights[(v, l)];
+            }
+        }
+        Ok(Self {
+            dim,
+            n_fields: k,
+            weights: w,
+            rest: rest.to_vec(),
+            coefficients,
+            reduced,
+        })
+    }
+
+    /// Columns per coordinate, `r̂`.
+    pub fn reduced_dim(&self) -> usize {
+        self.reduced
+    }
+    /// Number of weight fields `k`.
+    pub fn n_fields(&self) -> usize {
+        self.n_fields
+    }
+    /// Number of vertices `n`.
+    pub fn n_vertices(&self) -> usize {
+        self.rest.len() / self.dim
+    }
+
+    /// The scalar basis `B̂ T` as a dense `n × r̂` matrix (for precomputation only).
+    pub fn dense(&self) -> Mat<f64> {
+        let (d, k, r) = (self.dim, self.n_fields, self.reduced);
+        let n = self.n_vertices();
+        let mut out = Mat::<f64>::zeros(n, r);
+        for v in 0..n {
+            for l in 0..k {
+                let w = self.weights[v * k + l];
+                for j in 0..=d {
+                    let xh = if j < d { self.rest[v * d + j] } else { 1.0 };
+                    let row = &self.coefficients[(l * (d + 1) + j) * r..(l * (d + 1) + j + 1) * r];
+                    for (c, t) in row.iter().enumerate() {
+                        out[(v, c)] += w * xh * t;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `c_i = T z_i` for each coordinate, written into `c` (`d × k(d+1)`, row-major).
+    pub fn field_coefficients(&self, z: &[f64], c: &mut [f64]) {
+        let (d, r) = (self.dim, self.reduced);
+        let cols = self.n_fields * (d + 1);
+        for i in 0..d {
+            let zi = &z[i * r..(i + 1) * r];
+            for a in 0..cols {
+                let t = &self.coefficients[a * r..(a + 1) * r];
+                c[i * cols + a] = dot(t, zi);
+            }
+        }
+    }
+
+    /// `out_v += u(v)` for every vertex, with `c` from [`field_coefficients`](Self::field_coefficients);
+    /// `out` is `n × d` row-major. Parallel over vertices on large meshes (each vertex is
+    /// independent, so the result does not depend on the thread count). Does not allocate.
+    pub fn add_reconstruction(&self, c: &[f64], out: &mut [f64]) {
+        let (d, k) = (self.dim, self.n_fields);
+        let cols = k * (d + 1);
+        let vertex = |v: usize, o: &mut [f64]| {
+            let w = &self.weights[v * k..(v + 1) * k];
+            let x = &self.rest[v * d..(v + 1) * d];
+            for i in 0..d {
+                let ci = &c[i * cols..(i + 1) * cols];
+                let mut s = 0.0;
+                for l in 0..k {
+                    let cl = &ci[l * (d + 1)..(l + 1) * (d + 1)];
+                    let mut t = cl[d];
+                    for j in 0..d {
+                        t += cl[j] * x[j];
+                    }
+                    s += w[l] * t;
+                }
+                o[i] += s;
+            }
+        };
+        if self.n_vertices() >= PARALLEL_MIN_VERTICES {
+            out.par_chunks_mut(d).enumerate().for_each(|(v, o)| vertex(v, o));
+        } else {
+            out.chunks_mut(d).enumerate().for_each(|(v, o)| vertex(v, o));
+        }
+    }
+}
