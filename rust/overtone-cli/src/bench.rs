@@ -23,7 +23,13 @@ const BEAMS: [((usize, usize), f64, f64); 5] = [
     ((140, 9), 32.2, 0.67),
     ((180, 10), 46.3, 0.67),
 ];
-const SCENES_3D: [&str; 4] = ["sphere", "elephant", "fish", "frog"];
+const SCENES_3D: [&str; 5] = [
+    "complementary-dynamics-cpp/sphere/sphere.json",
+    "complementary-dynamics-cpp/elephant/elephant.json",
+    "complementary-dynamics-cpp/fish/fish.json",
+    "complementary-dynamics-cpp/frog/frog.json",
+    "fast-complementary-dynamics/cd_fish/cd_fish_rig.json",
+];
 
 struct Measured {
     step_ms: f64,
@@ -92,9 +98,9 @@ pub fn run(out: Option<&Path>, frames: usize, repeats: usize) -> Result<()> {
         })?;
         emit(format!("metronome {w}x{h}"), &sc, format!("{full_ms} / {fast_ms}"))?;
     }
-    for name in SCENES_3D {
-        let mut sc =
-            overtone::scene::load_scene(&example_path(&format!("complementary-dynamics-cpp/{name}/{name}.json")))?;
+    for file in SCENES_3D {
+        let mut sc = overtone::scene::load_scene(&example_path(file))?;
+        let name = sc.name.clone();
         let label = if sc.model != ElasticModel::Arap {
             let asked = sc.model.name();
             sc.model = ElasticModel::Arap;
@@ -105,8 +111,50 @@ pub fn run(out: Option<&Path>, frames: usize, repeats: usize) -> Result<()> {
         sc.frames.truncate(frames.max(4));
         emit(label, &sc, "–".into())?;
     }
+    let recon = reconstruction_ms(&example_path(SCENES_3D[4]))?;
+    let line = format!(
+        "\nReconstruction of u = B z at the {} vertices of cd_fish (16 modes, weight structure): {:.3} ms (median of 200)",
+        recon.0, recon.1
+    );
+    println!("{line}");
+    rows.push(line);
     if let Some(p) = out {
         overtone::io::write_atomically(p, (rows.join("\n") + "\n").as_bytes())?;
     }
     Ok(())
+}
+
+/// Median time of reconstructing the displacement at every vertex from a non-zero state.
+fn reconstruction_ms(scene: &Path) -> Result<(usize, f64)> {
+    let sc = overtone::scene::load_scene(scene)?;
+    let (n, d) = (sc.mesh.n_vertices(), sc.mesh.dim());
+    let rig = overtone::rig::LbsRig::new(d, sc.mesh.vertices(), &sc.weights, sc.n_bones)?;
+    let p0 = rig.params_from_transforms(&sc.frames[0])?;
+    let dw = overtone::leak::default_momentum_weights(&sc.mesh)?;
+    let params = overtone::dynamics::SolverParams {
+        dt: sc.dt,
+        ..Default::default()
+    };
+    let mut solver = overtone::dynamics::FastSolver::new(
+        &sc.mesh,
+        rig,
+        &dw,
+        &sc.material,
+        &params,
+        FastParams::default_for(d),
+        &p0,
+    )?;
+    for f in &sc.frames[1..20] {
+        let p = solver.rig().params_from_transforms(f)?;
+        solver.step(&p)?;
+    }
+    let mut out = vec![0.0; n * d];
+    let mut times = Vec::with_capacity(200);
+    for _ in 0..200 {
+        out.fill(0.0);
+        let t = std::time::Instant::now();
+        solver.add_displacement(&mut out);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok((n, median(&times)))
 }

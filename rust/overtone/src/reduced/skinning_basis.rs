@@ -8,6 +8,8 @@ use crate::error::{OvertoneError, Result};
 
 /// Vertex count from which reconstruction runs on several threads.
 const PARALLEL_MIN_VERTICES: usize = 2048;
+/// Largest `k(d+1)` reconstructed with a stack buffer (64 modes in 3D).
+const MAX_STACK_COLUMNS: usize = 256;
 /// Gram eigenvalues below this fraction of the largest mark dependent columns.
 const GRAM_RANK_TOLERANCE: f64 = 1e-13;
 
@@ -146,18 +148,32 @@ impl SkinningBasis {
         let vertex = |v: usize, o: &mut [f64]| {
             let w = &self.weights[v * k..(v + 1) * k];
             let x = &self.rest[v * d..(v + 1) * d];
-            for i in 0..d {
-                let ci = &c[i * cols..(i + 1) * cols];
-                let mut s = 0.0;
+            if cols <= MAX_STACK_COLUMNS {
+                // q = [w_l · X̂_j], then u_i = q · c_i: contiguous dot products.
+                let mut q = [0.0; MAX_STACK_COLUMNS];
                 for l in 0..k {
-                    let cl = &ci[l * (d + 1)..(l + 1) * (d + 1)];
-                    let mut t = cl[d];
                     for j in 0..d {
-                        t += cl[j] * x[j];
+                        q[l * (d + 1) + j] = w[l] * x[j];
                     }
-                    s += w[l] * t;
+                    q[l * (d + 1) + d] = w[l];
                 }
-                o[i] += s;
+                for i in 0..d {
+                    o[i] += dot(&q[..cols], &c[i * cols..(i + 1) * cols]);
+                }
+            } else {
+                for i in 0..d {
+                    let ci = &c[i * cols..(i + 1) * cols];
+                    let mut s = 0.0;
+                    for l in 0..k {
+                        let cl = &ci[l * (d + 1)..(l + 1) * (d + 1)];
+                        let mut t = cl[d];
+                        for j in 0..d {
+                            t += cl[j] * x[j];
+                        }
+                        s += w[l] * t;
+                    }
+                    o[i] += s;
+                }
             }
         };
         if self.n_vertices() >= PARALLEL_MIN_VERTICES {

@@ -1,10 +1,14 @@
 //! Scenes: a rest mesh, a rig with its animation, a material and time-stepping settings.
 
+mod extend_weights;
+mod fast_cody;
 mod metronome;
 mod overtone_json;
 mod reference_release;
 mod simulate;
 
+pub use extend_weights::extend_weights_inward;
+pub use fast_cody::{fast_cody_files, read_fast_cody_scene};
 pub use metronome::{metronome_beam, MetronomeBeam};
 pub use overtone_json::{read_overtone_scene, scene_to_json, write_overtone_scene, SCENE_FORMAT};
 pub use reference_release::read_reference_scene;
@@ -114,7 +118,8 @@ impl Scene {
 }
 
 /// Loads a scene file, telling the formats apart by content: Overtone's own JSON (with
-/// `"format": "overtone-scene/1"`) or the reference C++ release's scene JSON (with `mesh_file`).
+/// `"format": "overtone-scene/1"`), the reference C++ release's scene JSON (with `mesh_file`),
+/// or a `fast_cody` rig (`NAME_rig.json` with `rig_type`, beside `NAME.msh` and its animation).
 pub fn load_scene(path: &Path) -> Result<Scene> {
     let text = std::fs::read_to_string(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
     let value: serde_json::Value =
@@ -123,6 +128,9 @@ pub fn load_scene(path: &Path) -> Result<Scene> {
         read_overtone_scene(path, &text)
     } else if value.get("mesh_file").is_some() {
         read_reference_scene(path, &value)
+    } else if value.get("rig_type").is_some() {
+        let (mesh, anim) = fast_cody_files(path)?;
+        read_fast_cody_scene(&mesh, path, &anim)
     } else {
         Err(OvertoneError::parse(
             path,

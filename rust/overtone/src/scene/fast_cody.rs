@@ -1,0 +1,282 @@
+//! Characters of the `fast_cody` release (Benchekroun et al. 2023): a gmsh tet mesh, a rig JSON
+//! with weights on the surface only, and an animation JSON of per-frame bone world transforms.
+
+use std::path::{Path, PathBuf};
+
+use crate::dynamics::Material;
+use crate::error::{OvertoneError, Result};
+use crate::io::read_gmsh;
+use crate::mesh::{boundary_vertices, SimplexMesh};
+use crate::scene::{extend_weights_inward, ElasticModel, Scene};
+
+/// Material and time step used for `fast_cody` characters: those of the reference release's
+/// fish (the same geometry at a coarser resolution), in the same normalised frame.
+const MATERIAL: Material = Material {
+    youngs_modulus: 7e5,
+    poisson_ratio: 0.4,
+    density: 1000.0,
+};
+const DT: f64 = 0.01;
+
+fn json(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| OvertoneError::parse(path, format!("not valid JSON: {e}")))
+}
+
+fn matrix_rows(path: &Path, v: &serde_json::Value, what: &str, cols: usize) -> Result<Vec<f64>> {
+    let rows = v
+        .as_array()
+        .ok_or_else(|| OvertoneError::parse(path, format!("`{what}` is not an array")))?;
+    let mut out = Vec::with_capacity(rows.len() * cols);
+    for (i, r) in rows.iter().enumerate() {
+        let r = r
+            .as_array()
+            .filter(|r| r.len() == cols)
+            .ok_or_else(|| OvertoneError::parse(path, format!("`{what}[{i}]` is not a row of {cols} numbers")))?;
+        for x in r {
+            out.push(
+                x.as_f64()
+                    .ok_or_else(|| OvertoneError::parse(path, format!("`{what}[{i}]` holds a non-number")))?,
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// `[A | t]` (3 × 4, row-major) as a 4 × 4 homogeneous matrix, inverted (rigid or affine).
+fn affine_inverse(m: &[f64]) -> Option<[f64; 12]> {
+    let a = nalgebra::Matrix3::new(m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10]);
+    let t = nalgebra::Vector3::new(m[3], m[7], m[11]);
+    let ai = a.try_inverse()?;
+    let ti = -(ai * t);
+    Some([
+        ai[(0, 0)],
+        ai[(0, 1)],
+        ai[(0, 2)],
+        ti[0],
+        ai[(1, 0)],
+        ai[(1, 1)],
+        ai[(1, 2)],
+        ti[1],
+        ai[(2, 0)],
+        ai[(2, 1)],
+        ai[(2, 2)],
+        ti[2],
+    ])
+}
+
+fn compose(a: &[f64], b: &[f64]) -> [f64; 12] {
+    let mut out = [0.0; 12];
+    for i in 0..3 {
+        for j in 0..4 {
+            let mut s = if j == 3 { a[i * 4 + 3] } else { 0.0 };
+            for k in 0..3 {
+                s += a[i * 4 + k] * b[k * 4 + j];
+            }
+            out[i * 4 + j] = s;
+        }
+    }
+    out
+}
+
+/// Finds the files of a `fast_cody` character from its rig file `NAME_rig.json`: the mesh
+/// `NAME.msh` and the first (sorted) animation `NAME_rig_anim__*.json` beside it.
+pub fn fast_cody_files(rig: &Path) -> Result<(PathBuf, PathBuf)> {
+    let dir = rig.parent().unwrap_or(Path::new("."));
+    let stem = rig
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let base = stem.strip_suffix("_rig").ok_or_else(|| {
+        OvertoneError::parse(
+            rig,
+            "a fast_cody rig file must be named NAME_rig.json (next to NAME.msh)",
+        )
+    })?;
+    let mesh = dir.join(format!("{base}.msh"));
+    let prefix = format!("{stem}_anim__");
+    let mut anims: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| OvertoneError::io(dir, format!("cannot list: {e}")))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().starts_with(&prefix))
+                .unwrap_or(false)
+                && p.extension().map(|e| e == "json").unwrap_or(false)
+        })
+        .collect();
+    anims.sort();
+    let anim = anims
+        .into_iter()
+        .next()
+        .ok_or_else(|| OvertoneError::parse(rig, format!("no animation {prefix}*.json beside the rig")))?;
+    Ok((mesh, anim))
+}
+
+/// Reads a `fast_cody` character (mesh, rig, animation) into a scene.
+///
+/// * Positions are normalised as for the reference release (bounding-box centre, largest
+///   half-extent 1); bone transforms are conjugated into that frame.
+/// * The rig's weights live on its surface copy `V`; each boundary vertex of the tet mesh takes
+///   the weights of the nearest `V` vertex, rows renormalised (the file's rows sum to
+///   0.975–1.0), then the interior is filled by [`extend_weights_inward`].
+/// * The LBS transform of bone `b` at frame `f` is `P[f,b] · p0[b]⁻¹` (world transforms).
+/// * Material and time step: those of the reference release's fish (`E = 7e5`, `ν = 0.4`,
+///   `ρ = 1000`, `h = 0.01`).
+pub fn read_fast_cody_scene(mesh_path: &Path, rig_path: &Path, anim_path: &Path) -> Result<Scene> {
+    let gm = read_gmsh(mesh_path)?;
+    if gm.tetrahedra.is_empty() {
+        return Err(OvertoneError::parse(mesh_path, "no tetrahedra"));
+    }
+    let rig = json(rig_path)?;
+    let sv = matrix_rows(rig_path, &rig["V"], "V", 3)?;
+    let ns = sv.len() / 3;
+    let n_bones = rig["W"].get(0).and_then(|r| r.as_array()).map(|r| r.len()).unwrap_or(0);
+    if n_bones == 0 {
+        return Err(OvertoneError::parse(rig_path, "`W` is empty"));
+    }
+    let sw = matrix_rows(rig_path, &rig["W"], "W", n_bones)?;
+    if sw.len() / n_bones != ns {
+        return Err(OvertoneError::parse(
+            rig_path,
+            format!("`W` has {} rows for {ns} surface vertices", sw.len() / n_bones),
+        ));
+    }
+    let p0 = matrix_rows(
+        rig_path,
+        &rig["p0"]
+            .as_array()
+            .map(|a| {
+                serde_json::Value::Array(
+                    a.iter()
+                        .flat_map(|m| m.as_array().cloned().unwrap_or_default())
+                        .collect(),
+                )
+            })
+            .unwrap_or_default(),
+        "p0",
+        4,
+    )?;
+    if p0.len() != n_bones * 12 {
+        return Err(OvertoneError::parse(
+            rig_path,
+            format!("`p0` holds {} numbers, expected {n_bones} 3x4 matrices", p0.len()),
+        ));
+    }
+    let anim = json(anim_path)?;
+    let frames_json = anim["P"]
+        .as_array()
+        .ok_or_else(|| OvertoneError::parse(anim_path, "`P` is not an array"))?;
+
+    // Normalisation x' = (x − c)/s.
+    let mut v = gm.vertices;
+    let n = v.len() / 3;
+    let mut c = [0.0; 3];
+    for i in 0..3 {
+        let (lo, hi) = (0..n).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), k| {
+            (a.min(v[3 * k + i]), b.max(v[3 * k + i]))
+        });
+        c[i] = 0.5 * (lo + hi);
+    }
+    let s = (0..n)
+        .flat_map(|k| (0..3).map(move |i| (k, i)))
+        .fold(0.0f64, |a, (k, i)| a.max((v[3 * k + i] - c[i]).abs()));
+    if !(s > 0.0) {
+        return Err(OvertoneError::parse(mesh_path, "the mesh has zero extent"));
+    }
+    let raw = v.clone();
+    for k in 0..n {
+        for i in 0..3 {
+            v[3 * k + i] = (v[3 * k + i] - c[i]) / s;
+        }
+    }
+    let mesh = SimplexMesh::new(3, v, gm.tetrahedra)?;
+
+    // Surface weights onto the tet boundary (nearest rig-surface vertex, raw coordinates).
+    let boundary = boundary_vertices(&mesh);
+    let mut known = Vec::with_capacity(boundary.len() * n_bones);
+    for &b in &boundary {
+        let p = &raw[3 * b..3 * b + 3];
+        let nearest = (0..ns)
+            .min_by(|&x, &y| {
+                let dx: f64 = (0..3).map(|i| (sv[3 * x + i] - p[i]).powi(2)).sum();
+                let dy: f64 = (0..3).map(|i| (sv[3 * y + i] - p[i]).powi(2)).sum();
+                dx.total_cmp(&dy)
+            })
+            .expect("non-empty surface");
+        let row = &sw[nearest * n_bones..(nearest + 1) * n_bones];
+        let sum: f64 = row.iter().map(|w| w.max(0.0)).sum();
+        if !(sum > 0.0) {
+            return Err(OvertoneError::Weights {
+                vertex: nearest,
+                reason: "the rig's surface weights of this vertex are all zero".into(),
+            });
+        }
+        known.extend(row.iter().map(|w| w.max(0.0) / sum));
+    }
+    let weights = extend_weights_inward(&mesh, &boundary, &known, n_bones)?;
+
+    // Per-frame LBS transforms in the normalised frame: T' = N (P p0⁻¹) N⁻¹.
+    let inv0: Vec<[f64; 12]> = (0..n_bones)
+        .map(|b| {
+            affine_inverse(&p0[b * 12..(b + 1) * 12])
+                .ok_or_else(|| OvertoneError::parse(rig_path, format!("p0 of bone {b} is singular")))
+        })
+        .collect::<Result<_>>()?;
+    let n_to = [
+        1.0 / s,
+        0.0,
+        0.0,
+        -c[0] / s,
+        0.0,
+        1.0 / s,
+        0.0,
+        -c[1] / s,
+        0.0,
+        0.0,
+        1.0 / s,
+        -c[2] / s,
+    ];
+    let n_from = [s, 0.0, 0.0, c[0], 0.0, s, 0.0, c[1], 0.0, 0.0, s, c[2]];
+    let mut frames = Vec::with_capacity(frames_json.len());
+    for (f, fr) in frames_json.iter().enumerate() {
+        let flat = serde_json::Value::Array(
+            fr.as_array()
+                .ok_or_else(|| OvertoneError::parse(anim_path, format!("P[{f}] is not an array")))?
+                .iter()
+                .flat_map(|m| m.as_array().cloned().unwrap_or_default())
+                .collect(),
+        );
+        let pf = matrix_rows(anim_path, &flat, &format!("P[{f}]"), 4)?;
+        if pf.len() != n_bones * 12 {
+            return Err(OvertoneError::parse(
+                anim_path,
+                format!("P[{f}] holds {} numbers, expected {n_bones} 3x4 matrices", pf.len()),
+            ));
+        }
+        let mut out = Vec::with_capacity(n_bones * 12);
+        for b in 0..n_bones {
+            let t = compose(&pf[b * 12..(b + 1) * 12], &inv0[b]);
+            out.extend(compose(&n_to, &compose(&t, &n_from)));
+        }
+        frames.push(out);
+    }
+    let name = rig_path
+        .file_stem()
+        .map(|s| s.to_string_lossy().trim_end_matches("_rig").to_string())
+        .unwrap_or_default();
+    let scene = Scene {
+        name,
+        mesh,
+        weights,
+        n_bones,
+        frames,
+        momentum_weights: None,
+        model: ElasticModel::Arap,
+        material: MATERIAL,
+        dt: DT,
+        gravity: vec![0.0; 3],
+    };
+    scene.validate()?;
+    Ok(scene)
+}
