@@ -252,3 +252,71 @@ fn bad_scenes_are_refused_with_a_reason() {
         Err(OvertoneError::Io { .. })
     ));
 }
+
+/// gmsh 2.2: the binary cd_fish mesh has 10,000 nodes and 42,205 tets (the data README's counts),
+/// and an ASCII file with the same content reads back identically.
+#[test]
+fn gmsh_binary_and_ascii_agree() {
+    let fish = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/fast-complementary-dynamics/cd_fish/cd_fish.msh");
+    let m = overtone::io::read_gmsh(&fish).unwrap();
+    assert_eq!((m.vertices.len() / 3, m.tetrahedra.len() / 4), (10_000, 42_205));
+    let dir = tmpdir("gmsh");
+    let mut text = String::from("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n");
+    let keep = 50;
+    let tets: Vec<&[usize]> = m.tetrahedra.chunks(4).filter(|t| t.iter().all(|&v| v < keep)).collect();
+    text += &format!("{keep}\n");
+    for v in 0..keep {
+        text += &format!(
+            "{} {:?} {:?} {:?}\n",
+            v + 1,
+            m.vertices[3 * v],
+            m.vertices[3 * v + 1],
+            m.vertices[3 * v + 2]
+        );
+    }
+    text += &format!("$EndNodes\n$Elements\n{}\n", tets.len() + 1);
+    text += "1 15 2 0 1 1\n";
+    for (k, t) in tets.iter().enumerate() {
+        text += &format!(
+            "{} 4 2 0 1 {} {} {} {}\n",
+            k + 2,
+            t[0] + 1,
+            t[1] + 1,
+            t[2] + 1,
+            t[3] + 1
+        );
+    }
+    text += "$EndElements\n";
+    let p = dir.join("small.msh");
+    std::fs::write(&p, &text).unwrap();
+    let a = overtone::io::read_gmsh(&p).unwrap();
+    assert_eq!(a.vertices, m.vertices[..3 * keep].to_vec());
+    assert_eq!(a.tetrahedra, tets.concat());
+    // Truncated binary data is refused, not a panic.
+    let bytes = std::fs::read(&fish).unwrap();
+    let cut = dir.join("cut.msh");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(matches!(
+        overtone::io::read_gmsh(&cut),
+        Err(OvertoneError::Parse { .. })
+    ));
+}
+
+/// The fast_cody fish: weights given on the surface only are extended to all 10,000 tet
+/// vertices, non-negative with rows summing to one; frame 0 is the rest pose.
+#[test]
+fn cd_fish_weights_are_extended_inward() {
+    let rig = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/fast-complementary-dynamics/cd_fish/cd_fish_rig.json");
+    let sc = load_scene(&rig).unwrap();
+    assert_eq!((sc.mesh.n_vertices(), sc.n_bones, sc.frames.len()), (10_000, 2, 241));
+    for row in sc.weights.chunks(2) {
+        assert!(row.iter().all(|&w| w >= 0.0));
+        assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+    for (k, t) in sc.frames[0].iter().enumerate() {
+        let want = if k % 4 == k / 4 % 3 { 1.0 } else { 0.0 };
+        assert!((t - want).abs() < 1e-6, "frame 0 entry {k} = {t}");
+    }
+}
