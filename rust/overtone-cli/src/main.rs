@@ -54,6 +54,9 @@ enum Command {
         /// Fast solver: rotation clusters (default 20 in 2D, 100 in 3D).
         #[arg(long)]
         clusters: Option<usize>,
+        /// Fast solver: precompute sidecar (.ovt) to load, or to write when missing or stale.
+        #[arg(long)]
+        sidecar: Option<PathBuf>,
         /// Stop iterating early when the relative update falls below this.
         #[arg(long)]
         tolerance: Option<f64>,
@@ -82,6 +85,8 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         repeats: usize,
     },
+    /// Print what a sidecar (.ovt) holds.
+    Inspect { file: PathBuf },
     /// Write a scene (file or built-in) as `overtone-scene/1` JSON.
     Export {
         scene: String,
@@ -107,6 +112,7 @@ fn real_main() -> Result<()> {
             iterations,
             modes,
             clusters,
+            sidecar,
             tolerance,
             model,
             leak_constant,
@@ -127,11 +133,20 @@ fn real_main() -> Result<()> {
                     SolverKind::Fast(fp)
                 }
             };
-            run(&sc, kind, &out, report.as_deref(), iterations, tolerance)?;
+            run(
+                &sc,
+                kind,
+                &out,
+                report.as_deref(),
+                iterations,
+                tolerance,
+                sidecar.as_deref(),
+            )?;
             Ok(())
         }
         Command::Demo { out_dir } => demo(&out_dir),
         Command::Bench { out, frames, repeats } => bench::run(out.as_deref(), frames, repeats),
+        Command::Inspect { file } => inspect(&file),
         Command::Export { scene, out } => {
             let sc = scenes::load(&scene)?;
             overtone::scene::write_overtone_scene(&out, &sc)?;
@@ -158,21 +173,23 @@ fn run(
     report_path: Option<&Path>,
     iterations: usize,
     tolerance: Option<f64>,
+    sidecar: Option<&Path>,
 ) -> Result<overtone::scene::Simulation> {
     check_output(out)?;
     if let Some(r) = report_path {
         check_output(r)?;
     }
-    let sim = overtone::scene::simulate(scene, kind, iterations, tolerance)
+    let sim = overtone::scene::simulate_with_sidecar(scene, kind, iterations, tolerance, sidecar)
         .with_context(|| format!("simulating scene `{}`", scene.name))?;
     overtone::io::write_pc2(out, 1.0, 1.0, scene.mesh.n_vertices(), &sim.positions)?;
     let summary = report::summary(scene, &sim);
     if let Some(f) = &sim.fast {
         println!(
-            "fast subspace: {} reduced DOFs, {} clusters, structural orthogonality {:.2e}",
+            "fast subspace: {} reduced DOFs, {} clusters, structural orthogonality {:.2e}; precompute {}",
             f.reduced_dofs,
             f.cluster_sizes.len(),
-            f.structural_orthogonality
+            f.structural_orthogonality,
+            f.cache
         );
     }
     if let Some(r) = report_path {
@@ -198,11 +215,69 @@ fn demo(out_dir: &Path) -> Result<()> {
     let pc2 = out_dir.join("elephant.pc2");
     let rep = out_dir.join("elephant_report.json");
     let mesh = out_dir.join("elephant_scene.json");
-    run(&scene, SolverKind::Full, &pc2, Some(&rep), 10, None)?;
+    run(&scene, SolverKind::Full, &pc2, Some(&rep), 10, None, None)?;
     overtone::scene::write_overtone_scene(&mesh, &scene)?;
     println!("demo written to {}:", out_dir.display());
     for p in [&pc2, &rep, &mesh] {
         println!("  {}", p.display());
     }
     Ok(())
+}
+
+fn inspect(file: &Path) -> Result<()> {
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let h = overtone::cache::read_sidecar_header(&bytes).with_context(|| {
+        format!(
+            "{} is not an Overtone sidecar (bad magic or truncated header)",
+            file.display()
+        )
+    })?;
+    let key: String = h.key.iter().map(|b| format!("{b:02x}")).collect();
+    println!("{}", file.display());
+    println!(
+        "  format version {} (this build: {})",
+        h.format_version,
+        overtone::cache::FORMAT_VERSION
+    );
+    println!(
+        "  written by Overtone {} (this build: {})",
+        h.library_version,
+        env!("CARGO_PKG_VERSION")
+    );
+    println!("  key {key}");
+    let actual = bytes.len() - h.header_len;
+    println!("  payload {} bytes (header says {})", actual, h.payload_len);
+    if actual as u64 != h.payload_len || blake3_ok(&bytes[h.header_len..], &h.checksum).is_none() {
+        println!("  TRUNCATED OR CORRUPT (length or checksum): it will be rebuilt on next use");
+        return Ok(());
+    }
+    match bincode::serde::decode_from_slice::<overtone::cache::FastPrecomputeData, _>(
+        &bytes[h.header_len..],
+        bincode::config::standard(),
+    ) {
+        Ok((d, _)) => {
+            println!(
+                "  fast precompute: {} vertices, {} skinning eigenmodes",
+                d.n_vertices, d.modes
+            );
+            println!("  eigenvalues {:?}", d.eigenvalues);
+            println!(
+                "  weight-space constraint: {} rows, {} independent",
+                d.constraint_rows, d.constraint_rank
+            );
+            println!(
+                "  {} rotation clusters over {} elements (sizes {:?})",
+                d.cluster_sizes.len(),
+                d.labels.len(),
+                d.cluster_sizes
+            );
+        }
+        Err(e) => println!("  payload does not decode as a fast precompute ({e}): it will be rebuilt on next use"),
+    }
+    Ok(())
+}
+
+/// `Some(())` when the payload's blake3 equals the header's checksum.
+fn blake3_ok(payload: &[u8], checksum: &[u8; 32]) -> Option<()> {
+    (overtone::cache::payload_checksum(payload) == *checksum).then_some(())
 }

@@ -6,6 +6,7 @@
 //! coordinate-major slice of length `n·d` (coordinate `i` of vertex `v` at `i·n + v`); meshes and
 //! weights given by hosts are row-major.
 
+pub mod cache;
 pub mod dense_kernels;
 pub mod dynamics;
 pub mod error;

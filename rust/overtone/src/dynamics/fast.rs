@@ -6,6 +6,7 @@ use std::time::Instant;
 use faer::sparse::SparseColMat;
 use faer::{Mat, Side};
 
+use crate::cache::load_or_build_fast_precompute;
 use crate::dense_kernels::dot;
 use crate::dynamics::{Material, SolverParams, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
@@ -13,7 +14,7 @@ use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJaco
 use crate::leak::validate_momentum_weights;
 use crate::mesh::{element_volumes, SimplexMesh};
 use crate::polar::{closest_rotation_2d, closest_rotation_3d};
-use crate::reduced::{skinning_eigenmodes, RotationClusters, SkinningBasis};
+use crate::reduced::{RotationClusters, SkinningBasis};
 use crate::rig::LbsRig;
 
 /// Accuracy (radians) of the per-cluster rotations.
@@ -61,6 +62,8 @@ pub struct FastPrecompute {
     pub reduced_dofs: usize,
     /// Milliseconds per precompute stage, in order.
     pub stage_ms: Vec<(String, f64)>,
+    /// Whether the eigenmodes and clusters came from a sidecar.
+    pub cache: String,
 }
 
 /// Fast complementary dynamics: `u_c = B z` with `B` the M-orthonormalised rig-orthogonal
@@ -154,6 +157,22 @@ impl FastSolver {
         fast: FastParams,
         p0: &[f64],
     ) -> Result<Self> {
+        Self::with_sidecar(mesh, rig, momentum_weights, material, params, fast, p0, None)
+    }
+
+    /// As [`new`](Self::new), loading the eigenmodes and clusters from the sidecar file when it
+    /// was built from exactly these inputs, and (re)writing it otherwise.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_sidecar(
+        mesh: &SimplexMesh,
+        rig: LbsRig,
+        momentum_weights: &[f64],
+        material: &Material,
+        params: &SolverParams,
+        fast: FastParams,
+        p0: &[f64],
+        sidecar: Option<&std::path::Path>,
+    ) -> Result<Self> {
         let (d, n) = (mesh.dim(), mesh.n_vertices());
         if rig.dim() != d || rig.n_vertices() != n {
             return Err(OvertoneError::size(
@@ -195,23 +214,22 @@ impl FastSolver {
         let a_hat = Mat::from_fn(c, n, |k, v| jh[(v, k)] * mass[v] * momentum_weights[v]);
         stage("operators", &mut info);
 
-        let modes = skinning_eigenmodes(mesh, &a_hat, fast.modes)?;
-        info.eigenvalues = modes.values.clone();
-        info.constraint_rows = (modes.constraint_rows, modes.constraint_rank);
-        stage("skinning eigenmodes", &mut info);
+        let (pre, cache_status) = load_or_build_fast_precompute(mesh, &a_hat, fast, sidecar)?;
+        info.eigenvalues = pre.eigenvalues.clone();
+        info.constraint_rows = (pre.constraint_rows, pre.constraint_rank);
+        info.cluster_sizes = pre.cluster_sizes.clone();
+        info.cache = cache_status.to_string();
+        let weights_w = pre.weight_matrix();
+        stage("skinning eigenmodes and clusters (or sidecar)", &mut info);
 
-        let basis = SkinningBasis::new(&modes.weights, mesh.vertices(), d, &mass)?;
+        let basis = SkinningBasis::new(&weights_w, mesh.vertices(), d, &mass)?;
         let rr = basis.reduced_dim();
         let bd = basis.dense();
-        stage("subspace basis", &mut info);
-
-        let clusters = if fast.clusters == mesh.n_elements() {
-            RotationClusters::per_element(mesh.n_elements())
-        } else {
-            RotationClusters::new(mesh, &modes.weights, fast.clusters)?
+        let clusters = RotationClusters {
+            labels: pre.labels.clone(),
+            sizes: pre.cluster_sizes.clone(),
         };
-        info.cluster_sizes = clusters.sizes.clone();
-        stage("rotation clusters", &mut info);
+        stage("subspace basis", &mut info);
 
         // Reduced operators.
         let g = DeformationJacobian::new(mesh);
@@ -302,7 +320,7 @@ impl FastSolver {
             fvec: vec![0.0; n_clusters * d * d],
             rvec: vec![0.0; n_clusters * d * d],
             cluster_space,
-            coeff: vec![0.0; d * modes.weights.ncols() * (d + 1)],
+            coeff: vec![0.0; d * pre.modes * (d + 1)],
             z_prev: vec![0.0; d * rr],
         };
         solver.reset(p0)?;

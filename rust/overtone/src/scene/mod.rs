@@ -12,7 +12,7 @@ pub use fast_cody::{fast_cody_files, read_fast_cody_scene};
 pub use metronome::{metronome_beam, MetronomeBeam};
 pub use overtone_json::{read_overtone_scene, scene_to_json, write_overtone_scene, SCENE_FORMAT};
 pub use reference_release::read_reference_scene;
-pub use simulate::{simulate, simulate_full, Simulation, SolverKind};
+pub use simulate::{simulate, simulate_full, simulate_with_sidecar, Simulation, SolverKind};
 
 use std::path::Path;
 

@@ -56,6 +56,18 @@ pub fn simulate_full(scene: &Scene, iterations: usize, tolerance: Option<f64>) -
 /// Simulates every frame of `scene` with the chosen solver (see [`simulate_full`]); the time
 /// step and gravity come from the scene.
 pub fn simulate(scene: &Scene, kind: SolverKind, iterations: usize, tolerance: Option<f64>) -> Result<Simulation> {
+    simulate_with_sidecar(scene, kind, iterations, tolerance, None)
+}
+
+/// As [`simulate`], with the fast solver's eigenmodes and clusters loaded from (or saved to) a
+/// sidecar file; the full solver ignores it.
+pub fn simulate_with_sidecar(
+    scene: &Scene,
+    kind: SolverKind,
+    iterations: usize,
+    tolerance: Option<f64>,
+    sidecar: Option<&std::path::Path>,
+) -> Result<Simulation> {
     scene.validate()?;
     if scene.model != ElasticModel::Arap {
         return Err(OvertoneError::Unsupported(format!(
@@ -87,7 +99,7 @@ pub fn simulate(scene: &Scene, kind: SolverKind, iterations: usize, tolerance: O
             &params,
             &p0,
         )?),
-        SolverKind::Fast(fp) => Box::new(FastSolver::new(
+        SolverKind::Fast(fp) => Box::new(FastSolver::with_sidecar(
             &scene.mesh,
             rig,
             &dw,
@@ -95,6 +107,7 @@ pub fn simulate(scene: &Scene, kind: SolverKind, iterations: usize, tolerance: O
             &params,
             fp,
             &p0,
+            sidecar,
         )?),
     };
     let precompute_ms = t0.elapsed().as_secs_f64() * 1e3;

@@ -1,0 +1,127 @@
+//! The precompute sidecar: loaded only when it matches every input, rebuilt otherwise, never
+//! trusted when corrupt, and loading gives the same simulation as building.
+
+use std::path::PathBuf;
+
+use overtone::cache::{read_sidecar_header, CacheStatus, FORMAT_VERSION};
+use overtone::dynamics::FastParams;
+use overtone::scene::{metronome_beam, simulate, simulate_with_sidecar, MetronomeBeam, SolverKind};
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("overtone-sidecar-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn status(sim: &overtone::scene::Simulation) -> String {
+    sim.fast.as_ref().unwrap().cache.clone()
+}
+
+#[test]
+fn sidecar_is_reused_only_for_identical_inputs() {
+    let dir = tmpdir("reuse");
+    let path = dir.join("beam.ovt");
+    let sc = metronome_beam(MetronomeBeam {
+        steps: 20,
+        ..Default::default()
+    })
+    .unwrap();
+    let fp = FastParams::default_for(2);
+    let kind = SolverKind::Fast(fp);
+
+    let built = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+    assert!(
+        status(&built).starts_with("rebuilt (no sidecar yet)"),
+        "{}",
+        status(&built)
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let h = read_sidecar_header(&bytes).unwrap();
+    assert_eq!(h.format_version, FORMAT_VERSION);
+    assert_eq!(h.payload_len as usize, bytes.len() - h.header_len);
+
+    let loaded = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+    assert_eq!(status(&loaded), CacheStatus::Loaded.to_string());
+    assert!(loaded.positions == built.positions, "loading changed the result");
+    let plain = simulate(&sc, kind, 10, None).unwrap();
+    assert!(plain.positions == built.positions);
+
+    // Any input the precompute depends on invalidates it: modes, leak field, mesh.
+    let more_modes = SolverKind::Fast(FastParams { modes: 8, ..fp });
+    let s = simulate_with_sidecar(&sc, more_modes, 10, None, Some(&path)).unwrap();
+    assert!(status(&s).contains("different inputs"), "{}", status(&s));
+    let mut leak = sc.clone();
+    leak.momentum_weights = Some(vec![1.0; sc.mesh.n_vertices()]);
+    let s = simulate_with_sidecar(&leak, kind, 10, None, Some(&path)).unwrap();
+    assert!(status(&s).contains("different inputs"), "{}", status(&s));
+    let other = metronome_beam(MetronomeBeam {
+        w: 41,
+        steps: 20,
+        ..Default::default()
+    })
+    .unwrap();
+    let s = simulate_with_sidecar(&other, kind, 10, None, Some(&path)).unwrap();
+    assert!(status(&s).contains("different inputs"), "{}", status(&s));
+}
+
+/// Truncated, bit-flipped, foreign and empty files are rebuilt, and the run gives the same
+/// trajectory as a clean build.
+#[test]
+fn corrupt_sidecars_are_rebuilt() {
+    let dir = tmpdir("corrupt");
+    let path = dir.join("beam.ovt");
+    let sc = metronome_beam(MetronomeBeam {
+        steps: 10,
+        ..Default::default()
+    })
+    .unwrap();
+    let kind = SolverKind::Fast(FastParams::default_for(2));
+    let clean = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let h = read_sidecar_header(&good).unwrap();
+    let mut flipped = good.clone();
+    let mid = h.header_len + (good.len() - h.header_len) / 2;
+    flipped[mid] ^= 0xff;
+    let mut wrong_version = good.clone();
+    wrong_version[8] = 99;
+    let variants: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", good[..good.len() - 7].to_vec()),
+        ("header only", good[..h.header_len].to_vec()),
+        ("empty", Vec::new()),
+        ("foreign", b"POINTCACHE2\0 not a sidecar at all".to_vec()),
+        ("format version", wrong_version),
+        ("bit flip", flipped),
+    ];
+    for (name, bytes) in variants {
+        std::fs::write(&path, &bytes).unwrap();
+        let sim = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+        let st = status(&sim);
+        assert!(st.starts_with("rebuilt"), "{name}: {st}");
+        assert!(sim.positions == clean.positions, "{name}: rebuilt result differs");
+        // After the run the sidecar is valid again.
+        let again = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+        assert!(
+            status(&again) == CacheStatus::Loaded.to_string(),
+            "{name}: {}",
+            status(&again)
+        );
+    }
+}
+
+/// An unwritable sidecar path does not stop the run; the status says why nothing was saved.
+#[test]
+fn unwritable_sidecar_is_reported() {
+    let sc = metronome_beam(MetronomeBeam {
+        steps: 3,
+        ..Default::default()
+    })
+    .unwrap();
+    let path = PathBuf::from("/nonexistent-overtone-dir/beam.ovt");
+    let sim = simulate_with_sidecar(&sc, SolverKind::Fast(FastParams::default_for(2)), 10, None, Some(&path)).unwrap();
+    assert!(
+        status(&sim).starts_with("built; sidecar not written"),
+        "{}",
+        status(&sim)
+    );
+}
