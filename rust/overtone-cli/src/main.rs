@@ -1,5 +1,6 @@
 //! `overtone`: the command-line front door (run a scene, the demo, the benchmark table).
 
+mod bake;
 mod bench;
 mod report;
 mod scenes;
@@ -85,6 +86,38 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         repeats: usize,
     },
+    /// Bake secondary motion of a glTF character (.glb/.gltf) or a scene into a point cache of
+    /// the input mesh's own vertices, in their own order, one sample per frame.
+    Bake {
+        input: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// Precompute sidecar (.ovt) for the fast solver.
+        #[arg(long)]
+        sidecar: Option<PathBuf>,
+        /// Inclusive frame range `A..B` (the simulation starts at rest at frame A).
+        #[arg(long, value_parser = bake::parse_range)]
+        frames: Option<(usize, usize)>,
+        /// Sampling rate for glTF animations (default 24).
+        #[arg(long)]
+        fps: Option<f64>,
+        #[arg(long, value_enum, default_value = "fast")]
+        solver: Solver,
+        /// Leak field D per input vertex: a JSON array or a one-column .dmat.
+        #[arg(long)]
+        leak: Option<PathBuf>,
+        /// Lattice cells along the character's longest side (default 32).
+        #[arg(long)]
+        lattice_resolution: Option<usize>,
+        /// Which glTF animation (index, default 0).
+        #[arg(long)]
+        animation: Option<usize>,
+        /// Also write an MDD cache.
+        #[arg(long)]
+        mdd: Option<PathBuf>,
+    },
     /// Print what a sidecar (.ovt) holds.
     Inspect { file: PathBuf },
     /// Write a scene (file or built-in) as `overtone-scene/1` JSON.
@@ -147,6 +180,31 @@ fn real_main() -> Result<()> {
         Command::Demo { out_dir } => demo(&out_dir),
         Command::Bench { out, frames, repeats } => bench::run(out.as_deref(), frames, repeats),
         Command::Inspect { file } => inspect(&file),
+        Command::Bake {
+            input,
+            out,
+            report,
+            sidecar,
+            frames,
+            fps,
+            solver,
+            leak,
+            lattice_resolution,
+            animation,
+            mdd,
+        } => bake::bake(bake::BakeOptions {
+            input,
+            out,
+            report,
+            sidecar,
+            frames,
+            fps,
+            fast: matches!(solver, Solver::Fast),
+            leak,
+            lattice_resolution,
+            animation,
+            mdd,
+        }),
         Command::Export { scene, out } => {
             let sc = scenes::load(&scene)?;
             overtone::scene::write_overtone_scene(&out, &sc)?;

@@ -9,6 +9,7 @@
 pub mod cache;
 pub mod dense_kernels;
 pub mod dynamics;
+pub mod embed;
 pub mod error;
 pub mod fem;
 pub mod io;

@@ -6,7 +6,9 @@
 
 mod atomic_write;
 mod dmat;
+mod gltf_character;
 mod gmsh;
+mod mdd;
 mod medit;
 mod pc2;
 mod reference_anim;
@@ -15,7 +17,9 @@ mod tokens;
 
 pub use atomic_write::write_atomically;
 pub use dmat::{read_dmat, Dmat};
+pub use gltf_character::{read_gltf_character, GltfCharacter};
 pub use gmsh::{read_gmsh, GmshMesh};
+pub use mdd::write_mdd;
 pub use medit::{read_medit, MeditMesh};
 pub use pc2::{read_pc2, write_pc2, Pc2};
 pub use reference_anim::{euler_zyx_degrees, read_point_handle_anim, read_skeleton_anim, SkeletonAnim};

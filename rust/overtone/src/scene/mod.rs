@@ -1,5 +1,6 @@
 //! Scenes: a rest mesh, a rig with its animation, a material and time-stepping settings.
 
+mod character;
 mod extend_weights;
 mod fast_cody;
 mod metronome;
@@ -7,12 +8,15 @@ mod overtone_json;
 mod reference_release;
 mod simulate;
 
+pub use character::{bake_character, character_from_gltf, Character, CharacterBake, CharacterSettings};
 pub use extend_weights::extend_weights_inward;
 pub use fast_cody::{fast_cody_files, read_fast_cody_scene};
 pub use metronome::{metronome_beam, MetronomeBeam};
 pub use overtone_json::{read_overtone_scene, scene_to_json, write_overtone_scene, SCENE_FORMAT};
 pub use reference_release::read_reference_scene;
-pub use simulate::{simulate, simulate_full, simulate_with_sidecar, Simulation, SolverKind};
+pub use simulate::{
+    simulate, simulate_full, simulate_streaming, simulate_with_sidecar, FrameCallback, Simulation, SolverKind,
+};
 
 use std::path::Path;
 

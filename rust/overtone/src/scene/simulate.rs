@@ -68,6 +68,91 @@ pub fn simulate_with_sidecar(
     tolerance: Option<f64>,
     sidecar: Option<&std::path::Path>,
 ) -> Result<Simulation> {
+    let (mut solver, precompute_ms) = build_solver(scene, kind, iterations, tolerance, sidecar)?;
+    let mut positions = Vec::with_capacity(scene.frames.len());
+    let mut collect = |_: usize, frame: &[f64], _: &[f64]| -> Result<()> {
+        positions.push(frame.to_vec());
+        Ok(())
+    };
+    let run = run_frames(scene, solver.as_mut(), &mut collect)?;
+    Ok(Simulation {
+        positions,
+        steps: run.steps,
+        step_ms: run.step_ms,
+        precompute_ms,
+        constraint_rank: solver.constraint_rank(),
+        max_displacement: run.max_displacement,
+        fast: solver.fast_precompute(),
+    })
+}
+
+struct FrameRun {
+    steps: Vec<StepReport>,
+    step_ms: Vec<f64>,
+    max_displacement: Vec<f64>,
+}
+
+/// Steps through every frame of the scene, handing each frame's final positions (`n × 3`) and
+/// complementary displacement (`n × d`) to `on_frame` (frame 0 included).
+fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallback) -> Result<FrameRun> {
+    let (n, d) = (scene.mesh.n_vertices(), scene.mesh.dim());
+    let mut frame = vec![0.0; n * 3];
+    let mut disp = vec![0.0; n * d];
+    solver.write_frame(&mut frame, &mut disp);
+    on_frame(0, &frame, &disp)?;
+    let mut run = FrameRun {
+        steps: Vec::with_capacity(scene.frames.len()),
+        step_ms: Vec::with_capacity(scene.frames.len()),
+        max_displacement: vec![0.0],
+    };
+    for (k, transforms) in scene.frames.iter().enumerate().skip(1) {
+        let p = solver.rig().params_from_transforms(transforms)?;
+        let t = Instant::now();
+        let report = solver.step(&p)?;
+        run.step_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        run.steps.push(report);
+        let md = solver.write_frame(&mut frame, &mut disp);
+        run.max_displacement.push(md);
+        on_frame(k, &frame, &disp)?;
+    }
+    Ok(run)
+}
+
+/// Receives `(frame index, final positions n × 3, complementary displacement n × d)`.
+pub type FrameCallback<'a> = dyn FnMut(usize, &[f64], &[f64]) -> Result<()> + 'a;
+
+/// As [`simulate_with_sidecar`], but instead of collecting positions hands every frame to
+/// `on_frame` as it is computed (for bakes that map the result onto another mesh). The returned
+/// simulation has no positions.
+pub fn simulate_streaming(
+    scene: &Scene,
+    kind: SolverKind,
+    iterations: usize,
+    tolerance: Option<f64>,
+    sidecar: Option<&std::path::Path>,
+    on_frame: &mut FrameCallback,
+) -> Result<Simulation> {
+    let (mut solver, precompute_ms) = build_solver(scene, kind, iterations, tolerance, sidecar)?;
+    let run = run_frames(scene, solver.as_mut(), on_frame)?;
+    Ok(Simulation {
+        positions: Vec::new(),
+        steps: run.steps,
+        step_ms: run.step_ms,
+        precompute_ms,
+        constraint_rank: solver.constraint_rank(),
+        max_displacement: run.max_displacement,
+        fast: solver.fast_precompute(),
+    })
+}
+
+/// Validates the scene and builds its solver; returns it with the precompute time (ms).
+fn build_solver(
+    scene: &Scene,
+    kind: SolverKind,
+    iterations: usize,
+    tolerance: Option<f64>,
+    sidecar: Option<&std::path::Path>,
+) -> Result<(Box<dyn Stepper>, f64)> {
     scene.validate()?;
     if scene.model != ElasticModel::Arap {
         return Err(OvertoneError::Unsupported(format!(
@@ -76,7 +161,7 @@ pub fn simulate_with_sidecar(
             scene.model.name()
         )));
     }
-    let (n, d) = (scene.mesh.n_vertices(), scene.mesh.dim());
+    let d = scene.mesh.dim();
     let t0 = Instant::now();
     let rig = LbsRig::new(d, scene.mesh.vertices(), &scene.weights, scene.n_bones)?;
     let p0 = rig.params_from_transforms(&scene.frames[0])?;
@@ -90,7 +175,7 @@ pub fn simulate_with_sidecar(
         tolerance,
         gravity: scene.gravity.clone(),
     };
-    let mut solver: Box<dyn Stepper> = match kind {
+    let solver: Box<dyn Stepper> = match kind {
         SolverKind::Full => Box::new(FullOrderSolver::new(
             &scene.mesh,
             rig,
@@ -111,32 +196,7 @@ pub fn simulate_with_sidecar(
         )?),
     };
     let precompute_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let mut frame = vec![0.0; n * 3];
-    let mut disp = vec![0.0; n * d];
-    solver.write_frame(&mut frame, &mut disp);
-    let mut positions = vec![frame.clone()];
-    let mut max_displacement = vec![0.0];
-    let mut steps = Vec::with_capacity(scene.frames.len());
-    let mut step_ms = Vec::with_capacity(scene.frames.len());
-    for transforms in &scene.frames[1..] {
-        let p = solver.rig().params_from_transforms(transforms)?;
-        let t = Instant::now();
-        let report = solver.step(&p)?;
-        step_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        steps.push(report);
-        let md = solver.write_frame(&mut frame, &mut disp);
-        positions.push(frame.clone());
-        max_displacement.push(md);
-    }
-    Ok(Simulation {
-        positions,
-        steps,
-        step_ms,
-        precompute_ms,
-        constraint_rank: solver.constraint_rank(),
-        max_displacement,
-        fast: solver.fast_precompute(),
-    })
+    Ok((solver, precompute_ms))
 }
 
 /// The common stepping interface of the two solvers, as the simulation loop uses it.

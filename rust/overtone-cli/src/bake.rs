@@ -1,0 +1,188 @@
+//! `overtone bake`: simulate a character or scene and write a point cache of the input mesh's
+//! own vertices, in their own order.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use overtone::dynamics::FastParams;
+use overtone::scene::{bake_character, character_from_gltf, simulate_with_sidecar, CharacterSettings, SolverKind};
+use serde_json::json;
+
+/// Options of a bake (see `overtone bake --help`).
+pub struct BakeOptions {
+    pub input: PathBuf,
+    pub out: PathBuf,
+    pub report: Option<PathBuf>,
+    pub sidecar: Option<PathBuf>,
+    pub frames: Option<(usize, usize)>,
+    pub fps: Option<f64>,
+    pub fast: bool,
+    pub leak: Option<PathBuf>,
+    pub lattice_resolution: Option<usize>,
+    pub animation: Option<usize>,
+    pub mdd: Option<PathBuf>,
+}
+
+/// Parses `A..B` (inclusive frame range).
+pub fn parse_range(s: &str) -> Result<(usize, usize)> {
+    let (a, b) = s.split_once("..").context("frame range must look like A..B")?;
+    let (a, b): (usize, usize) = (
+        a.trim().parse().context("range start")?,
+        b.trim().parse().context("range end")?,
+    );
+    if b <= a {
+        bail!("frame range {a}..{b} needs at least two frames (end after start)");
+    }
+    Ok((a, b))
+}
+
+/// A per-vertex leak field: a JSON array of numbers or a one-column `.dmat`.
+fn read_leak(path: &Path) -> Result<Vec<f64>> {
+    if path.extension().map(|e| e == "dmat").unwrap_or(false) {
+        let m = overtone::io::read_dmat(path)?;
+        if m.cols != 1 {
+            bail!("{}: a leak field has one column, this has {}", path.display(), m.cols);
+        }
+        return Ok(m.data);
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: Vec<f64> =
+        serde_json::from_str(&text).with_context(|| format!("{}: expected a JSON array of numbers", path.display()))?;
+    Ok(v)
+}
+
+fn check_output(path: &Path) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    anyhow::ensure!(dir.is_dir(), "output folder {} does not exist", dir.display());
+    Ok(())
+}
+
+pub fn bake(o: BakeOptions) -> Result<()> {
+    for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref()].into_iter().flatten() {
+        check_output(p)?;
+    }
+    let leak = o.leak.as_deref().map(read_leak).transpose()?;
+    let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
+    let (frames, fps, sim, n_points, name) = if is_gltf {
+        let mut settings = CharacterSettings::default();
+        if let Some(f) = o.fps {
+            settings.fps = f;
+        }
+        if let Some(r) = o.lattice_resolution {
+            settings.lattice_resolution = r;
+        }
+        settings.animation = o.animation;
+        let mut ch = character_from_gltf(&o.input, &settings, leak.as_deref())
+            .with_context(|| format!("preparing {}", o.input.display()))?;
+        if let Some((a, b)) = o.frames {
+            anyhow::ensure!(
+                b < ch.scene.frames.len(),
+                "frame range ends at {b} but the animation has {} frames",
+                ch.scene.frames.len()
+            );
+            ch.scene.frames = ch.scene.frames[a..=b].to_vec();
+            ch.world_frames = ch.world_frames[a..=b].to_vec();
+        }
+        eprintln!(
+            "{}: {} surface vertices embedded in {} lattice vertices / {} tets; {} frames at {} fps",
+            ch.scene.name,
+            ch.original_to_welded.len(),
+            ch.scene.mesh.n_vertices(),
+            ch.scene.mesh.n_elements(),
+            ch.scene.frames.len(),
+            settings.fps
+        );
+        let kind = if o.fast {
+            SolverKind::Fast(FastParams::default_for(3))
+        } else {
+            SolverKind::Full
+        };
+        let bar = progress_bar(ch.scene.frames.len());
+        let mut tick = |k: usize, _: usize| {
+            if let Some(b) = &bar {
+                b.set_position(k as u64);
+            }
+        };
+        let baked = bake_character(&ch, kind, o.sidecar.as_deref(), &mut tick)?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        (
+            baked.frames,
+            settings.fps,
+            baked.simulation,
+            ch.original_to_welded.len(),
+            ch.scene.name.clone(),
+        )
+    } else {
+        let mut sc = crate::scenes::load(&o.input.to_string_lossy())?;
+        if let Some(d) = leak {
+            sc.momentum_weights = Some(d);
+        }
+        if let Some((a, b)) = o.frames {
+            anyhow::ensure!(
+                b < sc.frames.len(),
+                "frame range ends at {b} but the scene has {} frames",
+                sc.frames.len()
+            );
+            sc.frames = sc.frames[a..=b].to_vec();
+        }
+        let kind = if o.fast {
+            SolverKind::Fast(FastParams::default_for(sc.mesh.dim()))
+        } else {
+            SolverKind::Full
+        };
+        let sim = simulate_with_sidecar(&sc, kind, 10, None, o.sidecar.as_deref())?;
+        let fps = o.fps.unwrap_or(1.0 / sc.dt);
+        (sim.positions.clone(), fps, sim, sc.mesh.n_vertices(), sc.name.clone())
+    };
+    let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
+    overtone::io::write_pc2(&o.out, start, 1.0, n_points, &frames)?;
+    if let Some(m) = &o.mdd {
+        overtone::io::write_mdd(m, fps, n_points, &frames)?;
+    }
+    if let Some(r) = &o.report {
+        let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);
+        let report = json!({
+            "input": o.input.display().to_string(),
+            "name": name,
+            "points": n_points,
+            "frames": frames.len(),
+            "fps": fps,
+            "solver": if sim.fast.is_some() { "fast" } else { "full" },
+            "precompute_ms": sim.precompute_ms,
+            "median_step_ms": crate::report::median(&sim.step_ms),
+            "max_relative_residual": worst,
+            "max_displacement_normalised": sim.max_displacement.iter().cloned().fold(0.0, f64::max),
+            "sidecar": sim.fast.as_ref().map(|f| f.cache.clone()),
+            "per_frame": sim.steps.iter().zip(&sim.step_ms).map(|(s, ms)| json!({"relative_residual": s.relative_residual, "step_ms": ms})).collect::<Vec<_>>(),
+        });
+        overtone::io::write_atomically(r, serde_json::to_string_pretty(&report)?.as_bytes())?;
+    }
+    println!(
+        "baked {} frames of {} points to {} (median step {:.3} ms, max relative residual {:.1e})",
+        frames.len(),
+        n_points,
+        o.out.display(),
+        crate::report::median(&sim.step_ms),
+        sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
+    );
+    Ok(())
+}
+
+/// A progress bar on an interactive terminal; nothing when output is redirected.
+fn progress_bar(total: usize) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("baking {bar:40} {pos}/{len} frames ({eta})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(bar)
+}

@@ -1,0 +1,246 @@
+//! Skinned surface characters: embedded in a lattice, simulated, mapped back to their surface.
+
+use std::path::Path;
+
+use crate::dynamics::Material;
+use crate::embed::{embed_surface, Embedding, DEFAULT_LATTICE_RESOLUTION};
+use crate::error::{OvertoneError, Result};
+use crate::io::read_gltf_character;
+use crate::scene::{extend_weights_inward, simulate_streaming, ElasticModel, Scene, Simulation, SolverKind};
+
+/// Settings of a character bake; every field documents its default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CharacterSettings {
+    /// Lattice cells along the longest side of the character (default 32: roughly 4-8k tets).
+    pub lattice_resolution: usize,
+    /// Material, in the normalised frame where the character's longest half-extent is 1.
+    /// Default `E = 2e5`, `ν = 0.4`, `ρ = 1000`: a soft, visible jiggle at 24-60 fps.
+    pub material: Material,
+    /// Sampling rate of the animation, frames per second (default 24); `dt = 1/fps`.
+    pub fps: f64,
+    /// Which animation of the file (default the first).
+    pub animation: Option<usize>,
+}
+
+impl Default for CharacterSettings {
+    fn default() -> Self {
+        Self {
+            lattice_resolution: DEFAULT_LATTICE_RESOLUTION,
+            material: Material {
+                youngs_modulus: 2e5,
+                poisson_ratio: 0.4,
+                density: 1000.0,
+            },
+            fps: 24.0,
+            animation: None,
+        }
+    }
+}
+
+/// A surface character ready to simulate.
+#[derive(Clone, Debug)]
+pub struct Character {
+    /// The lattice scene (normalised coordinates) the physics runs on.
+    pub scene: Scene,
+    pub embedding: Embedding,
+    /// Welded bind-space surface, `n_s × 3`, and its weights (`n_s × bones`).
+    pub surface: Vec<f64>,
+    pub surface_weights: Vec<f64>,
+    /// Original vertex → welded vertex.
+    pub original_to_welded: Vec<usize>,
+    /// Per frame, per bone, world-space skin transforms (`3 × 4`).
+    pub world_frames: Vec<Vec<f64>>,
+    /// Normalisation `x' = (x − centre)/scale`.
+    pub centre: [f64; 3],
+    pub scale: f64,
+}
+
+fn compose(a: &[f64], b: &[f64]) -> [f64; 12] {
+    let mut out = [0.0; 12];
+    for i in 0..3 {
+        for j in 0..4 {
+            let mut s = if j == 3 { a[i * 4 + 3] } else { 0.0 };
+            for k in 0..3 {
+                s += a[i * 4 + k] * b[k * 4 + j];
+            }
+            out[i * 4 + j] = s;
+        }
+    }
+    out
+}
+
+/// Reads a glTF character and builds its lattice scene: the welded surface is normalised
+/// (bounding-box centre, longest half-extent 1), embedded in a lattice, the lattice vertices of
+/// cubes touching the surface take the weights of the nearest surface vertex and the others are
+/// filled harmonically (rows stay normalised); skin transforms are conjugated into the
+/// normalised frame; `momentum_weights_surface` (a painted leak field per surface vertex, if
+/// any) is carried to the lattice the same way.
+pub fn character_from_gltf(
+    path: &Path,
+    settings: &CharacterSettings,
+    momentum_weights_surface: Option<&[f64]>,
+) -> Result<Character> {
+    let ch = read_gltf_character(path, settings.animation, settings.fps)?;
+    let ns = ch.vertices.len() / 3;
+    let m = ch.n_joints;
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for v in ch.vertices.chunks_exact(3) {
+        for i in 0..3 {
+            lo[i] = lo[i].min(v[i]);
+            hi[i] = hi[i].max(v[i]);
+        }
+    }
+    let centre: [f64; 3] = std::array::from_fn(|i| 0.5 * (lo[i] + hi[i]));
+    let scale = (0..3).map(|i| 0.5 * (hi[i] - lo[i])).fold(0.0, f64::max);
+    if !(scale > 0.0) {
+        return Err(OvertoneError::parse(path, "the character has zero extent"));
+    }
+    let normalised: Vec<f64> = ch
+        .vertices
+        .iter()
+        .enumerate()
+        .map(|(k, x)| (x - centre[k % 3]) / scale)
+        .collect();
+    let embedding = embed_surface(&normalised, &ch.triangles, settings.lattice_resolution)?;
+    let lat = &embedding.lattice;
+    let nearest = |p: &[f64]| -> usize {
+        (0..ns)
+            .min_by(|&a, &b| {
+                let da: f64 = (0..3).map(|i| (normalised[3 * a + i] - p[i]).powi(2)).sum();
+                let db: f64 = (0..3).map(|i| (normalised[3 * b + i] - p[i]).powi(2)).sum();
+                da.total_cmp(&db)
+            })
+            .expect("non-empty surface")
+    };
+    let fixed = &embedding.surface_lattice_vertices;
+    let near: Vec<usize> = fixed.iter().map(|&v| nearest(lat.vertex(v))).collect();
+    let known: Vec<f64> = near
+        .iter()
+        .flat_map(|&s| ch.weights[s * m..(s + 1) * m].iter().copied())
+        .collect();
+    let weights = extend_weights_inward(lat, fixed, &known, m)?;
+    let momentum_weights = match momentum_weights_surface {
+        None => None,
+        Some(d) => {
+            crate::leak::validate_momentum_weights(d, ns)?;
+            let known: Vec<f64> = near.iter().map(|&s| d[s]).collect();
+            Some(harmonic_scalar(lat, fixed, &known)?)
+        }
+    };
+    let n_to = [
+        1.0 / scale,
+        0.0,
+        0.0,
+        -centre[0] / scale,
+        0.0,
+        1.0 / scale,
+        0.0,
+        -centre[1] / scale,
+        0.0,
+        0.0,
+        1.0 / scale,
+        -centre[2] / scale,
+    ];
+    let n_from = [
+        scale, 0.0, 0.0, centre[0], 0.0, scale, 0.0, centre[1], 0.0, 0.0, scale, centre[2],
+    ];
+    let frames: Vec<Vec<f64>> = ch
+        .frames
+        .iter()
+        .map(|fr| {
+            fr.chunks_exact(12)
+                .flat_map(|t| compose(&n_to, &compose(t, &n_from)))
+                .collect()
+        })
+        .collect();
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let scene = Scene {
+        name,
+        mesh: lat.clone(),
+        weights,
+        n_bones: m,
+        frames,
+        momentum_weights,
+        model: ElasticModel::Arap,
+        material: settings.material,
+        dt: 1.0 / settings.fps,
+        gravity: vec![0.0; 3],
+    };
+    scene.validate()?;
+    Ok(Character {
+        scene,
+        embedding,
+        surface: ch.vertices,
+        surface_weights: ch.weights,
+        original_to_welded: ch.original_to_welded,
+        world_frames: ch.frames,
+        centre,
+        scale,
+    })
+}
+
+/// Harmonic extension of one scalar field (see [`extend_weights_inward`]) without the
+/// row normalisation.
+fn harmonic_scalar(mesh: &crate::mesh::SimplexMesh, fixed: &[usize], known: &[f64]) -> Result<Vec<f64>> {
+    // Two complementary columns (d/h, 1 − d/h) with h ≥ max d sum to one, so the row
+    // normalisation is a no-op and the first column is the harmonic extension of d/h.
+    let hi = known.iter().cloned().fold(0.0, f64::max).max(1.0);
+    let scaled: Vec<f64> = known.iter().flat_map(|&d| [d / hi, 1.0 - d / hi]).collect();
+    let w = extend_weights_inward(mesh, fixed, &scaled, 2)?;
+    Ok(w.chunks(2).map(|r| r[0] * hi).collect())
+}
+
+/// The result of a character bake.
+pub struct CharacterBake {
+    /// Per frame, final positions of the file's own vertices in their order, `n × 3`.
+    pub frames: Vec<Vec<f64>>,
+    pub simulation: Simulation,
+}
+
+/// Simulates the character and returns, per frame, the skinned surface (the file's own skin,
+/// exact glTF LBS) plus the complementary displacement carried from the lattice by the
+/// barycentric embedding and scaled back to world units, for every original vertex.
+/// `progress(frame, total)` is called after each frame.
+pub fn bake_character(
+    ch: &Character,
+    kind: SolverKind,
+    sidecar: Option<&Path>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<CharacterBake> {
+    let ns = ch.surface.len() / 3;
+    let m = ch.scene.n_bones;
+    let total = ch.scene.frames.len();
+    let mut frames = Vec::with_capacity(total);
+    let mut surface_u = vec![0.0; ns * 3];
+    let mut on_frame = |k: usize, _: &[f64], disp: &[f64]| -> Result<()> {
+        surface_u.fill(0.0);
+        ch.embedding.add_to_surface(disp, &mut surface_u);
+        let t = &ch.world_frames[k];
+        let welded: Vec<[f64; 3]> = (0..ns)
+            .map(|s| {
+                let x = &ch.surface[3 * s..3 * s + 3];
+                let mut p = [0.0; 3];
+                for b in 0..m {
+                    let w = ch.surface_weights[s * m + b];
+                    if w == 0.0 {
+                        continue;
+                    }
+                    let tb = &t[b * 12..(b + 1) * 12];
+                    for i in 0..3 {
+                        p[i] += w * (tb[i * 4] * x[0] + tb[i * 4 + 1] * x[1] + tb[i * 4 + 2] * x[2] + tb[i * 4 + 3]);
+                    }
+                }
+                std::array::from_fn(|i| p[i] + ch.scale * surface_u[3 * s + i])
+            })
+            .collect();
+        frames.push(ch.original_to_welded.iter().flat_map(|&s| welded[s]).collect());
+        progress(k + 1, total);
+        Ok(())
+    };
+    let simulation = simulate_streaming(&ch.scene, kind, 10, None, sidecar, &mut on_frame)?;
+    Ok(CharacterBake { frames, simulation })
+}

@@ -1,0 +1,117 @@
+//! glTF characters: reading, welding, skinning, embedding and baking.
+
+use std::path::PathBuf;
+
+use overtone::dynamics::FastParams;
+use overtone::io::read_gltf_character;
+use overtone::scene::{bake_character, character_from_gltf, CharacterSettings, SolverKind};
+
+fn asset(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/khronos-gltf-sample-assets")
+        .join(name)
+}
+
+/// Vertex counts before and after welding and joint counts are those of the data README.
+#[test]
+fn gltf_counts_and_welding() {
+    for (name, verts, welded, joints) in [
+        ("RiggedSimple.glb", 160, 96, 2),
+        ("RiggedFigure.glb", 370, 130, 19),
+        ("CesiumMan.glb", 3273, 2338, 19),
+        ("Fox.glb", 1728, 290, 24),
+    ] {
+        let c = read_gltf_character(&asset(name), None, 24.0).unwrap();
+        assert_eq!(
+            (c.original_to_welded.len(), c.vertices.len() / 3, c.n_joints),
+            (verts, welded, joints),
+            "{name}"
+        );
+        for row in c.weights.chunks(joints) {
+            assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        }
+    }
+}
+
+/// RiggedSimple's clip starts at the bind pose, where every skin matrix `G_j IBM_j`
+/// is the same rigid transform: the skinned mesh is the bind mesh moved rigidly (distances kept
+/// to 1e-5 relative, f32 data).
+#[test]
+fn bind_pose_skinning_is_rigid() {
+    let c = read_gltf_character(&asset("RiggedSimple.glb"), None, 24.0).unwrap();
+    let n = c.vertices.len() / 3;
+    for frame in [&c.frames[0]] {
+        let pos: Vec<[f64; 3]> = (0..n)
+            .map(|v| {
+                let x = &c.vertices[3 * v..3 * v + 3];
+                let mut p = [0.0; 3];
+                for j in 0..c.n_joints {
+                    let w = c.weights[v * c.n_joints + j];
+                    let t = &frame[12 * j..12 * j + 12];
+                    for i in 0..3 {
+                        p[i] += w * (t[4 * i] * x[0] + t[4 * i + 1] * x[1] + t[4 * i + 2] * x[2] + t[4 * i + 3]);
+                    }
+                }
+                p
+            })
+            .collect();
+        let d = |a: &[f64], b: &[f64]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        for (a, b) in [(0, n - 1), (1, n / 2), (3, n / 3)] {
+            let rest = d(&c.vertices[3 * a..3 * a + 3], &c.vertices[3 * b..3 * b + 3]);
+            let posed = d(&pos[a], &pos[b]);
+            assert!((rest - posed).abs() <= 1e-5 * rest.max(1e-3), "{rest} vs {posed}");
+        }
+    }
+}
+
+/// A bake writes one sample per frame for every original vertex; frame 0 is exactly the glTF
+/// skinning (no secondary motion at rest); the rig contract holds at every step; the motion is
+/// bounded.
+#[test]
+fn bake_maps_back_to_the_original_vertices() {
+    let settings = CharacterSettings::default();
+    let ch = character_from_gltf(&asset("RiggedFigure.glb"), &settings, None).unwrap();
+    let n = ch.original_to_welded.len();
+    let baked = bake_character(&ch, SolverKind::Fast(FastParams::default_for(3)), None, &mut |_, _| {}).unwrap();
+    assert_eq!(baked.frames.len(), ch.scene.frames.len());
+    assert!(baked.frames.iter().all(|f| f.len() == 3 * n));
+    let m = ch.scene.n_bones;
+    for (o, &s) in ch.original_to_welded.iter().enumerate() {
+        let x = &ch.surface[3 * s..3 * s + 3];
+        for i in 0..3 {
+            let skinned: f64 = (0..m)
+                .map(|b| {
+                    let t = &ch.world_frames[0][12 * b..12 * b + 12];
+                    ch.surface_weights[s * m + b]
+                        * (t[4 * i] * x[0] + t[4 * i + 1] * x[1] + t[4 * i + 2] * x[2] + t[4 * i + 3])
+                })
+                .sum();
+            assert!((baked.frames[0][3 * o + i] - skinned).abs() < 1e-12);
+        }
+    }
+    let worst = baked
+        .simulation
+        .steps
+        .iter()
+        .map(|s| s.relative_residual)
+        .fold(0.0, f64::max);
+    assert!(worst <= 1e-8, "residual {worst:e}");
+    let md = baked.simulation.max_displacement.iter().cloned().fold(0.0, f64::max);
+    assert!(md > 0.0 && md < 0.5, "max secondary displacement (normalised) {md}");
+}
+
+/// A painted leak field must have one value per surface vertex.
+#[test]
+fn painted_leak_is_validated() {
+    let settings = CharacterSettings::default();
+    let err = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&[1.0; 5]))
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("leak field D"), "{err}");
+    let ok = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&vec![0.5; 96])).unwrap();
+    let d = ok.scene.momentum_weights.unwrap();
+    assert!(
+        d.iter().all(|&x| (x - 0.5).abs() < 1e-9),
+        "a constant field stays constant"
+    );
+}
