@@ -66,6 +66,8 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         check_output(p)?;
     }
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
+    let t_prepare = std::time::Instant::now();
+    let mut prepare_ms = 0.0;
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
     let (frames, fps, sim, n_points, name) = if is_gltf {
         let mut settings = CharacterSettings::default();
@@ -87,6 +89,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             ch.scene.frames = ch.scene.frames[a..=b].to_vec();
             ch.world_frames = ch.world_frames[a..=b].to_vec();
         }
+        prepare_ms = t_prepare.elapsed().as_secs_f64() * 1e3;
         eprintln!(
             "{}: {} surface vertices embedded in {} lattice vertices / {} tets; {} frames at {} fps",
             ch.scene.name,
@@ -159,6 +162,8 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "max_relative_residual": worst,
             "max_displacement_normalised": sim.max_displacement.iter().cloned().fold(0.0, f64::max),
             "sidecar": sim.fast.as_ref().map(|f| f.cache.clone()),
+            "precompute_stage_ms": sim.fast.as_ref().map(|f| f.stage_ms.iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>()),
+            "prepare_ms": prepare_ms,
             "per_frame": sim.steps.iter().zip(&sim.step_ms).map(|(s, ms)| json!({"relative_residual": s.relative_residual, "step_ms": ms})).collect::<Vec<_>>(),
         });
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report)?.as_bytes())?;

@@ -42,9 +42,10 @@ impl Embedding {
 /// Embeds a triangle surface (`vertices` `n × 3`, `triangles` `t × 3`) in a lattice with
 /// `resolution` cells along the longest side of its bounding box (padded by one cell).
 ///
-/// A cube is kept when its centre is inside (|generalized winding number| > ½, so open or
-/// inconsistently oriented meshes still work) or when the bounding box of some triangle
-/// overlaps it (so every surface point lies in a kept cube). Cubes are split into the six
+/// A cube is kept when the bounding box of some triangle overlaps it (so every surface point
+/// lies in a kept cube) or when it lies inside: the other cubes form connected components, and a
+/// component is inside when the generalized winding number (|w| > ½, so open or inconsistently
+/// oriented meshes still work) at a majority of up to seven of its cube centres says so. Cubes are split into the six
 /// tetrahedra around their main diagonal, which conform across faces.
 pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result<Embedding> {
     if !(2..=400).contains(&resolution) {
@@ -109,17 +110,62 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
         }
     }
     let touching = keep.clone();
-    // Inside cubes by winding number at their centres.
-    let inside: Vec<bool> = (0..n_cubes)
-        .into_par_iter()
-        .map(|k| {
-            if touching[k] {
-                return false;
-            }
+    // Inside cubes: the cubes not touching the surface fall into connected components (6-
+    // neighbourhood); a component is inside when the generalized winding number at a few of its
+    // cube centres says so (majority). For a closed surface each component is wholly inside or
+    // outside; for open or messy surfaces the winding number still decides per component.
+    let mut component = vec![usize::MAX; n_cubes];
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    for seed in 0..n_cubes {
+        if touching[seed] || component[seed] != usize::MAX {
+            continue;
+        }
+        let id = members.len();
+        let mut list = vec![seed];
+        component[seed] = id;
+        let mut head = 0;
+        while head < list.len() {
+            let k = list[head];
+            head += 1;
             let c = [k % dims[0], (k / dims[0]) % dims[1], k / (dims[0] * dims[1])];
-            let p = std::array::from_fn(|i| origin[i] + (c[i] as f64 + 0.5) * cell);
-            winding_number(vertices, triangles, p).abs() > 0.5
+            for axis in 0..3 {
+                for step in [-1i64, 1] {
+                    let x = c[axis] as i64 + step;
+                    if x < 0 || x >= dims[axis] as i64 {
+                        continue;
+                    }
+                    let mut nb = c;
+                    nb[axis] = x as usize;
+                    let kn = cube_index(nb);
+                    if !touching[kn] && component[kn] == usize::MAX {
+                        component[kn] = id;
+                        list.push(kn);
+                    }
+                }
+            }
+        }
+        members.push(list);
+    }
+    const SAMPLES: usize = 7;
+    let component_inside: Vec<bool> = members
+        .par_iter()
+        .map(|list| {
+            let picks: Vec<usize> = (0..SAMPLES.min(list.len()))
+                .map(|s| list[s * list.len() / SAMPLES.min(list.len())])
+                .collect();
+            let votes = picks
+                .iter()
+                .filter(|&&k| {
+                    let c = [k % dims[0], (k / dims[0]) % dims[1], k / (dims[0] * dims[1])];
+                    let p = std::array::from_fn(|i| origin[i] + (c[i] as f64 + 0.5) * cell);
+                    winding_number(vertices, triangles, p).abs() > 0.5
+                })
+                .count();
+            2 * votes > picks.len()
         })
+        .collect();
+    let inside: Vec<bool> = (0..n_cubes)
+        .map(|k| !touching[k] && component_inside[component[k]])
         .collect();
     for k in 0..n_cubes {
         keep[k] |= inside[k];
