@@ -7,6 +7,7 @@
 //! weights given by hosts are row-major.
 
 pub mod dynamics;
+pub mod energy;
 pub mod error;
 pub mod fem;
 pub mod io;
