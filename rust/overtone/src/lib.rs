@@ -9,6 +9,7 @@
 pub mod dynamics;
 pub mod energy;
 pub mod error;
+pub mod experiments;
 pub mod fem;
 pub mod io;
 pub mod leak;
@@ -17,5 +18,6 @@ pub mod polar;
 pub mod rig;
 pub mod scene;
 pub mod solve;
+pub mod subspace;
 
 pub use error::{OvertoneError, Result};
