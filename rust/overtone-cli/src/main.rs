@@ -22,7 +22,7 @@ struct Cli {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Solver {
-    /// Full-order ARAP complementary dynamics.
+    /// Full-order complementary dynamics: ARAP local/global, or Newton for neo-Hookean scenes.
     Full,
 }
 
@@ -41,10 +41,12 @@ enum Command {
         /// JSON report (per-frame residual and step time, and a summary).
         #[arg(long)]
         report: Option<PathBuf>,
-        /// Local/global iterations per step.
+        /// Iterations per step: local/global (ARAP) or at most this many Newton iterations
+        /// (neo-Hookean).
         #[arg(long, default_value_t = 10)]
         iterations: usize,
-        /// Stop iterating early when the relative update falls below this.
+        /// Stop iterating early: ARAP when the relative update falls below this; Newton when
+        /// the step length falls below this (default 1e-6).
         #[arg(long)]
         tolerance: Option<f64>,
         /// Override the scene's material model (e.g. `arap` to run a neo-Hookean scene with ARAP).

@@ -1,7 +1,9 @@
 //! Complementary dynamics solvers.
 
 mod full_order;
+mod newton_cd;
 mod params;
 
 pub use full_order::{FullOrderSolver, StepReport};
+pub use newton_cd::{NewtonCdSolver, NEWTON_CD_TOLERANCE};
 pub use params::{Material, SolverParams};

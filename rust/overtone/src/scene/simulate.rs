@@ -2,8 +2,9 @@
 
 use std::time::Instant;
 
-use crate::dynamics::{FullOrderSolver, SolverParams, StepReport};
-use crate::error::{OvertoneError, Result};
+use crate::dynamics::{FullOrderSolver, NewtonCdSolver, SolverParams, StepReport};
+use crate::energy::EnergyModel;
+use crate::error::Result;
 use crate::leak::default_momentum_weights;
 use crate::rig::LbsRig;
 use crate::scene::{ElasticModel, Scene};
@@ -36,17 +37,53 @@ fn to_rows3(x: &[f64], n: usize, d: usize) -> Vec<f64> {
     out
 }
 
-/// Simulates every frame of `scene` with the full-order ARAP solver: frame 0 at rest, one step
-/// per following frame. `params.dt` and `params.gravity` are taken from the scene.
+/// The full-order solver a scene's material asks for.
+enum FullSolver {
+    Arap(FullOrderSolver),
+    Newton(Box<NewtonCdSolver>),
+}
+
+impl FullSolver {
+    fn step(&mut self, p: &[f64]) -> Result<StepReport> {
+        match self {
+            Self::Arap(s) => s.step(p),
+            Self::Newton(s) => s.step(p),
+        }
+    }
+    fn positions(&self) -> &[f64] {
+        match self {
+            Self::Arap(s) => s.positions(),
+            Self::Newton(s) => s.positions(),
+        }
+    }
+    fn displacement(&self) -> &[f64] {
+        match self {
+            Self::Arap(s) => s.displacement(),
+            Self::Newton(s) => s.displacement(),
+        }
+    }
+    fn rig(&self) -> &LbsRig {
+        match self {
+            Self::Arap(s) => s.rig(),
+            Self::Newton(s) => s.rig(),
+        }
+    }
+    fn constraint_rank(&self) -> (usize, usize) {
+        match self {
+            Self::Arap(s) => s.constraint_rank(),
+            Self::Newton(s) => s.constraint_rank(),
+        }
+    }
+}
+
+/// Simulates every frame of `scene` with the full-order solver of its material: frame 0 at
+/// rest, one step per following frame. `params.dt` and `params.gravity` are taken from the
+/// scene. ARAP runs the local/global solver ([`FullOrderSolver`], `iterations` local/global
+/// iterations); neo-Hookean runs Newton's method ([`NewtonCdSolver`], at most `iterations`
+/// Newton iterations, `tolerance` on the last step's length, default
+/// [`crate::dynamics::NEWTON_CD_TOLERANCE`]).
 pub fn simulate_full(scene: &Scene, iterations: usize, tolerance: Option<f64>) -> Result<Simulation> {
     scene.validate()?;
-    if scene.model != ElasticModel::Arap {
-        return Err(OvertoneError::Unsupported(format!(
-            "scene `{}` asks for the `{}` material; this solver implements `arap` only (override the model to run it with ARAP)",
-            scene.name,
-            scene.model.name()
-        )));
-    }
     let (n, d) = (scene.mesh.n_vertices(), scene.mesh.dim());
     let t0 = Instant::now();
     let rig = LbsRig::new(d, scene.mesh.vertices(), &scene.weights, scene.n_bones)?;
@@ -61,7 +98,25 @@ pub fn simulate_full(scene: &Scene, iterations: usize, tolerance: Option<f64>) -
         tolerance,
         gravity: scene.gravity.clone(),
     };
-    let mut solver = FullOrderSolver::new(&scene.mesh, rig, &dw, &scene.material, &params, &p0)?;
+    let mut solver = match scene.model {
+        ElasticModel::Arap => FullSolver::Arap(FullOrderSolver::new(
+            &scene.mesh,
+            rig,
+            &dw,
+            &scene.material,
+            &params,
+            &p0,
+        )?),
+        ElasticModel::NeoHookean => FullSolver::Newton(Box::new(NewtonCdSolver::new(
+            &scene.mesh,
+            rig,
+            &dw,
+            EnergyModel::NeoHookean,
+            &scene.material,
+            &params,
+            &p0,
+        )?)),
+    };
     let precompute_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut positions = vec![to_rows3(solver.positions(), n, d)];
     let mut max_displacement = vec![0.0];
