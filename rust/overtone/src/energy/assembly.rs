@@ -3,7 +3,7 @@
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use rayon::prelude::*;
 
-use crate::energy::{check_dim, project_spd, EnergyModel};
+use crate::energy::{check_dim, neohookean_hessian_projected_2d, project_spd, EnergyModel};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::fem::{DeformationJacobian, PARALLEL_MIN_ELEMENTS};
 use crate::mesh::{element_volumes, SimplexMesh};
@@ -236,8 +236,12 @@ impl ElasticEnergy {
             let mut f = [0.0; 9];
             jac.deformation_gradient(e, x, &mut f);
             let mut h = [0.0; 81];
-            model.hessian(d, &f, mu, lambda, &mut h[..dd * dd]);
-            *flag = project && project_spd(dd, &mut h[..dd * dd]);
+            *flag = if project && d == 2 && model == EnergyModel::NeoHookean {
+                neohookean_hessian_projected_2d(&f, mu, lambda, &mut h[..16])
+            } else {
+                model.hessian(d, &f, mu, lambda, &mut h[..dd * dd]);
+                project && project_spd(dd, &mut h[..dd * dd])
+            };
             let g = jac.gradients(e);
             let vol = vols[e];
             // T[(i j), (b l)] = Σ_m H[(i j), (l m)] g_b[m]

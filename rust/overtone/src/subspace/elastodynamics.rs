@@ -240,7 +240,7 @@ impl SubspaceElastodynamics {
         let h = SparseColMatRef::new(self.energy.pattern().as_ref(), &self.h_values);
         match &mut self.chol {
             Some(c) => c.refactor_ref(h)?,
-            None => self.chol = Some(SparseCholesky::new_ref(h, 1, "Newton system M/h² + K + pins")?),
+            None => self.chol = Some(SparseCholesky::new_supernodal(h, 1, "Newton system M/h² + K + pins")?),
         }
         let n = rhs.len();
         let chol = self.chol.as_mut().expect("factored above");
