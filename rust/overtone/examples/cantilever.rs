@@ -2,7 +2,10 @@
 //! subspace and a skinning-eigenmode subspace, the rotation test, and the timing of one
 //! full-space gradient+Hessian evaluation and one full linear solve on the 120 × 30 beam.
 //!
-//! `cargo run --release --example cantilever -- --json OUT.json`
+//! `cargo run --release --example cantilever -- --json OUT.json [--plots DIR]`
+//!
+//! The plots use DejaVu Sans (`examples/assets/DejaVuSans.ttf`, Bitstream Vera licence in
+//! `examples/assets/DejaVuSans-LICENSE.txt`), rendered by plotters without system libraries.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -17,6 +20,9 @@ struct Args {
     /// Where to write the numbers (JSON).
     #[arg(long)]
     json: PathBuf,
+    /// Folder for PNG plots of the curves (created if missing).
+    #[arg(long)]
+    plots: Option<PathBuf>,
     /// Timing repetitions (the minimum is reported).
     #[arg(long, default_value_t = 20)]
     repeats: usize,
@@ -157,5 +163,141 @@ fn main() -> Result<()> {
     std::fs::write(&args.json, serde_json::to_string_pretty(&out)?)
         .with_context(|| format!("writing {}", args.json.display()))?;
     println!("wrote {}", args.json.display());
+    if let Some(dir) = args.plots {
+        for p in plots::write(&dir, &r)? {
+            println!("wrote {}", p.display());
+        }
+    }
     Ok(())
+}
+
+mod plots {
+    use std::path::{Path, PathBuf};
+
+    use anyhow::{anyhow, Context, Result};
+    use overtone::experiments::cantilever::CantileverResults;
+    use plotters::prelude::*;
+
+    static FONT: &[u8] = include_bytes!("assets/DejaVuSans.ttf");
+    const FULL: RGBColor = RGBColor(0xd6, 0x27, 0x28);
+    const LMA: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
+    const SKIN: RGBColor = RGBColor(0x2c, 0xa0, 0x2c);
+    /// Errors are drawn on a log axis; exact zeros are shown at this floor.
+    const LOG_FLOOR: f64 = 1e-16;
+
+    type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+
+    fn line_plot(path: &Path, title: &str, xlabel: &str, ylabel: &str, series: &[Series], log_y: bool) -> Result<()> {
+        let root = BitMapBackend::new(path, (900, 540)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+        let xs = series.iter().flat_map(|s| s.2.iter().map(|p| p.0));
+        let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+        let ys: Vec<f64> = series.iter().flat_map(|s| s.2.iter().map(|p| p.1)).collect();
+        let (y0, y1) = ys
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| (a.min(y), b.max(y)));
+        let mut chart = ChartBuilder::on(&root);
+        chart
+            .caption(title, ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(75);
+        let fmt_y = |v: &f64| if log_y { format!("{v:.0e}") } else { format!("{v:.2}") };
+        macro_rules! finish {
+            ($c:expr) => {{
+                let mut c = $c;
+                c.configure_mesh()
+                    .y_label_formatter(&fmt_y)
+                    .x_label_formatter(&|v: &f64| format!("{v:.0}"))
+                    .x_desc(xlabel)
+                    .y_desc(ylabel)
+                    .label_style(("sans-serif", 15))
+                    .draw()
+                    .map_err(|e| anyhow!("{e:?}"))?;
+                for (name, color, pts) in series {
+                    let color = *color;
+                    c.draw_series(LineSeries::new(pts.iter().cloned(), color.stroke_width(3)))
+                        .map_err(|e| anyhow!("{e:?}"))?
+                        .label(*name)
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3)));
+                }
+                c.configure_series_labels()
+                    .background_style(WHITE.mix(0.9))
+                    .border_style(BLACK)
+                    .label_font(("sans-serif", 16))
+                    .position(SeriesLabelPosition::UpperRight)
+                    .draw()
+                    .map_err(|e| anyhow!("{e:?}"))?;
+            }};
+        }
+        if log_y {
+            let lo = y0.max(LOG_FLOOR);
+            let c = chart
+                .build_cartesian_2d(x0..x1, (lo / 3.0..y1 * 3.0).log_scale())
+                .map_err(|e| anyhow!("{e:?}"))?;
+            finish!(c);
+        } else {
+            let pad = 0.08 * (y1 - y0).max(1e-12);
+            let c = chart
+                .build_cartesian_2d(x0..x1, y0 - pad..y1 + pad)
+                .map_err(|e| anyhow!("{e:?}"))?;
+            finish!(c);
+        }
+        root.present().map_err(|e| anyhow!("{e:?}"))?;
+        Ok(())
+    }
+
+    /// Writes `tip_height.png`, `rotation_error.png` (linear) and `rotation_error_log.png`.
+    pub fn write(dir: &Path, r: &CantileverResults) -> Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+            .map_err(|_| anyhow!("the bundled font could not be loaded"))?;
+        let steps = |h: &[f64]| h.iter().enumerate().map(|(k, &y)| (k as f64, y)).collect::<Vec<_>>();
+        let tip = dir.join("tip_height.png");
+        line_plot(
+            &tip,
+            "Cantilever tip height: full vs LMA vs skinning eigenmodes",
+            "step",
+            "tip height",
+            &[
+                ("full", FULL, steps(&r.full.tip_heights)),
+                ("LMA (12 modes)", LMA, steps(&r.lma.tip_heights)),
+                ("skinning (72 DOFs)", SKIN, steps(&r.skinning.tip_heights)),
+            ],
+            false,
+        )?;
+        let angles = &r.rotation.angles_deg;
+        let pts = |e: &[f64]| {
+            angles
+                .iter()
+                .cloned()
+                .zip(e.iter().map(|v| v.max(LOG_FLOOR)))
+                .collect::<Vec<_>>()
+        };
+        let rot = dir.join("rotation_error.png");
+        line_plot(
+            &rot,
+            "Rotation reconstruction error (mass norm)",
+            "rest-shape rotation (deg)",
+            "relative error",
+            &[
+                ("LMA", LMA, pts(&r.rotation.error_lma)),
+                ("skinning", SKIN, pts(&r.rotation.error_skinning)),
+            ],
+            false,
+        )?;
+        let rot_log = dir.join("rotation_error_log.png");
+        line_plot(
+            &rot_log,
+            "Rotation reconstruction error (log scale)",
+            "rest-shape rotation (deg)",
+            "relative error",
+            &[
+                ("LMA", LMA, pts(&r.rotation.error_lma)),
+                ("skinning", SKIN, pts(&r.rotation.error_skinning)),
+            ],
+            true,
+        )?;
+        Ok(vec![tip, rot, rot_log])
+    }
 }
