@@ -41,10 +41,10 @@ enum Command {
         /// JSON report (per-frame residual and step time, and a summary).
         #[arg(long)]
         report: Option<PathBuf>,
-        /// Iterations per step: local/global (ARAP) or at most this many Newton iterations
-        /// (neo-Hookean).
-        #[arg(long, default_value_t = 10)]
-        iterations: usize,
+        /// Iterations per step: local/global (ARAP, default 10) or at most this many Newton
+        /// iterations (neo-Hookean, default 30).
+        #[arg(long)]
+        iterations: Option<usize>,
         /// Stop iterating early: ARAP when the relative update falls below this; Newton when
         /// the step length falls below this (default 1e-6).
         #[arg(long)]
@@ -108,6 +108,10 @@ fn real_main() -> Result<()> {
             if let Some(c) = leak_constant {
                 sc.momentum_weights = Some(vec![c; sc.mesh.n_vertices()]);
             }
+            let iterations = iterations.unwrap_or(match sc.model {
+                overtone::scene::ElasticModel::Arap => 10,
+                overtone::scene::ElasticModel::NeoHookean => 30,
+            });
             run(&sc, &out, report.as_deref(), iterations, tolerance)?;
             Ok(())
         }
