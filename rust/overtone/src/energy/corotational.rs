@@ -9,6 +9,7 @@
 //! polar decomposition, reachable only through inversion) the rotation term is dropped
 //! (`dR = 0`), which keeps the Hessian finite.
 
+use crate::energy::invariants::{fill_nan, shape_ok};
 use crate::polar::{closest_rotation_2d, closest_rotation_3d, ROTATION_ACCURACY};
 
 /// Relative size of `det(tr S · I − S)` (vs `tr(S)³`) below which `dR` is taken as zero.
@@ -37,6 +38,9 @@ fn stretch(d: usize, r: &[f64], f: &[f64], s: &mut [f64]) {
 /// `ψ(F)` per unit rest volume.
 #[inline]
 pub fn corotational_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
+    if !shape_ok(d, f.len(), 0, 0) {
+        return f64::NAN;
+    }
     let mut r = [0.0; 9];
     rotation(d, f, &mut r);
     let dist2: f64 = (0..d * d).map(|k| (f[k] - r[k]).powi(2)).sum();
@@ -47,6 +51,9 @@ pub fn corotational_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
 /// `P = 2μ (F − R) + λ (tr S − d) R` into `p`.
 #[inline]
 pub fn corotational_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f64]) {
+    if !shape_ok(d, f.len(), p.len(), d * d) {
+        return fill_nan(p);
+    }
     let mut r = [0.0; 9];
     rotation(d, f, &mut r);
     let tr_s: f64 = (0..d * d).map(|k| r[k] * f[k]).sum();
@@ -57,6 +64,9 @@ pub fn corotational_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut 
 
 /// `∂²ψ/∂F²` into `h`, column by column: `dP = 2μ (dF − dR) + λ tr(RᵀdF) R + λ (tr S − d) dR`.
 pub fn corotational_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) {
+    if !shape_ok(d, f.len(), h.len(), d * d * d * d) {
+        return fill_nan(h);
+    }
     let dd = d * d;
     let mut r = [0.0; 9];
     rotation(d, f, &mut r);

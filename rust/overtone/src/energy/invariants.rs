@@ -1,8 +1,24 @@
 //! The determinant `J = det F`, its gradient (the cofactor matrix) and its Hessian.
 
-/// `det F` of a `d × d` row-major matrix (`d` = 2 or 3).
+/// Whether `d` is 2 or 3 and the slices are long enough for `F` (`d²`) and an output of
+/// `out_len(d)` values. The per-element functions answer NaN (never panic) otherwise.
+#[inline(always)]
+pub(crate) fn shape_ok(d: usize, f_len: usize, out_len: usize, need: usize) -> bool {
+    (d == 2 || d == 3) && f_len >= d * d && out_len >= need
+}
+
+/// Fills `out` with NaN (the answer of a per-element function to malformed input).
+#[inline(never)]
+pub(crate) fn fill_nan(out: &mut [f64]) {
+    out.iter_mut().for_each(|v| *v = f64::NAN);
+}
+
+/// `det F` of a `d × d` row-major matrix (`d` = 2 or 3; NaN for other `d` or a short slice).
 #[inline]
 pub fn determinant(d: usize, f: &[f64]) -> f64 {
+    if !shape_ok(d, f.len(), 0, 0) {
+        return f64::NAN;
+    }
     if d == 2 {
         f[0] * f[3] - f[1] * f[2]
     } else {
@@ -14,6 +30,9 @@ pub fn determinant(d: usize, f: &[f64]) -> f64 {
 /// In 3D its rows are `r₁×r₂, r₂×r₀, r₀×r₁` for the rows `rᵢ` of `F`.
 #[inline]
 pub fn cofactor(d: usize, f: &[f64], c: &mut [f64]) {
+    if !shape_ok(d, f.len(), c.len(), d * d) {
+        return fill_nan(c);
+    }
     if d == 2 {
         c[0] = f[3];
         c[1] = -f[2];
@@ -60,6 +79,9 @@ fn eps3(a: usize, b: usize, c: usize) -> f64 {
 /// `Σ_mn ε_ikm ε_jln F_mn` in 3D.
 #[inline]
 pub fn add_determinant_hessian(d: usize, f: &[f64], scale: f64, h: &mut [f64]) {
+    if !shape_ok(d, f.len(), h.len(), d * d * d * d) {
+        return fill_nan(h);
+    }
     let dd = d * d;
     for i in 0..d {
         for k in 0..d {

@@ -4,9 +4,14 @@
 //! in `F`: its Hessian is constant and positive semi-definite (zero on infinitesimal rotations),
 //! but finite rotations cost energy, which is why it is only valid for small deformations.
 
+use crate::energy::invariants::{fill_nan, shape_ok};
+
 /// `ψ(F)` per unit rest volume.
 #[inline]
 pub fn linear_elasticity_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
+    if !shape_ok(d, f.len(), 0, 0) {
+        return f64::NAN;
+    }
     let mut e2 = 0.0;
     let mut tr = 0.0;
     for i in 0..d {
@@ -22,6 +27,9 @@ pub fn linear_elasticity_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f6
 /// `P = 2μ ε + λ tr(ε) I` into `p`.
 #[inline]
 pub fn linear_elasticity_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f64]) {
+    if !shape_ok(d, f.len(), p.len(), d * d) {
+        return fill_nan(p);
+    }
     let tr: f64 = (0..d).map(|i| f[i * d + i] - 1.0).sum();
     for i in 0..d {
         for j in 0..d {
@@ -33,7 +41,10 @@ pub fn linear_elasticity_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: 
 
 /// `∂P_ij/∂F_kl = μ (δ_ik δ_jl + δ_il δ_jk) + λ δ_ij δ_kl` into `h` (independent of `F`).
 #[inline]
-pub fn linear_elasticity_hessian(d: usize, _f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) {
+pub fn linear_elasticity_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) {
+    if !shape_ok(d, f.len(), h.len(), d * d * d * d) {
+        return fill_nan(h);
+    }
     let dd = d * d;
     let delta = |a: usize, b: usize| if a == b { 1.0 } else { 0.0 };
     for i in 0..d {

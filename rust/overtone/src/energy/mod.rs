@@ -157,3 +157,27 @@ pub(crate) mod fd {
         }
     }
 }
+
+#[cfg(test)]
+mod malformed_input_tests {
+    use super::*;
+
+    #[test]
+    fn malformed_input_answers_nan_instead_of_panicking() {
+        for model in [
+            EnergyModel::NeoHookean,
+            EnergyModel::LinearElasticity,
+            EnergyModel::Corotational,
+        ] {
+            assert!(model.energy(4, &[1.0; 16], 1.0, 1.0).is_nan());
+            assert!(model.energy(3, &[1.0; 4], 1.0, 1.0).is_nan());
+            let mut p = [0.0; 4];
+            model.gradient(3, &[1.0; 9], 1.0, 1.0, &mut p);
+            assert!(p.iter().all(|v| v.is_nan()));
+            let mut h = [0.0; 16];
+            model.hessian(2, &[1.0; 3], 1.0, 1.0, &mut h);
+            assert!(h.iter().all(|v| v.is_nan()));
+        }
+        assert!(!project_spd(4, &mut [1.0; 3]));
+    }
+}

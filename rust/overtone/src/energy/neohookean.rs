@@ -9,11 +9,14 @@
 //! small-strain limit is linear elasticity with Lamé parameters `(μ, λ − μ)`; like simkit (and
 //! the tutorial whose numbers Overtone reproduces) we pass the engineering `μ`, `λ` unchanged.
 
-use crate::energy::invariants::{add_determinant_hessian, cofactor, determinant};
+use crate::energy::invariants::{add_determinant_hessian, cofactor, determinant, fill_nan, shape_ok};
 
 /// `ψ(F)` per unit rest volume.
 #[inline]
 pub fn neohookean_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
+    if !shape_ok(d, f.len(), 0, 0) {
+        return f64::NAN;
+    }
     let j = determinant(d, f);
     let ic: f64 = f[..d * d].iter().map(|x| x * x).sum();
     0.5 * mu * (ic - d as f64) - mu * (j - 1.0) + 0.5 * lambda * (j - 1.0) * (j - 1.0)
@@ -22,6 +25,9 @@ pub fn neohookean_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
 /// `P = μ F + (λ (J − 1) − μ) cof F` into `p`.
 #[inline]
 pub fn neohookean_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f64]) {
+    if !shape_ok(d, f.len(), p.len(), d * d) {
+        return fill_nan(p);
+    }
     let j = determinant(d, f);
     let mut c = [0.0; 9];
     cofactor(d, f, &mut c);
@@ -34,6 +40,9 @@ pub fn neohookean_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f
 /// `∂²ψ/∂F² = μ I + λ vec(cof F) vec(cof F)ᵀ + (λ (J − 1) − μ) ∂²J/∂F²` into `h`.
 #[inline]
 pub fn neohookean_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) {
+    if !shape_ok(d, f.len(), h.len(), d * d * d * d) {
+        return fill_nan(h);
+    }
     let dd = d * d;
     let j = determinant(d, f);
     let mut c = [0.0; 9];
@@ -56,6 +65,10 @@ pub fn neohookean_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f6
 /// eigenpairs `(μ ± s)` orthogonal to `c′` within each block, and a 2 × 2 problem on the
 /// normalised projections of `c′` onto the two blocks.
 pub fn neohookean_hessian_projected_2d(f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) -> bool {
+    if !shape_ok(2, f.len(), h.len(), 16) {
+        fill_nan(h);
+        return false;
+    }
     let r = std::f64::consts::FRAC_1_SQRT_2;
     let q = [[r, 0.0, 0.0, r], [0.0, r, -r, 0.0], [r, 0.0, 0.0, -r], [0.0, r, r, 0.0]];
     let j = determinant(2, f);

@@ -6,8 +6,13 @@ pub const SPD_EIGENVALUE_FLOOR: f64 = 0.0;
 
 /// Replaces the symmetric `n × n` row-major matrix `h` by its projection
 /// `V max(Λ, floor) Vᵀ` (`h = V Λ Vᵀ`). Returns whether anything was clamped (when nothing
-/// is, `h` is left bit-for-bit unchanged). Only the lower triangle is read.
+/// is, `h` is left bit-for-bit unchanged). Only the lower triangle is read. A slice shorter than
+/// `n²` or with NaN/Inf is left unchanged (returns `false`).
 pub fn project_spd(n: usize, h: &mut [f64]) -> bool {
+    if h.len() < n * n || h[..n * n].iter().any(|v| !v.is_finite()) {
+        // Malformed or non-finite input: nothing sensible to project; leave it to the caller.
+        return false;
+    }
     match n {
         4 => project_fixed::<4>(h),
         9 => project_fixed::<9>(h),
