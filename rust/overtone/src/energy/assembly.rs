@@ -412,4 +412,25 @@ mod tests {
             eig.first()
         );
     }
+
+    #[test]
+    fn results_do_not_depend_on_the_number_of_threads() {
+        let mesh = triangle_grid(40, 20, 2.0, 1.0).unwrap();
+        assert!(mesh.n_elements() >= PARALLEL_MIN_ELEMENTS);
+        let x = perturbed(&mesh, 0.03);
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let mut en = ElasticEnergy::new(&mesh, EnergyModel::NeoHookean, 2.0, 7.0).unwrap();
+                let mut g = vec![0.0; x.len()];
+                en.gradient(&x, &mut g).unwrap();
+                en.hessian(&x, true).unwrap();
+                (en.energy(&x).unwrap(), g, en.values().to_vec())
+            })
+        };
+        let (a, b) = (run(1), run(3));
+        assert_eq!(a.0.to_bits(), b.0.to_bits());
+        assert!(a.1.iter().zip(&b.1).all(|(p, q)| p.to_bits() == q.to_bits()));
+        assert!(a.2.iter().zip(&b.2).all(|(p, q)| p.to_bits() == q.to_bits()));
+    }
 }
