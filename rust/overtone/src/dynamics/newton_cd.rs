@@ -139,7 +139,7 @@ impl NewtonCdSolver {
             h_values[pos] += mass[k % n] / h2;
         }
         let h0 = SparseColMat::new(energy.pattern().clone(), h_values.clone());
-        let solve = ConstrainedSolve::new(&h0, &rows, 1, "Newton system M/h^2 + K")?;
+        let solve = ConstrainedSolve::new_supernodal(&h0, &rows, 1, "Newton system M/h^2 + K")?;
         let gravity = if params.gravity.is_empty() {
             vec![0.0; dim]
         } else {

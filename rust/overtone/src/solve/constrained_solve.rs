@@ -44,6 +44,27 @@ impl ConstrainedSolve {
     /// Prefactors. `h` is `Ĥ` (`n × n`), `a` is `Â` (`c × n`, row-major), `max_rhs` the largest
     /// number of columns later solved at once.
     pub fn new(h: &faer::sparse::SparseColMat<usize, f64>, a: &[f64], max_rhs: usize, what: &str) -> Result<Self> {
+        Self::build(h, a, max_rhs, what, false)
+    }
+
+    /// [`new`](Self::new) with the supernodal sparse Cholesky forced (see
+    /// [`SparseCholesky::new_supernodal`]); for the vector Hessians of Newton's method.
+    pub fn new_supernodal(
+        h: &faer::sparse::SparseColMat<usize, f64>,
+        a: &[f64],
+        max_rhs: usize,
+        what: &str,
+    ) -> Result<Self> {
+        Self::build(h, a, max_rhs, what, true)
+    }
+
+    fn build(
+        h: &faer::sparse::SparseColMat<usize, f64>,
+        a: &[f64],
+        max_rhs: usize,
+        what: &str,
+        supernodal: bool,
+    ) -> Result<Self> {
         let n = h.nrows();
         if a.len() % n.max(1) != 0 {
             return Err(OvertoneError::size(
@@ -53,7 +74,11 @@ impl ConstrainedSolve {
             ));
         }
         let c = a.len() / n;
-        let mut chol = SparseCholesky::new(h, max_rhs.max(c), what)?;
+        let mut chol = if supernodal {
+            SparseCholesky::new_supernodal(h.as_ref(), max_rhs.max(c), what)?
+        } else {
+            SparseCholesky::new(h, max_rhs.max(c), what)?
+        };
         let basis = orthonormal_constraint_basis(a, n, c, what)?;
         let (q, p) = schur_factors(&mut chol, &basis, what)?;
         let rank = basis.ncols();
