@@ -25,7 +25,7 @@ struct Cli {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Solver {
-    /// Full-order ARAP complementary dynamics.
+    /// Full-order complementary dynamics: ARAP local/global, or Newton for neo-Hookean scenes.
     Full,
     /// Fast complementary dynamics: rig-orthogonal skinning eigenmodes and rotation clusters.
     Fast,
@@ -46,9 +46,10 @@ enum Command {
         /// JSON report (per-frame residual and step time, and a summary).
         #[arg(long)]
         report: Option<PathBuf>,
-        /// Local/global iterations per step.
-        #[arg(long, default_value_t = 10)]
-        iterations: usize,
+        /// Iterations per step: local/global (ARAP, default 10) or at most this many Newton
+        /// iterations (neo-Hookean, default 30).
+        #[arg(long)]
+        iterations: Option<usize>,
         /// Fast solver: skinning eigenmodes (default 10 in 2D, 16 in 3D).
         #[arg(long)]
         modes: Option<usize>,
@@ -58,7 +59,8 @@ enum Command {
         /// Fast solver: precompute sidecar (.ovt) to load, or to write when missing or stale.
         #[arg(long)]
         sidecar: Option<PathBuf>,
-        /// Stop iterating early when the relative update falls below this.
+        /// Stop iterating early: ARAP when the relative update falls below this; Newton when
+        /// the step length falls below this (default 1e-6).
         #[arg(long)]
         tolerance: Option<f64>,
         /// Override the scene's material model (e.g. `arap` to run a neo-Hookean scene with ARAP).
@@ -157,6 +159,10 @@ fn real_main() -> Result<()> {
             if let Some(c) = leak_constant {
                 sc.momentum_weights = Some(vec![c; sc.mesh.n_vertices()]);
             }
+            let iterations = iterations.unwrap_or(match sc.model {
+                overtone::scene::ElasticModel::Arap => 10,
+                overtone::scene::ElasticModel::NeoHookean => 30,
+            });
             let kind = match solver {
                 Solver::Full => SolverKind::Full,
                 Solver::Fast => {

@@ -10,7 +10,9 @@ pub mod cache;
 pub mod dense_kernels;
 pub mod dynamics;
 pub mod embed;
+pub mod energy;
 pub mod error;
+pub mod experiments;
 pub mod fem;
 pub mod io;
 pub mod leak;
@@ -20,5 +22,6 @@ pub mod reduced;
 pub mod rig;
 pub mod scene;
 pub mod solve;
+pub mod subspace;
 
 pub use error::{OvertoneError, Result};

@@ -69,3 +69,34 @@ pub fn tet_grid(nx: usize, ny: usize, nz: usize, sx: f64, sy: f64, sz: f64) -> R
     }
     SimplexMesh::new(3, v, t)
 }
+
+/// A `nx × ny` vertex grid over `[−w/2, w/2] × [−h/2, h/2]` (vertex `j·nx + i`, `nx, ny ≥ 2`),
+/// each cell split along its `(i, j)–(i+1, j+1)` diagonal into the counter-clockwise triangles
+/// `[v₀₀, v₁₀, v₁₁]` and `[v₀₀, v₁₁, v₀₁]` (`v_ab` = vertex `(i+a, j+b)`): the layout of
+/// simkit's `triangulated_grid`, used by seed tutorial 17.
+pub fn centered_triangle_grid(nx: usize, ny: usize, width: f64, height: f64) -> Result<SimplexMesh> {
+    if nx < 2 || ny < 2 {
+        return Err(crate::error::OvertoneError::setting(
+            "grid",
+            format!("{nx} x {ny}"),
+            "needs at least 2 x 2 vertices",
+        ));
+    }
+    let mut v = Vec::with_capacity(2 * nx * ny);
+    for j in 0..ny {
+        for i in 0..nx {
+            v.extend([
+                -0.5 * width + width * i as f64 / (nx - 1) as f64,
+                -0.5 * height + height * j as f64 / (ny - 1) as f64,
+            ]);
+        }
+    }
+    let mut t = Vec::with_capacity(6 * (nx - 1) * (ny - 1));
+    for j in 0..ny - 1 {
+        for i in 0..nx - 1 {
+            let a = j * nx + i;
+            t.extend([a, a + 1, a + nx + 1, a, a + nx + 1, a + nx]);
+        }
+    }
+    SimplexMesh::new(2, v, t)
+}

@@ -8,6 +8,6 @@ mod volume;
 
 pub use boundary_facets::{boundary_facets, boundary_vertices};
 pub use element_order::spatial_element_order;
-pub use grid::{tet_grid, triangle_grid};
+pub use grid::{centered_triangle_grid, tet_grid, triangle_grid};
 pub use simplex_mesh::SimplexMesh;
 pub use volume::{element_volumes, signed_volume};

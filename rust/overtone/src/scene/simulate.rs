@@ -2,7 +2,10 @@
 
 use std::time::Instant;
 
-use crate::dynamics::{FastParams, FastPrecompute, FastSolver, FullOrderSolver, SolverParams, StepReport};
+use crate::dynamics::{
+    FastParams, FastPrecompute, FastSolver, FullOrderSolver, NewtonCdSolver, SolverParams, StepReport,
+};
+use crate::energy::EnergyModel;
 use crate::error::{OvertoneError, Result};
 use crate::leak::default_momentum_weights;
 use crate::rig::LbsRig;
@@ -47,8 +50,11 @@ fn to_rows3(x: &[f64], n: usize, d: usize) -> Vec<f64> {
     out
 }
 
-/// Simulates every frame of `scene` with the full-order ARAP solver: frame 0 at rest, one step
-/// per following frame, `iterations` local/global iterations (or fewer with `tolerance`).
+/// Simulates every frame of `scene` with the full-order solver of its material: frame 0 at
+/// rest, one step per following frame. ARAP runs the local/global solver ([`FullOrderSolver`],
+/// `iterations` local/global iterations); neo-Hookean runs Newton's method
+/// ([`NewtonCdSolver`], at most `iterations` Newton iterations, `tolerance` on the last step's
+/// length, default [`crate::dynamics::NEWTON_CD_TOLERANCE`]).
 pub fn simulate_full(scene: &Scene, iterations: usize, tolerance: Option<f64>) -> Result<Simulation> {
     simulate(scene, SolverKind::Full, iterations, tolerance)
 }
@@ -154,9 +160,9 @@ fn build_solver(
     sidecar: Option<&std::path::Path>,
 ) -> Result<(Box<dyn Stepper>, f64)> {
     scene.validate()?;
-    if scene.model != ElasticModel::Arap {
+    if scene.model != ElasticModel::Arap && kind != SolverKind::Full {
         return Err(OvertoneError::Unsupported(format!(
-            "scene `{}` asks for the `{}` material; this solver implements `arap` only (override the model to run it with ARAP)",
+            "scene `{}` asks for the `{}` material; the fast solver implements `arap` only (use --solver full, or override the model with --model arap)",
             scene.name,
             scene.model.name()
         )));
@@ -176,6 +182,15 @@ fn build_solver(
         gravity: scene.gravity.clone(),
     };
     let solver: Box<dyn Stepper> = match kind {
+        SolverKind::Full if scene.model == ElasticModel::NeoHookean => Box::new(NewtonCdSolver::new(
+            &scene.mesh,
+            rig,
+            &dw,
+            EnergyModel::NeoHookean,
+            &scene.material,
+            &params,
+            &p0,
+        )?),
         SolverKind::Full => Box::new(FullOrderSolver::new(
             &scene.mesh,
             rig,
@@ -238,6 +253,29 @@ impl Stepper for FullOrderSolver {
     }
     fn constraint_rank(&self) -> (usize, usize) {
         FullOrderSolver::constraint_rank(self)
+    }
+}
+
+impl Stepper for NewtonCdSolver {
+    fn step(&mut self, p: &[f64]) -> Result<StepReport> {
+        NewtonCdSolver::step(self, p)
+    }
+    fn rig(&self) -> &LbsRig {
+        NewtonCdSolver::rig(self)
+    }
+    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
+        let (n, d) = (self.n_vertices(), self.dim());
+        frame.copy_from_slice(&to_rows3(self.positions(), n, d));
+        let u = self.displacement();
+        for v in 0..n {
+            for i in 0..d {
+                disp[v * d + i] = u[i * n + v];
+            }
+        }
+        max_norm(disp, d)
+    }
+    fn constraint_rank(&self) -> (usize, usize) {
+        NewtonCdSolver::constraint_rank(self)
     }
 }
 

@@ -35,12 +35,36 @@ pub struct ConstrainedSolve {
     tmp: Vec<Vec<f64>>,
     rank: usize,
     n_constraints: usize,
+    /// `U_r`, `n × r`.
+    basis: Mat<f64>,
+    what: String,
 }
 
 impl ConstrainedSolve {
     /// Prefactors. `h` is `Ĥ` (`n × n`), `a` is `Â` (`c × n`, row-major), `max_rhs` the largest
     /// number of columns later solved at once.
     pub fn new(h: &faer::sparse::SparseColMat<usize, f64>, a: &[f64], max_rhs: usize, what: &str) -> Result<Self> {
+        Self::build(h, a, max_rhs, what, false)
+    }
+
+    /// [`new`](Self::new) with the supernodal sparse Cholesky forced (see
+    /// [`SparseCholesky::new_supernodal`]); for the vector Hessians of Newton's method.
+    pub fn new_supernodal(
+        h: &faer::sparse::SparseColMat<usize, f64>,
+        a: &[f64],
+        max_rhs: usize,
+        what: &str,
+    ) -> Result<Self> {
+        Self::build(h, a, max_rhs, what, true)
+    }
+
+    fn build(
+        h: &faer::sparse::SparseColMat<usize, f64>,
+        a: &[f64],
+        max_rhs: usize,
+        what: &str,
+        supernodal: bool,
+    ) -> Result<Self> {
         let n = h.nrows();
         if a.len() % n.max(1) != 0 {
             return Err(OvertoneError::size(
@@ -50,65 +74,42 @@ impl ConstrainedSolve {
             ));
         }
         let c = a.len() / n;
-        let mut chol = SparseCholesky::new(h, max_rhs.max(c), what)?;
-        let basis = orthonormal_constraint_basis(a, n, c, what)?;
-        let r = basis.ncols();
-        // Z = Ĥ⁻¹ U_r, S = U_rᵀ Z (SPD: U_r has full column rank).
-        let mut z = basis.clone();
-        chol.solve_in_place(z.as_mut());
-        let mut s = Mat::<f64>::zeros(r, r);
-        matmul(s.as_mut(), Accum::Replace, basis.transpose(), z.as_ref(), 1.0, Par::Seq);
-        for i in 0..r {
-            for j in 0..i {
-                let m = 0.5 * (s[(i, j)] + s[(j, i)]);
-                s[(i, j)] = m;
-                s[(j, i)] = m;
-            }
-        }
-        let (q, p) = if r == 0 {
-            (Mat::zeros(n, 0), Mat::zeros(n, 0))
+        let mut chol = if supernodal {
+            SparseCholesky::new_supernodal(h.as_ref(), max_rhs.max(c), what)?
         } else {
-            // S = V Λ Vᵀ; Q = Z V Λ^{-1/2}, P = U_r V Λ^{-1/2}, so Q Pᵀ = Z S⁻¹ U_rᵀ.
-            let eig = s
-                .self_adjoint_eigen(Side::Lower)
-                .map_err(|e| OvertoneError::Factorization {
-                    what: format!("{what}: constraint Schur complement"),
-                    reason: format!("{e:?}"),
-                })?;
-            let mut vs = Mat::<f64>::zeros(r, r);
-            for col in 0..r {
-                let lam = eig.S()[col];
-                if !(lam > 0.0) {
-                    return Err(OvertoneError::Factorization {
-                        what: format!("{what}: constraint Schur complement"),
-                        reason: format!("eigenvalue {lam:e} is not positive"),
-                    });
-                }
-                for row in 0..r {
-                    vs[(row, col)] = eig.U()[(row, col)] / lam.sqrt();
-                }
-            }
-            let mut q = Mat::<f64>::zeros(n, r);
-            let mut p = Mat::<f64>::zeros(n, r);
-            matmul(q.as_mut(), Accum::Replace, z.as_ref(), vs.as_ref(), 1.0, Par::Seq);
-            matmul(p.as_mut(), Accum::Replace, basis.as_ref(), vs.as_ref(), 1.0, Par::Seq);
-            (q, p)
+            SparseCholesky::new(h, max_rhs.max(c), what)?
         };
-        let rank = r;
-        let to_vec = |m: &Mat<f64>| {
-            (0..m.ncols())
-                .flat_map(|j| (0..m.nrows()).map(move |i| (i, j)))
-                .map(|(i, j)| m[(i, j)])
-                .collect::<Vec<f64>>()
-        };
+        let basis = orthonormal_constraint_basis(a, n, c, what)?;
+        let (q, p) = schur_factors(&mut chol, &basis, what)?;
+        let rank = basis.ncols();
         Ok(Self {
             chol,
             tmp: vec![vec![0.0; rank]; max_rhs.max(1)],
-            q: to_vec(&q),
-            p: to_vec(&p),
+            q,
+            p,
             rank,
             n_constraints: c,
+            basis,
+            what: what.to_string(),
         })
+    }
+
+    /// Numeric refactorization for a new matrix `Ĥ` with the same sparsity pattern (the
+    /// symbolic analysis and the constraint basis are reused); recomputes `Z = Ĥ⁻¹U_r` and the
+    /// Schur complement. For Newton's method, whose Hessian changes every iteration.
+    pub fn refactor(&mut self, h: faer::sparse::SparseColMatRef<'_, usize, f64>) -> Result<()> {
+        if h.nrows() != self.chol.n() || h.ncols() != self.chol.n() {
+            return Err(OvertoneError::size(
+                "matrix to refactor",
+                format!("{0} x {0}", self.chol.n()),
+                format!("{} x {}", h.nrows(), h.ncols()),
+            ));
+        }
+        self.chol.refactor_ref(h)?;
+        let (q, p) = schur_factors(&mut self.chol, &self.basis, &self.what)?;
+        self.q = q;
+        self.p = p;
+        Ok(())
     }
 
     /// Number of independent constraints kept.
@@ -211,4 +212,56 @@ pub fn orthonormal_constraint_basis(a: &[f64], n: usize, c: usize, what: &str) -
         .filter(|&i| sigma[i] > CONSTRAINT_RANK_TOLERANCE * smax)
         .collect();
     Ok(Mat::from_fn(n, keep.len(), |v, j| svd.U()[(v, keep[j])]))
+}
+
+/// `Q = Z V Λ^{-1/2}` and `P = U_r V Λ^{-1/2}` (column-major `n × r`) for `Z = Ĥ⁻¹U_r`,
+/// `S = U_rᵀ Z = V Λ Vᵀ`.
+fn schur_factors(chol: &mut SparseCholesky, basis: &Mat<f64>, what: &str) -> Result<(Vec<f64>, Vec<f64>)> {
+    let (n, r) = (basis.nrows(), basis.ncols());
+    if r == 0 {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    // Z = Ĥ⁻¹ U_r, S = U_rᵀ Z (SPD: U_r has full column rank).
+    let mut z = basis.clone();
+    chol.solve_in_place(z.as_mut());
+    let mut s = Mat::<f64>::zeros(r, r);
+    matmul(s.as_mut(), Accum::Replace, basis.transpose(), z.as_ref(), 1.0, Par::Seq);
+    for i in 0..r {
+        for j in 0..i {
+            let m = 0.5 * (s[(i, j)] + s[(j, i)]);
+            s[(i, j)] = m;
+            s[(j, i)] = m;
+        }
+    }
+    // S = V Λ Vᵀ; Q = Z V Λ^{-1/2}, P = U_r V Λ^{-1/2}, so Q Pᵀ = Z S⁻¹ U_rᵀ.
+    let eig = s
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|e| OvertoneError::Factorization {
+            what: format!("{what}: constraint Schur complement"),
+            reason: format!("{e:?}"),
+        })?;
+    let mut vs = Mat::<f64>::zeros(r, r);
+    for col in 0..r {
+        let lam = eig.S()[col];
+        if !(lam > 0.0) {
+            return Err(OvertoneError::Factorization {
+                what: format!("{what}: constraint Schur complement"),
+                reason: format!("eigenvalue {lam:e} is not positive"),
+            });
+        }
+        for row in 0..r {
+            vs[(row, col)] = eig.U()[(row, col)] / lam.sqrt();
+        }
+    }
+    let mut q = Mat::<f64>::zeros(n, r);
+    let mut p = Mat::<f64>::zeros(n, r);
+    matmul(q.as_mut(), Accum::Replace, z.as_ref(), vs.as_ref(), 1.0, Par::Seq);
+    matmul(p.as_mut(), Accum::Replace, basis.as_ref(), vs.as_ref(), 1.0, Par::Seq);
+    let to_vec = |m: &Mat<f64>| {
+        (0..m.ncols())
+            .flat_map(|j| (0..m.nrows()).map(move |i| (i, j)))
+            .map(|(i, j)| m[(i, j)])
+            .collect::<Vec<f64>>()
+    };
+    Ok((to_vec(&q), to_vec(&p)))
 }

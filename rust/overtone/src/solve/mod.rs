@@ -1,11 +1,13 @@
 //! Linear solvers: sparse Cholesky with a reusable workspace, and the constrained (Schur
-//! complement) solve of the complementary-dynamics global step.
+//! complement) solve of the complementary-dynamics global step; Newton's method.
 
 mod constrained_solve;
+mod newton;
 mod sparse_cholesky;
 
 pub use constrained_solve::{
     field_mut, field_ref, orthonormal_constraint_basis, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE,
     PARALLEL_MIN_VERTICES,
 };
+pub use newton::{newton_minimize, NewtonIteration, NewtonParams, NewtonProblem, NewtonReport};
 pub use sparse_cholesky::SparseCholesky;

@@ -1,0 +1,20 @@
+//! Subspace elastodynamics: positions restricted to `x = B z + q` (seed tutorial 17).
+//!
+//! * [`Subspace`]: the full space (`B = I`) or a dense basis with an offset.
+//! * [`linear_modal_analysis`]: the lowest vibration modes of linear elasticity (`K`, `M`).
+//! * [`skinning_eigenmodes`]: Laplacian eigenvectors used as LBS weights, `B = lbs_jacobian(X, W)`.
+//! * [`MassProjection`]: the mass-weighted projection `z = (BᵀMB)⁻¹ BᵀM (y − q)`.
+//! * [`SubspaceElastodynamics`]: backward Euler with inertia, an elastic energy, gravity and
+//!   penalty pins, minimised by Newton's method in the subspace coordinates.
+
+mod basis;
+mod elastodynamics;
+mod modal;
+mod projection;
+mod skinning_eigenmodes;
+
+pub use basis::Subspace;
+pub use elastodynamics::{ElastodynamicsParams, PenaltyPins, SubspaceElastodynamics};
+pub use modal::{dense_generalized_eigen, linear_modal_analysis, Modes, DENSE_EIGEN_MAX_SIZE};
+pub use projection::{MassProjection, PROJECTION_RANK_TOLERANCE};
+pub use skinning_eigenmodes::{lbs_jacobian, skinning_eigenmodes, SkinningModes};
