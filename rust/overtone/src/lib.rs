@@ -15,6 +15,7 @@ pub mod mesh;
 pub mod polar;
 pub mod rig;
 pub mod scene;
+pub mod shape_matching;
 pub mod solve;
 
 pub use error::{OvertoneError, Result};

@@ -7,6 +7,7 @@
 mod atomic_write;
 mod dmat;
 mod medit;
+mod obj;
 mod pc2;
 mod reference_anim;
 mod tgf;
@@ -15,6 +16,7 @@ mod tokens;
 pub use atomic_write::write_atomically;
 pub use dmat::{read_dmat, Dmat};
 pub use medit::{read_medit, MeditMesh};
+pub use obj::{read_obj, ObjMesh};
 pub use pc2::{read_pc2, write_pc2, Pc2};
 pub use reference_anim::{euler_zyx_degrees, read_point_handle_anim, read_skeleton_anim, SkeletonAnim};
 pub use tgf::{read_tgf, Tgf};
