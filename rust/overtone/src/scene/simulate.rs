@@ -62,6 +62,9 @@ pub fn simulate_full(scene: &Scene, iterations: usize, tolerance: Option<f64>) -
         gravity: scene.gravity.clone(),
     };
     let mut solver = FullOrderSolver::new(&scene.mesh, rig, &dw, &scene.material, &params, &p0)?;
+    if let Some(ex) = &scene.examples {
+        solver.set_examples(&ex.poses, ex.manifold.clone(), ex.beta)?;
+    }
     let precompute_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut positions = vec![to_rows3(solver.positions(), n, d)];
     let mut max_displacement = vec![0.0];
