@@ -10,7 +10,7 @@ use crate::shape_matching::stretch::{det3, inverse3, mul3, polar_stretch_3d, str
 use crate::shape_matching::{ExampleManifold, ManifoldScope, Regions, ShapeMatchingParams};
 
 /// Accuracy (radians) of the per-region rotations: far below what one explicit step resolves.
-const ROTATION_ACCURACY: f64 = 1e-13;
+const ROTATION_ACCURACY: f64 = 1e-10;
 /// A region's rest moment matrix `Σ m q qᵀ` with smallest/largest eigenvalue below this is
 /// refused as degenerate (flat or collinear rest particles).
 pub const REGION_CONDITION_LIMIT: f64 = 1e-6;
@@ -99,6 +99,8 @@ pub struct ShapeMatchingSolver {
     x: Vec<[f64; 3]>,
     v: Vec<[f64; 3]>,
     state: Vec<RegionState>,
+    /// Per region, the goal map (9, row-major) and the centroid (3): what phase 3 reads.
+    goals: Vec<[f64; 12]>,
     stretch_all: Vec<f64>,
     weights: Vec<f64>,
     contacts: usize,
@@ -246,6 +248,7 @@ impl ShapeMatchingSolver {
                 };
                 n_reg
             ],
+            goals: vec![[0.0; 12]; n_reg],
             stretch_all: Vec::new(),
             weights: Vec::new(),
             contacts: 0,
@@ -510,11 +513,15 @@ impl ShapeMatchingSolver {
                 self.state[r].goal_map = self.state[r].rot;
             }
         }
+        for (g, st) in self.goals.iter_mut().zip(&self.state) {
+            g[..9].copy_from_slice(&st.goal_map);
+            g[9..].copy_from_slice(&st.centre);
+        }
         // Phase 3: per particle, the averaged goal and the velocity update (eq. 4).
         let (h, alpha, grav) = (self.params.dt, self.params.alpha, self.params.gravity);
         {
-            let (state, p_start, p_region, p_q, inv_count) =
-                (&self.state, &self.p_start, &self.p_region, &self.p_q, &self.inv_count);
+            let (goals, p_start, p_region, p_q, inv_count) =
+                (&self.goals, &self.p_start, &self.p_region, &self.p_q, &self.inv_count);
             let (p_d, region_w) = (&self.p_d, &self.region_w);
             let ne = if shape_goal {
                 self.manifold.as_ref().map_or(0, |m| m.n_examples())
@@ -526,7 +533,7 @@ impl ShapeMatchingSolver {
                 let mut g = [0.0; 3];
                 for s in p_start[i]..p_start[i + 1] {
                     let r = p_region[s];
-                    let st = &state[r];
+                    let gr = &goals[r];
                     let mut q = p_q[s];
                     for j in 0..ne {
                         let (w, d) = (region_w[r * ne + j], &p_d[s * ne + j]);
@@ -534,9 +541,8 @@ impl ShapeMatchingSolver {
                             q[a] += w * d[a];
                         }
                     }
-                    let (t, q, c) = (&st.goal_map, &q, &st.centre);
                     for a in 0..3 {
-                        g[a] += t[a * 3] * q[0] + t[a * 3 + 1] * q[1] + t[a * 3 + 2] * q[2] + c[a];
+                        g[a] += gr[a * 3] * q[0] + gr[a * 3 + 1] * q[1] + gr[a * 3 + 2] * q[2] + gr[9 + a];
                     }
                 }
                 let ic = inv_count[i];
