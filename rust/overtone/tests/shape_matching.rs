@@ -336,13 +336,14 @@ fn dropped_cuboid_comes_to_rest_on_the_floor() {
 }
 
 /// Example-aware complementary dynamics: a 1.0 × 0.25 × 0.25 bar (9 × 3 × 3 vertices) on one
-/// affine bone held still, `D = I`, no gravity, started from a twisted secondary shape
-/// (the twist example plus noise, projected onto the constraint). `‖Jᵀ M D u_c‖` relative stays
-/// ≤ 1e-8 at every step with and without examples (measured ~1e-16). Plain ARAP CD swings back
-/// through the rest shape; with the per-element manifold (β = 1) the final shape is nearer the
-/// example than plain CD's. The effect is weak here (3.77e-2 vs 3.87e-2): the constraint with
-/// `D = I` and an affine bone forbids the cross-section contraction a large twist carries, so
-/// the twisted state is not an equilibrium (see the report).
+/// affine bone held still, `D = I`, no gravity. The example is a twist (1 rad end to end) made
+/// reachable by the secondary motion: rest + the twist displacement projected onto
+/// `Jᵀ M D u = 0` (an example whose displacement has a rig component cannot be reached by
+/// `u_c`; offered anyway, it pushes the body along the example manifold). Started from the
+/// example disturbed by noise (3 mm, projected), plain ARAP CD swings back through the rest
+/// shape, while with the example (β = 1, global and per-element manifolds) the secondary shape
+/// moves toward the example: its distance to it (up to a rigid motion) at least halves and ends
+/// below a tenth of plain CD's. `‖Jᵀ M D u_c‖` relative stays ≤ 1e-8 at every step in all runs.
 #[test]
 fn example_aware_cd_keeps_the_contract_and_moves_toward_the_example() {
     use overtone::dynamics::{FullOrderSolver, Material, SolverParams};
@@ -350,23 +351,22 @@ fn example_aware_cd_keeps_the_contract_and_moves_toward_the_example() {
     let mesh = tet_grid(9, 3, 3, 1.0, 0.25, 0.25).unwrap();
     let n = mesh.n_vertices();
     let rest = mesh.vertices().to_vec();
-    let example = twist_pose(&rest, 1.0);
+    let twist = twist_pose(&rest, 1.0);
     let rig = LbsRig::new(3, &rest, &vec![1.0; n], 1).unwrap();
     let p0 = rig
         .params_from_transforms(&[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0])
         .unwrap();
-    let noisy_example = noisy(&example, 0.002, 9);
-    let mut u0 = vec![0.0; 3 * n];
-    for v in 0..n {
-        for i in 0..3 {
-            u0[i * n + v] = noisy_example[3 * v + i] - rest[3 * v + i];
+    let field = |pose: &[f64]| {
+        let mut u = vec![0.0; 3 * n];
+        for v in 0..n {
+            for i in 0..3 {
+                u[i * n + v] = pose[3 * v + i] - rest[3 * v + i];
+            }
         }
-    }
-    let masses = overtone::fem::lumped_mass(&mesh, &overtone::mesh::element_volumes(&mesh), 1000.0);
-    let ex_rows = rows(&example);
-    let to_rows = |x: &[f64]| (0..n).map(|v| [x[v], x[n + v], x[2 * n + v]]).collect::<Vec<_>>();
-    let run = |examples: Option<ManifoldScope>| {
-        let mut s = FullOrderSolver::new(
+        u
+    };
+    let new_solver = || {
+        FullOrderSolver::new(
             &mesh,
             rig.clone(),
             &vec![1.0; n],
@@ -374,7 +374,27 @@ fn example_aware_cd_keeps_the_contract_and_moves_toward_the_example() {
             &SolverParams::default(),
             &p0,
         )
-        .unwrap();
+        .unwrap()
+    };
+    // The reachable example: rest + the projected twist displacement.
+    let mut s = new_solver();
+    s.set_displacement(&field(&twist)).unwrap();
+    let pe = s.displacement().to_vec();
+    let example: Vec<f64> = (0..n)
+        .flat_map(|v| {
+            [
+                rest[3 * v] + pe[v],
+                rest[3 * v + 1] + pe[n + v],
+                rest[3 * v + 2] + pe[2 * n + v],
+            ]
+        })
+        .collect();
+    let u0 = field(&noisy(&example, 0.003, 9));
+    let masses = overtone::fem::lumped_mass(&mesh, &overtone::mesh::element_volumes(&mesh), 1000.0);
+    let ex_rows = rows(&example);
+    let to_rows = |x: &[f64]| (0..n).map(|v| [x[v], x[n + v], x[2 * n + v]]).collect::<Vec<_>>();
+    let run = |examples: Option<ManifoldScope>| {
+        let mut s = new_solver();
         if let Some(scope) = examples {
             s.set_examples(&[example.clone()], scope, 1.0).unwrap();
         }
@@ -391,8 +411,10 @@ fn example_aware_cd_keeps_the_contract_and_moves_toward_the_example() {
     let (start, plain, worst) = run(None);
     println!("plain CD: distance to the example {start:.3e} -> {plain:.3e} (rest is {offset:.3e} away); residual {worst:.1e}");
     assert!(worst <= 1e-8, "{worst:e}");
-    assert!(plain > 0.5 * offset, "plain CD should relax toward rest: {plain:e}");
-    let mut results = Vec::new();
+    assert!(
+        plain > 0.3 * offset,
+        "plain CD should swing away from the example: {plain:e}"
+    );
     for scope in [ManifoldScope::Global, ManifoldScope::PerUnit] {
         let (start, with, worst) = run(Some(scope.clone()));
         println!(
@@ -400,21 +422,11 @@ fn example_aware_cd_keeps_the_contract_and_moves_toward_the_example() {
             scope.name()
         );
         assert!(worst <= 1e-8, "{worst:e}");
-        results.push((scope.name(), with));
+        assert!(with < 0.5 * start, "{}: {with:e} vs start {start:e}", scope.name());
+        assert!(with < 0.1 * plain, "{}: {with:e} vs plain {plain:e}", scope.name());
     }
-    // The per-element manifold keeps the secondary shape nearer the example than plain CD.
-    let per = results.iter().find(|r| r.0 == "per-region").unwrap().1;
-    assert!(per < plain, "per-element examples {per:e} vs plain {plain:e}");
+    let mut s = new_solver();
     // Bad examples are refused with the example named.
-    let mut s = FullOrderSolver::new(
-        &mesh,
-        rig.clone(),
-        &vec![1.0; n],
-        &Material::default(),
-        &SolverParams::default(),
-        &p0,
-    )
-    .unwrap();
     let short = example[..3 * n - 3].to_vec();
     let err = s
         .set_examples(&[short], ManifoldScope::Global, 1.0)
