@@ -290,12 +290,11 @@ fn bad_examples_are_refused() {
     }
 }
 
-/// Dropped from 1 m onto the floor under gravity, the cuboid comes to rest on it: after 6 s no
-/// particle is below the floor, the lowest touches it (within 1 mm), the centre of mass is
-/// between the floor and the rigid half-height 0.25 m (1-ring shape matching at α = 0.5 sags
-/// visibly under its own weight) and moves slower than 0.2 m/s. (A residual vertical
-/// vibration of about 0.1 m/s of the centre of mass remains with the explicit contact; it is
-/// listed as a known limitation.)
+/// Dropped from 1 m onto the floor under gravity (h = 1/240 s), the cuboid lands and lies on
+/// it: after 6 s no particle is below the floor, the lowest touches it (within 1 mm), the centre
+/// of mass is at the rigid half-height 0.25 m to 1.5 cm, the shape is its rest shape to 1e-2 (RMS,
+/// up to a rigid motion) and the centre of mass moves slower than 0.15 m/s. (With friction the
+/// body keeps rocking slowly on the floor, ~0.1 m/s, decaying over seconds: see the report.)
 #[test]
 fn dropped_cuboid_comes_to_rest_on_the_floor() {
     let body = cuboid();
@@ -311,7 +310,7 @@ fn dropped_cuboid_comes_to_rest_on_the_floor() {
         .collect();
     sm.set_state(&start, &vec![0.0; start.len()]).unwrap();
     let mut touched = false;
-    for _ in 0..360 {
+    for _ in 0..1440 {
         sm.step().unwrap();
         touched |= sm.contacts() > 0;
     }
@@ -321,7 +320,7 @@ fn dropped_cuboid_comes_to_rest_on_the_floor() {
     let total: f64 = body.masses.iter().sum();
     let vcm = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt() / total;
     assert!((0.0..1e-3).contains(&lowest), "lowest particle at {lowest}");
-    assert!(vcm < 0.2, "centre of mass still moving at {vcm} m/s");
+    assert!(vcm < 0.15, "centre of mass still moving at {vcm} m/s");
     let cy = sm
         .positions()
         .iter()
@@ -329,10 +328,10 @@ fn dropped_cuboid_comes_to_rest_on_the_floor() {
         .map(|(p, m)| p[1] * m)
         .sum::<f64>()
         / total;
-    assert!(cy > 0.05 && cy < 0.26, "centre height {cy}");
+    assert!((cy - 0.25).abs() < 0.015, "centre height {cy}");
     let shape = rigid_residual(&rows(&body.rest), sm.positions(), &body.masses);
     println!("resting: v_cm {vcm:.3e} m/s, shape residual {shape:.3e}, centre height {cy:.3} m");
-    assert!(shape < 0.2, "{shape:e}");
+    assert!(shape < 1e-2, "{shape:e}");
 }
 
 /// Example-aware complementary dynamics: a 1.0 × 0.25 × 0.25 bar (9 × 3 × 3 vertices) on one

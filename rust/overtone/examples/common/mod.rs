@@ -55,14 +55,17 @@ pub struct Common {
     /// Stiffness alpha in [0, 1].
     #[arg(long, default_value_t = 0.5)]
     pub alpha: f64,
+    /// Time step (s). The cache keeps one frame per 1/60 s.
+    #[arg(long, default_value_t = 1.0 / 240.0)]
+    pub dt: f64,
     /// Region size in rings.
     #[arg(long, default_value_t = 1)]
     pub rings: usize,
     /// Density (mass per volume; per particle for surfaces).
     #[arg(long, default_value_t = 1000.0)]
     pub density: f64,
-    /// Steps (at 60 Hz).
-    #[arg(long, default_value_t = 300)]
+    /// Steps.
+    #[arg(long, default_value_t = 1200)]
     pub steps: usize,
     /// Height of the drop (m) of the body's lowest point.
     #[arg(long, default_value_t = 0.5)]
@@ -136,6 +139,7 @@ pub fn run(
     };
     let params = ShapeMatchingParams {
         alpha: args.alpha,
+        dt: args.dt,
         ..ShapeMatchingParams::default()
     };
     let scope = ManifoldScope::parse(&args.manifold)?;
@@ -176,10 +180,13 @@ pub fn run(
     let rest_rows = rows(&body.rest);
     let mut frames = vec![sm.positions().as_flattened().to_vec()];
     let mut per_step = Vec::new();
+    let every = ((1.0 / 60.0) / args.dt).round().max(1.0) as usize;
     for k in 0..args.steps {
         sm.step()?;
-        frames.push(sm.positions().as_flattened().to_vec());
-        if k % 10 == 9 || k + 1 == args.steps {
+        if (k + 1) % every == 0 {
+            frames.push(sm.positions().as_flattened().to_vec());
+        }
+        if (k + 1) % (10 * every) == 0 || k + 1 == args.steps {
             let dist: Vec<f64> = examples
                 .iter()
                 .map(|(_, e)| rigid_residual(&rows(e), sm.positions(), &body.masses))
@@ -207,6 +214,7 @@ pub fn run(
         "alpha": args.alpha,
         "dt": params.dt,
         "steps": args.steps,
+        "frames_in_cache": frames.len(),
         "threads": rayon::current_num_threads(),
         "t_sm_ms": t_sm,
         "t_proj_ms": t_tot - t_sm,

@@ -6,8 +6,11 @@ use crate::shape_matching::Floor;
 /// Time stepping, stiffness, damping and the environment of [`super::ShapeMatchingSolver`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShapeMatchingParams {
-    /// Time step `h` (s), `> 0`. Default `1/60` (one step per frame at 60 Hz; the seed runs its
-    /// scenes in real time and does not state `h`).
+    /// Time step `h` (s), `> 0`. Default `1/240` (four steps per 60 Hz frame; the seed does not
+    /// state `h`). Under gravity `g` each region settles about `h² g / α` off its goal, and
+    /// with 1-ring regions these offsets add up over the body: at `h = 1/60` the 225-particle
+    /// cuboid sags by a fifth of its height and the 1.2 m cylinder collapses, at `1/240` both
+    /// rest within a few millimetres of their shape.
     pub dt: f64,
     /// Stiffness `α ∈ [0, 1]` of eq. (4): the fraction of the distance to the goal closed per
     /// step (Müller et al. 2005). Default 0.5. 1: as stiff as the step allows; the effective
@@ -27,7 +30,7 @@ pub struct ShapeMatchingParams {
 impl Default for ShapeMatchingParams {
     fn default() -> Self {
         Self {
-            dt: 1.0 / 60.0,
+            dt: 1.0 / 240.0,
             alpha: 0.5,
             gravity: [0.0, -9.8, 0.0],
             damping: 0.02,
