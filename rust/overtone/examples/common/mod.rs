@@ -175,6 +175,13 @@ pub fn run(
     let t_sm = time_run(false)?;
     let t_tot = if examples.is_empty() { t_sm } else { time_run(true)? };
 
+    let name = match &args.mesh {
+        Some(p) => p
+            .file_stem()
+            .map_or(name.to_string(), |s| s.to_string_lossy().into_owned()),
+        None => name.to_string(),
+    };
+    let name = name.as_str();
     let mut sm = make(true)?;
     let n = body.n_particles();
     let rest_rows = rows(&body.rest);
