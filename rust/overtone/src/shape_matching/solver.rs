@@ -271,8 +271,7 @@ impl ShapeMatchingSolver {
         crate::error::check_finite("pose", pose, 3)?;
         let mut out = Vec::with_capacity(self.regions.n_regions() * 6);
         for r in 0..self.regions.n_regions() {
-            let (c, apq) = self.region_moments(r, |i| [pose[3 * i], pose[3 * i + 1], pose[3 * i + 2]]);
-            let _ = c;
+            let (_, apq) = self.region_moments(r, |i| [pose[3 * i], pose[3 * i + 1], pose[3 * i + 2]]);
             let a = mul3(&apq, &self.aqq_inv[r]);
             let frob = a.iter().map(|x| x * x).sum::<f64>().sqrt();
             let rel = det3(&a) / (frob / 3f64.sqrt()).powi(3);
