@@ -36,6 +36,9 @@ pub fn summary(scene: &Scene, sim: &Simulation) -> Value {
         "max_residual": sim.steps.iter().map(|s| s.residual).fold(0.0, f64::max),
         "max_relative_residual": sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max),
         "max_displacement": sim.max_displacement.iter().cloned().fold(0.0, f64::max),
+        "examples": scene.examples.as_ref().map_or(0, |e| e.poses.len()),
+        "example_beta": scene.examples.as_ref().map(|e| e.beta),
+        "example_manifold": scene.examples.as_ref().map(|e| e.manifold.name()),
     });
     if let Some(f) = &sim.fast {
         v["fast"] = json!({

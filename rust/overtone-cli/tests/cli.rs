@@ -72,3 +72,66 @@ fn bad_scene_fails_cleanly() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
 }
+
+/// A scene with `"examples"` runs example-aware complementary dynamics: the report says so,
+/// every frame keeps the relative constraint residual ≤ 1e-8, and the motion differs from the
+/// same scene without examples. An example of the wrong size is refused with its index named.
+#[test]
+fn scene_examples_drive_example_aware_cd() {
+    let dir = tmpdir("examples");
+    let plain = dir.join("plain.json");
+    let out = bin()
+        .args(["export", "metronome:20x4", "--out"])
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut scene: serde_json::Value = serde_json::from_slice(&std::fs::read(&plain).unwrap()).unwrap();
+    // A bent beam: x += 0.05 y² (the beam stands along y, centred at the origin).
+    let bent: Vec<serde_json::Value> = scene["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
+            serde_json::json!([x + 0.05 * y * y, y])
+        })
+        .collect();
+    scene["examples"] = serde_json::json!([bent]);
+    scene["example_beta"] = serde_json::json!(0.9);
+    scene["example_manifold"] = serde_json::json!("per-element");
+    let with = dir.join("with.json");
+    std::fs::write(&with, serde_json::to_vec(&scene).unwrap()).unwrap();
+    let mut maxima = Vec::new();
+    for (name, path) in [("plain", &plain), ("with", &with)] {
+        let rep = dir.join(format!("{name}-report.json"));
+        let out = bin()
+            .arg("run")
+            .arg(path)
+            .arg("--out")
+            .arg(dir.join(format!("{name}.pc2")))
+            .arg("--report")
+            .arg(&rep)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
+        let s = &report["summary"];
+        assert!(s["max_relative_residual"].as_f64().unwrap() <= 1e-8, "{name}: {s}");
+        assert_eq!(s["examples"], if name == "with" { 1 } else { 0 });
+        maxima.push(s["max_displacement"].as_f64().unwrap());
+    }
+    assert!((maxima[0] - maxima[1]).abs() > 1e-6 * maxima[0], "{maxima:?}");
+    scene["examples"] = serde_json::json!([[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]]);
+    std::fs::write(&with, serde_json::to_vec(&scene).unwrap()).unwrap();
+    let out = bin()
+        .arg("run")
+        .arg(&with)
+        .arg("--out")
+        .arg(dir.join("bad.pc2"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("examples[0] has 3 vertices"), "{err}");
+}

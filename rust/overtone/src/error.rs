@@ -56,6 +56,13 @@ pub enum OvertoneError {
     /// A feature the scene asks for that this build does not provide.
     #[error("{0}")]
     Unsupported(String),
+    /// A shape-matching region whose rest particles do not span the space (flat or too small):
+    /// its moment matrix `Σ m q qᵀ` cannot be inverted.
+    #[error("shape-matching region {region} (around particle {region}) is degenerate: {reason}")]
+    DegenerateRegion { region: usize, reason: String },
+    /// An example pose that cannot be used.
+    #[error("example pose {example} is unusable: {reason}")]
+    Example { example: usize, reason: String },
 }
 
 /// Result alias used throughout the crate.

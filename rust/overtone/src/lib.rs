@@ -21,6 +21,7 @@ pub mod polar;
 pub mod reduced;
 pub mod rig;
 pub mod scene;
+pub mod shape_matching;
 pub mod solve;
 pub mod subspace;
 

@@ -12,7 +12,24 @@ use crate::leak::validate_momentum_weights;
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
 use crate::polar::{closest_rotation_2d, closest_rotation_3d};
 use crate::rig::LbsRig;
+use crate::shape_matching::stretch::{
+    polar_stretch_2d, polar_stretch_3d, stretch_len, stretch_matrix_2d, stretch_matrix_3d,
+};
+use crate::shape_matching::{ExampleManifold, ManifoldScope};
 use crate::solve::{field_ref, ConstrainedSolve, PARALLEL_MIN_VERTICES};
+
+/// Example poses offered to the local step (example-aware complementary dynamics): per element,
+/// the target `R_e S*_e` with `S*_e` the projection of the element's stretch on the examples'
+/// span (Koyama et al. 2013, eq. 7, over elements instead of shape-matching regions).
+struct ElementExamples {
+    manifold: ExampleManifold,
+    /// Per element, the current stretch vector (`m × k`).
+    stretch: Vec<f64>,
+    /// Per element, the rotation `R_e` (`m × d²`).
+    rot: Vec<f64>,
+    /// Raw weights per group (`groups × N`).
+    weights: Vec<f64>,
+}
 
 /// Accuracy (radians) of the per-element rotations in the local step: far below what ten
 /// local/global iterations resolve, and it saves about one Newton iteration per element.
@@ -75,6 +92,7 @@ pub struct FullOrderSolver {
     /// Per element and local vertex, the force `μ vol_e (R_e − F_e(J p)) g_a` (`m·(d+1)·d`).
     slot_forces: Vec<f64>,
     au: Mat<f64>,
+    examples: Option<ElementExamples>,
 }
 
 impl FullOrderSolver {
@@ -181,6 +199,7 @@ impl FullOrderSolver {
             f_rig: vec![0.0; m * dim * dim],
             slot_forces: vec![0.0; m * (dim + 1) * dim],
             au: Mat::zeros(c, dim),
+            examples: None,
         };
         solver.reset(p0)?;
         Ok(solver)
@@ -284,10 +303,130 @@ impl FullOrderSolver {
         })
     }
 
+    /// Gives the solver example poses (each `n × d` row-major, rest vertex order): the local
+    /// step's per-element target becomes `R_e S*_e` instead of `R_e`, with `S*_e` the projection
+    /// of the element's current stretch `S_e = R_eᵀ F_e` on the span of the examples' element
+    /// stretches (weights summing to 1, least squares, eq. 7 of Koyama et al. 2013), blended
+    /// toward the rest by `beta`. `scope`: one weight vector for the body (`Global`) or one per
+    /// element (`PerUnit`). The global step and the constraint `Jᵀ M D u_c = 0` are unchanged,
+    /// so the rig contract holds as before.
+    ///
+    /// Errors name the example: wrong vertex count, NaN/Inf, an element collapsed or inverted by
+    /// the example, an example equal to the rest shape, linearly dependent examples (global).
+    pub fn set_examples(&mut self, examples: &[Vec<f64>], scope: ManifoldScope, beta: f64) -> Result<()> {
+        let (d, n, m) = (self.dim, self.n, self.jac.n_elements());
+        let k = stretch_len(d);
+        if examples.is_empty() {
+            return Err(OvertoneError::setting("examples", 0, "give at least one example pose"));
+        }
+        let mut stretches = Vec::with_capacity(examples.len());
+        let mut field = vec![0.0; n * d];
+        for (j, ex) in examples.iter().enumerate() {
+            if ex.len() != n * d {
+                return Err(OvertoneError::Example {
+                    example: j,
+                    reason: format!(
+                        "expected {n} vertices x {d} (the mesh's), got {} numbers ({} vertices)",
+                        ex.len(),
+                        ex.len() / d
+                    ),
+                });
+            }
+            if let Some(i) = ex.iter().position(|x| !x.is_finite()) {
+                return Err(OvertoneError::Example {
+                    example: j,
+                    reason: format!("non-finite coordinate at row {}, column {}", i / d, i % d),
+                });
+            }
+            for v in 0..n {
+                for i in 0..d {
+                    field[i * n + v] = ex[v * d + i];
+                }
+            }
+            let mut st = vec![0.0; m * k];
+            let mut f = [0.0; 9];
+            for e in 0..m {
+                self.jac.deformation_gradient(e, &field, &mut f[..d * d]);
+                let (det, frob) = if d == 2 {
+                    (
+                        f[0] * f[3] - f[1] * f[2],
+                        f[..4].iter().map(|x| x * x).sum::<f64>().sqrt(),
+                    )
+                } else {
+                    let a: [f64; 9] = f;
+                    (
+                        crate::shape_matching::stretch::det3(&a),
+                        a.iter().map(|x| x * x).sum::<f64>().sqrt(),
+                    )
+                };
+                let rel = det / (frob / (d as f64).sqrt()).powi(d as i32);
+                if !(rel >= crate::shape_matching::EXAMPLE_VOLUME_LIMIT) {
+                    return Err(OvertoneError::Example {
+                        example: j,
+                        reason: format!(
+                            "it {} an element (vertices {:?}, relative volume {rel:.2e})",
+                            if rel < 0.0 { "inverts" } else { "collapses" },
+                            self.jac.element(e)
+                        ),
+                    });
+                }
+                if d == 2 {
+                    let mut r = [0.0; 4];
+                    st[e * k..(e + 1) * k].copy_from_slice(&polar_stretch_2d(&[f[0], f[1], f[2], f[3]], &mut r));
+                } else {
+                    let (mut q, mut r) = ([1.0, 0.0, 0.0, 0.0], [0.0; 9]);
+                    st[e * k..(e + 1) * k].copy_from_slice(&polar_stretch_3d(&f, &mut q, &mut r, 1e-14));
+                }
+            }
+            stretches.push(st);
+        }
+        let rest: Vec<f64> = (0..m)
+            .flat_map(|_| crate::shape_matching::stretch::identity_stretch(d))
+            .collect();
+        let manifold = ExampleManifold::new(rest, &stretches, k, scope, beta)?;
+        self.examples = Some(ElementExamples {
+            weights: vec![0.0; manifold.n_groups() * manifold.n_examples()],
+            manifold,
+            stretch: vec![0.0; m * k],
+            rot: vec![0.0; m * d * d],
+        });
+        Ok(())
+    }
+
+    /// The example manifold and the raw weights of the last local step, if examples are set.
+    pub fn example_weights(&self) -> Option<(&ExampleManifold, &[f64])> {
+        self.examples.as_ref().map(|e| (&e.manifold, e.weights.as_slice()))
+    }
+
+    /// Replaces the complementary displacement by `u` (coordinate-major `n·d`) projected onto
+    /// `Jᵀ M D u = 0`, keeping the rig pose, with zero velocity: a start state for relaxation
+    /// experiments.
+    pub fn set_displacement(&mut self, u: &[f64]) -> Result<()> {
+        if u.len() != self.n * self.dim {
+            return Err(OvertoneError::size("displacement", self.n * self.dim, u.len()));
+        }
+        check_finite("displacement", u, 1)?;
+        let mut proj = u.to_vec();
+        self.solve.project_field_in_place(&mut proj);
+        for k in 0..proj.len() {
+            self.x[k] += proj[k] - self.u[k];
+        }
+        self.u = proj;
+        self.v.fill(0.0);
+        Ok(())
+    }
+
     /// Local step: `R_e` closest to `F_e(J p + u)`, and the element's share of the global
-    /// right-hand side, `μ vol_e (R_e − F_e(J p)) g_a` for each local vertex `a`.
+    /// right-hand side, `μ vol_e (R_e − F_e(J p)) g_a` for each local vertex `a` (with
+    /// examples: `μ vol_e (R_e S*_e − F_e(J p)) g_a`).
     fn local_step(&mut self) {
-        if self.dim == 2 {
+        if self.examples.is_some() {
+            if self.dim == 2 {
+                self.local_step_examples_d::<2>()
+            } else {
+                self.local_step_examples_d::<3>()
+            }
+        } else if self.dim == 2 {
             self.local_step_d::<2>()
         } else {
             self.local_step_d::<3>()
@@ -330,6 +469,87 @@ impl FullOrderSolver {
         } else {
             for (e, q) in self.warm.iter_mut().enumerate() {
                 work(e, &mut self.slot_forces[e * per..(e + 1) * per], q);
+            }
+        }
+    }
+
+    /// The local step with examples: first every element's rotation and stretch, then the
+    /// manifold weights (in element order: deterministic), then the targets `R_e S*_e`.
+    fn local_step_examples_d<const D: usize>(&mut self) {
+        let k = stretch_len(D);
+        let ex = self.examples.as_mut().expect("called with examples");
+        let (jac, u, f_rig) = (&self.jac, &self.u, &self.f_rig);
+        let parallel = self.warm.len() >= PARALLEL_MIN_ELEMENTS;
+        let polar = |e: usize, st: &mut [f64], rot: &mut [f64], q: &mut [f64; 4]| {
+            let fu = jac.deformation_gradient_fixed::<D>(e, u);
+            let fr = &f_rig[e * D * D..(e + 1) * D * D];
+            let mut f = [0.0; 9];
+            for i in 0..D {
+                for j in 0..D {
+                    f[i * D + j] = fu[i][j] + fr[i * D + j];
+                }
+            }
+            if D == 2 {
+                let mut r = [0.0; 4];
+                st.copy_from_slice(&polar_stretch_2d(&[f[0], f[1], f[2], f[3]], &mut r));
+                rot.copy_from_slice(&r);
+            } else {
+                let mut r = [0.0; 9];
+                st.copy_from_slice(&polar_stretch_3d(&f, q, &mut r, LOCAL_STEP_ROTATION_ACCURACY));
+                rot.copy_from_slice(&r);
+            }
+        };
+        if parallel {
+            ex.stretch
+                .par_chunks_mut(k)
+                .zip(ex.rot.par_chunks_mut(D * D))
+                .zip(self.warm.par_iter_mut())
+                .enumerate()
+                .for_each(|(e, ((st, rot), q))| polar(e, st, rot, q));
+        } else {
+            for (e, ((st, rot), q)) in ex
+                .stretch
+                .chunks_mut(k)
+                .zip(ex.rot.chunks_mut(D * D))
+                .zip(self.warm.iter_mut())
+                .enumerate()
+            {
+                polar(e, st, rot, q);
+            }
+        }
+        ex.manifold.weights(&ex.stretch, &mut ex.weights);
+        let (man, weights, rots, w) = (&ex.manifold, &ex.weights, &ex.rot, &self.element_weights);
+        let ne = man.n_examples();
+        let target = |e: usize, out: &mut [f64]| {
+            let g = man.group_of(e);
+            let mut s = [0.0; 6];
+            man.target(e, &weights[g * ne..(g + 1) * ne], &mut s[..k]);
+            let sm: [f64; 9] = if D == 2 {
+                let m2 = stretch_matrix_2d(&s);
+                [m2[0], m2[1], m2[2], m2[3], 0.0, 0.0, 0.0, 0.0, 0.0]
+            } else {
+                stretch_matrix_3d(&s)
+            };
+            let r = &rots[e * D * D..(e + 1) * D * D];
+            let fr = &f_rig[e * D * D..(e + 1) * D * D];
+            let mut p = [[0.0; D]; D];
+            for i in 0..D {
+                for j in 0..D {
+                    let rs: f64 = (0..D).map(|l| r[i * D + l] * sm[l * D + j]).sum();
+                    p[i][j] = w[e] * (rs - fr[i * D + j]);
+                }
+            }
+            jac.element_slot_vectors::<D>(e, &p, out);
+        };
+        let per = (D + 1) * D;
+        if parallel {
+            self.slot_forces
+                .par_chunks_mut(per)
+                .enumerate()
+                .for_each(|(e, out)| target(e, out));
+        } else {
+            for (e, out) in self.slot_forces.chunks_mut(per).enumerate() {
+                target(e, out);
             }
         }
     }

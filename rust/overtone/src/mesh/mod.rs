@@ -1,12 +1,14 @@
 //! Simplicial meshes: triangles in 2D, tetrahedra in 3D.
 
 mod boundary_facets;
+mod cylinder;
 mod element_order;
 mod grid;
 mod simplex_mesh;
 mod volume;
 
 pub use boundary_facets::{boundary_facets, boundary_vertices};
+pub use cylinder::tet_cylinder;
 pub use element_order::spatial_element_order;
 pub use grid::{centered_triangle_grid, tet_grid, triangle_grid};
 pub use simplex_mesh::SimplexMesh;

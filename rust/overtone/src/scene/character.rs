@@ -165,6 +165,7 @@ pub fn character_from_gltf(
         n_bones: m,
         frames,
         momentum_weights,
+        examples: None,
         model: ElasticModel::Arap,
         material: settings.material,
         dt: 1.0 / settings.fps,

@@ -272,6 +272,7 @@ pub fn read_fast_cody_scene(mesh_path: &Path, rig_path: &Path, anim_path: &Path)
         n_bones,
         frames,
         momentum_weights: None,
+        examples: None,
         model: ElasticModel::Arap,
         material: MATERIAL,
         dt: DT,

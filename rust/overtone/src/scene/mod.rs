@@ -74,6 +74,20 @@ pub struct Scene {
     pub dt: f64,
     /// Gravity (length/s²), `d` components.
     pub gravity: Vec<f64>,
+    /// Example poses for example-aware complementary dynamics (`None`: plain ARAP).
+    pub examples: Option<SceneExamples>,
+}
+
+/// Example poses offered to the complementary-dynamics local step
+/// ([`crate::dynamics::FullOrderSolver::set_examples`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneExamples {
+    /// Each pose `n × d` row-major, in the rest mesh's vertex order.
+    pub poses: Vec<Vec<f64>>,
+    /// Blend `β ∈ [0, 1]` toward the examples. Default 1.
+    pub beta: f64,
+    /// One weight vector for the body, or one per element.
+    pub manifold: crate::shape_matching::ManifoldScope,
 }
 
 impl Scene {
@@ -117,7 +131,34 @@ impl Scene {
                 self.gravity.len(),
             ));
         }
-        check_finite("gravity", &self.gravity, 1)
+        check_finite("gravity", &self.gravity, 1)?;
+        if let Some(ex) = &self.examples {
+            if ex.poses.is_empty() {
+                return Err(OvertoneError::setting(
+                    "examples",
+                    0,
+                    "an empty list; remove the key or give poses",
+                ));
+            }
+            for (j, pose) in ex.poses.iter().enumerate() {
+                if pose.len() != n * d {
+                    return Err(OvertoneError::Example {
+                        example: j,
+                        reason: format!("expected {n} vertices x {d} (the mesh's), got {} numbers", pose.len()),
+                    });
+                }
+                if let Some(i) = pose.iter().position(|x| !x.is_finite()) {
+                    return Err(OvertoneError::Example {
+                        example: j,
+                        reason: format!("non-finite coordinate at row {}, column {}", i / d, i % d),
+                    });
+                }
+            }
+            if !(ex.beta.is_finite() && (0.0..=1.0).contains(&ex.beta)) {
+                return Err(OvertoneError::setting("example_beta", ex.beta, "must be in [0, 1]"));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -8,7 +8,8 @@ use crate::dynamics::Material;
 use crate::error::{OvertoneError, Result};
 use crate::io::write_atomically;
 use crate::mesh::SimplexMesh;
-use crate::scene::{ElasticModel, Scene};
+use crate::scene::{ElasticModel, Scene, SceneExamples};
+use crate::shape_matching::ManifoldScope;
 
 /// The value of the `format` key.
 pub const SCENE_FORMAT: &str = "overtone-scene/1";
@@ -37,6 +38,13 @@ struct SceneFile {
     dt: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     gravity: Option<Vec<f64>>,
+    /// Example poses (examples × n × d) for example-aware complementary dynamics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    examples: Option<Vec<Vec<Vec<f64>>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    example_beta: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    example_manifold: Option<String>,
 }
 
 fn flatten<T: Copy>(path: &Path, what: &str, rows: Vec<Vec<T>>, width: usize) -> Result<Vec<T>> {
@@ -58,7 +66,9 @@ fn flatten<T: Copy>(path: &Path, what: &str, rows: Vec<Vec<T>>, width: usize) ->
 /// Keys: `format`, `dim` (2|3), `vertices` (n × d), `elements` (m × (d+1), 0-based),
 /// `weights` (n × bones), `frames` (frames × bones × d(d+1), row-major `d × (d+1)` affine maps
 /// rest → posed), optional `D` (n), `material` {`model`, `youngs_modulus`, `poisson_ratio`,
-/// `density`}, `dt`, optional `gravity` (d). Unknown keys are refused.
+/// `density`}, `dt`, optional `gravity` (d), optional `examples` (examples × n × d example poses
+/// for example-aware complementary dynamics) with optional `example_beta` (default 1) and
+/// `example_manifold` (`global`, default, or `per-element`). Unknown keys are refused.
 pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
     let f: SceneFile = serde_json::from_str(text).map_err(|e| OvertoneError::parse(path, format!("{e}")))?;
     if f.format != SCENE_FORMAT {
@@ -95,6 +105,37 @@ pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
         }
         frames.push(flatten(path, &format!("frames[{k}]"), fr, d * (d + 1))?);
     }
+    let examples = match f.examples {
+        None => {
+            if f.example_beta.is_some() || f.example_manifold.is_some() {
+                return Err(OvertoneError::parse(
+                    path,
+                    "example_beta / example_manifold given without \"examples\"",
+                ));
+            }
+            None
+        }
+        Some(list) => {
+            let mut poses = Vec::with_capacity(list.len());
+            for (j, pose) in list.into_iter().enumerate() {
+                if pose.len() != n {
+                    return Err(OvertoneError::parse(
+                        path,
+                        format!("examples[{j}] has {} vertices, expected {n} (the mesh's)", pose.len()),
+                    ));
+                }
+                poses.push(flatten(path, &format!("examples[{j}]"), pose, d)?);
+            }
+            Some(SceneExamples {
+                poses,
+                beta: f.example_beta.unwrap_or(1.0),
+                manifold: match &f.example_manifold {
+                    Some(name) => ManifoldScope::parse(name)?,
+                    None => ManifoldScope::Global,
+                },
+            })
+        }
+    };
     let mesh = SimplexMesh::new(d, vertices, elements)?;
     let scene = Scene {
         name: path
@@ -114,6 +155,7 @@ pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
         },
         dt: f.dt,
         gravity: f.gravity.unwrap_or_else(|| vec![0.0; d]),
+        examples,
     };
     scene.validate()?;
     Ok(scene)
@@ -139,6 +181,12 @@ pub fn scene_to_json(scene: &Scene) -> String {
         },
         dt: scene.dt,
         gravity: Some(scene.gravity.clone()),
+        examples: scene
+            .examples
+            .as_ref()
+            .map(|ex| ex.poses.iter().map(|p| rows(p, d)).collect()),
+        example_beta: scene.examples.as_ref().map(|ex| ex.beta),
+        example_manifold: scene.examples.as_ref().map(|ex| ex.manifold.name().to_string()),
     };
     serde_json::to_string(&f).expect("scene serialisation cannot fail")
 }

@@ -106,6 +106,7 @@ pub fn read_reference_scene(path: &Path, json: &serde_json::Value) -> Result<Sce
         material,
         dt,
         gravity: vec![0.0; 3],
+        examples: None,
     };
     scene.validate()?;
     Ok(scene)

@@ -167,6 +167,12 @@ fn build_solver(
             scene.model.name()
         )));
     }
+    if scene.examples.is_some() && (kind != SolverKind::Full || scene.model != ElasticModel::Arap) {
+        return Err(OvertoneError::Unsupported(format!(
+            "scene `{}` has example poses; example-aware dynamics runs with the full ARAP solver only (use --solver full)",
+            scene.name
+        )));
+    }
     let d = scene.mesh.dim();
     let t0 = Instant::now();
     let rig = LbsRig::new(d, scene.mesh.vertices(), &scene.weights, scene.n_bones)?;
@@ -191,14 +197,13 @@ fn build_solver(
             &params,
             &p0,
         )?),
-        SolverKind::Full => Box::new(FullOrderSolver::new(
-            &scene.mesh,
-            rig,
-            &dw,
-            &scene.material,
-            &params,
-            &p0,
-        )?),
+        SolverKind::Full => {
+            let mut solver = FullOrderSolver::new(&scene.mesh, rig, &dw, &scene.material, &params, &p0)?;
+            if let Some(ex) = &scene.examples {
+                solver.set_examples(&ex.poses, ex.manifold.clone(), ex.beta)?;
+            }
+            Box::new(solver)
+        }
         SolverKind::Fast(fp) => Box::new(FastSolver::with_sidecar(
             &scene.mesh,
             rig,

@@ -1,0 +1,637 @@
+//! Shape-matching dynamics over overlapping regions, with an optional example manifold
+//! (Koyama et al. 2013, §4.1-4.3).
+
+use rayon::prelude::*;
+
+use crate::error::{OvertoneError, Result};
+use crate::polar::closest_rotation_3d;
+use crate::shape_matching::rigid_motion::damp_non_rigid_velocity;
+use crate::shape_matching::stretch::{det3, inverse3, mul3, polar_stretch_3d, stretch_matrix_3d};
+use crate::shape_matching::{ExampleManifold, ManifoldScope, Regions, ShapeMatchingParams};
+
+/// Accuracy (radians) of the per-region rotations: far below what one explicit step resolves.
+const ROTATION_ACCURACY: f64 = 1e-10;
+/// A region's rest moment matrix `Σ m q qᵀ` with smallest/largest eigenvalue below this is
+/// refused as degenerate (flat or collinear rest particles).
+pub const REGION_CONDITION_LIMIT: f64 = 1e-6;
+/// An example whose region map `A` has `det A / (‖A‖_F/√3)³` below this collapses or inverts the
+/// region and is refused.
+pub const EXAMPLE_VOLUME_LIMIT: f64 = 1e-3;
+/// Region count from which the per-region work runs on several threads.
+pub const PARALLEL_MIN_REGIONS: usize = 1024;
+
+/// What the goal of a region is built from when the body has examples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ExampleGoal {
+    /// The seed's eq. (3): `g_{r,i} = R_r S*_r qᵢ + c_r`, the rest shape of the region stretched
+    /// by the projected stretch. Exact for examples that deform every region affinely; for
+    /// others (a twist bends a region quadratically) the example is only near an equilibrium.
+    #[default]
+    Stretch,
+    /// Our extension: each example's own region shape with its rotation removed,
+    /// `eʲ_{r,i} = (Rʲ_r)ᵀ(xʲᵢ − cʲ_r)`, replaces `Sʲ_r qᵢ`:
+    /// `g_{r,i} = R_r (qᵢ + β Σ_j w_j (eʲ_{r,i} − qᵢ)) + c_r` with the same weights (eq. 7).
+    /// Identical to `Stretch` for affine examples; makes every example pose an exact
+    /// equilibrium at `β = 1`.
+    Shape,
+}
+
+/// Per-region state and results of the last step.
+#[derive(Clone, Copy, Debug)]
+struct RegionState {
+    /// Warm start of the rotation (unit quaternion).
+    warm: [f64; 4],
+    /// Rotation `R_r` (row-major).
+    rot: [f64; 9],
+    /// Stretch vector of `S_r` (examples only).
+    stretch: [f64; 6],
+    /// Current centroid `c_r`.
+    centre: [f64; 3],
+    /// The goal map `R_r S*_r` (or `R_r`), row-major.
+    goal_map: [f64; 9],
+    /// The region's raw weights (per-region manifold with at most 16 examples).
+    weights_for_shape: [f64; 16],
+}
+
+/// Shape matching (Müller et al. 2005) over overlapping regions, as in the seed's §4.1.
+///
+/// Per step, for every region `r` with members `i` (rest positions `x⁰ᵢ`, current `xᵢ`):
+///
+/// * masses `m̃ᵢ = mᵢ / nᵢ`, `nᵢ` the number of regions particle `i` belongs to (FastLSM, the
+///   seed's reference [10]), so that the regions together weigh what the body weighs;
+/// * centroids `c⁰_r`, `c_r` (mass-weighted), `pᵢ = xᵢ − c_r`, `qᵢ = x⁰ᵢ − c⁰_r`;
+/// * eq. (1): `A_r = (Σ m̃ p qᵀ)(Σ m̃ q qᵀ)⁻¹`, polar `A_r = R_r S_r`;
+/// * goals `g_{r,i} = R_r S*_r qᵢ + c_r` (eq. 3) with `S*_r` the projection of `S_r` on the
+///   example manifold, or without examples `g_{r,i} = R_r qᵢ + c_r` (eq. 2), where `R_r` is then
+///   the rotation of `A_pq = Σ m̃ p qᵀ` (Müller's least-squares rigid fit, which conserves
+///   angular momentum exactly; with an isotropic rest moment it equals the rotation of `A_r`);
+/// * `gᵢ` = mean of `g_{r,i}` over the regions of `i`;
+/// * eq. (4): `vᵢ ← vᵢ + α (gᵢ − xᵢ)/h + h g_ext`, then the damping of the non-rigid velocity
+///   (see [`ShapeMatchingParams::damping`]), the floor's velocity response; eq. (5):
+///   `xᵢ ← xᵢ + h vᵢ`.
+///
+/// Positions and velocities are stored per particle as `[x, y, z]` (host layout, `n × 3`
+/// row-major), which keeps each region's gather in one cache line per particle.
+pub struct ShapeMatchingSolver {
+    n: usize,
+    params: ShapeMatchingParams,
+    rest: Vec<[f64; 3]>,
+    mass: Vec<f64>,
+    regions: Regions,
+    /// Per region, `1 / Σ m̃`.
+    region_inv_mass: Vec<f64>,
+    /// Per region, `(Σ m̃ q qᵀ)⁻¹`.
+    aqq_inv: Vec<[f64; 9]>,
+    /// Region-major slots: `m̃` and `m̃ q`.
+    slot_m: Vec<f64>,
+    slot_mq: Vec<[f64; 3]>,
+    /// Particle-major slots: the region and `q` of each of the particle's memberships.
+    p_start: Vec<usize>,
+    p_region: Vec<usize>,
+    p_q: Vec<[f64; 3]>,
+    inv_count: Vec<f64>,
+    manifold: Option<ExampleManifold>,
+    example_goal: ExampleGoal,
+    /// Particle-major, per slot and example, `eʲ − q` (`slots × N`), for [`ExampleGoal::Shape`].
+    p_d: Vec<[f64; 3]>,
+    /// Per region, `β w_j` (`n_regions × N`), for [`ExampleGoal::Shape`].
+    region_w: Vec<f64>,
+    x: Vec<[f64; 3]>,
+    v: Vec<[f64; 3]>,
+    state: Vec<RegionState>,
+    /// Per region, the goal map (9, row-major) and the centroid (3): what phase 3 reads.
+    goals: Vec<[f64; 12]>,
+    stretch_all: Vec<f64>,
+    weights: Vec<f64>,
+    contacts: usize,
+}
+
+impl ShapeMatchingSolver {
+    /// Precomputes the regions' rest data and puts the particles at rest in the rest pose.
+    ///
+    /// * `rest`: `n × 3` row-major rest positions.
+    /// * `masses`: `n` positive masses.
+    /// * `regions`: over the same `n` particles; each must have at least 4 members that do not
+    ///   lie in a plane.
+    pub fn new(rest: &[f64], masses: &[f64], regions: Regions, params: ShapeMatchingParams) -> Result<Self> {
+        params.validate()?;
+        if rest.is_empty() || rest.len() % 3 != 0 {
+            return Err(OvertoneError::size(
+                "rest positions",
+                "a non-empty n x 3 array",
+                rest.len(),
+            ));
+        }
+        crate::error::check_finite("rest positions", rest, 3)?;
+        let n = rest.len() / 3;
+        if masses.len() != n {
+            return Err(OvertoneError::size("masses", n, masses.len()));
+        }
+        if let Some(i) = masses.iter().position(|m| !(m.is_finite() && *m > 0.0)) {
+            return Err(OvertoneError::setting(
+                "masses",
+                format!("particle {i}: {}", masses[i]),
+                "every mass must be a finite number > 0",
+            ));
+        }
+        if regions.n_particles() != n {
+            return Err(OvertoneError::size("regions' particle count", n, regions.n_particles()));
+        }
+        let x0: Vec<[f64; 3]> = rest.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+        let counts = regions.membership_counts();
+        let n_reg = regions.n_regions();
+        let mut region_inv_mass = Vec::with_capacity(n_reg);
+        let mut aqq_inv = Vec::with_capacity(n_reg);
+        let mut slot_m = Vec::with_capacity(regions.n_slots());
+        let mut slot_mq = Vec::with_capacity(regions.n_slots());
+        let mut slot_q = Vec::with_capacity(regions.n_slots());
+        for r in 0..n_reg {
+            let mem = regions.members(r);
+            if mem.len() < 4 {
+                return Err(OvertoneError::DegenerateRegion {
+                    region: r,
+                    reason: format!(
+                        "it has {} particles; a 3D region needs at least 4 not in one plane (use more rings)",
+                        mem.len()
+                    ),
+                });
+            }
+            let mut total = 0.0;
+            let mut c0 = [0.0; 3];
+            for &i in mem {
+                let mt = masses[i] / counts[i] as f64;
+                total += mt;
+                for k in 0..3 {
+                    c0[k] += mt * x0[i][k];
+                }
+            }
+            c0.iter_mut().for_each(|c| *c /= total);
+            let mut aqq = [0.0; 9];
+            for &i in mem {
+                let mt = masses[i] / counts[i] as f64;
+                let q = [x0[i][0] - c0[0], x0[i][1] - c0[1], x0[i][2] - c0[2]];
+                for a in 0..3 {
+                    for b in 0..3 {
+                        aqq[a * 3 + b] += mt * q[a] * q[b];
+                    }
+                }
+                slot_m.push(mt);
+                slot_mq.push([mt * q[0], mt * q[1], mt * q[2]]);
+                slot_q.push(q);
+            }
+            let eig = nalgebra::Matrix3::from_row_slice(&aqq).symmetric_eigenvalues();
+            let (lo, hi) = (eig.min(), eig.max());
+            if !(lo > REGION_CONDITION_LIMIT * hi) {
+                return Err(OvertoneError::DegenerateRegion {
+                    region: r,
+                    reason: format!(
+                        "its {} rest particles lie (nearly) in a plane or on a line (moment eigenvalues {lo:.3e} .. {hi:.3e}); use a tetrahedral mesh or more rings",
+                        mem.len()
+                    ),
+                });
+            }
+            region_inv_mass.push(1.0 / total);
+            aqq_inv.push(inverse3(&aqq).ok_or_else(|| OvertoneError::DegenerateRegion {
+                region: r,
+                reason: "its rest moment matrix is singular".into(),
+            })?);
+        }
+        // Particle-major slot lists (ascending region order per particle).
+        let mut p_start = vec![0usize; n + 1];
+        for &i in regions.all_members() {
+            p_start[i + 1] += 1;
+        }
+        for i in 0..n {
+            p_start[i + 1] += p_start[i];
+        }
+        let mut fill = p_start.clone();
+        let mut p_region = vec![0; regions.n_slots()];
+        let mut p_q = vec![[0.0; 3]; regions.n_slots()];
+        for r in 0..n_reg {
+            for s in regions.slot_range(r) {
+                let i = regions.all_members()[s];
+                p_region[fill[i]] = r;
+                p_q[fill[i]] = slot_q[s];
+                fill[i] += 1;
+            }
+        }
+        let inv_count = counts.iter().map(|&c| 1.0 / c as f64).collect();
+        let identity = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+        Ok(Self {
+            n,
+            params,
+            x: x0.clone(),
+            v: vec![[0.0; 3]; n],
+            rest: x0,
+            mass: masses.to_vec(),
+            regions,
+            region_inv_mass,
+            aqq_inv,
+            slot_m,
+            slot_mq,
+            p_start,
+            p_region,
+            p_q,
+            inv_count,
+            manifold: None,
+            example_goal: ExampleGoal::Stretch,
+            p_d: Vec::new(),
+            region_w: Vec::new(),
+            state: vec![
+                RegionState {
+                    warm: [1.0, 0.0, 0.0, 0.0],
+                    rot: identity,
+                    stretch: [1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
+                    centre: [0.0; 3],
+                    goal_map: identity,
+                    weights_for_shape: [0.0; 16],
+                };
+                n_reg
+            ],
+            goals: vec![[0.0; 12]; n_reg],
+            stretch_all: Vec::new(),
+            weights: Vec::new(),
+            contacts: 0,
+        })
+    }
+
+    /// The regions' stretch vectors (`n_regions × 6`, see [`crate::shape_matching::stretch`]) of
+    /// a pose (`n × 3` row-major).
+    ///
+    /// Refuses a pose of the wrong size, with non-finite numbers, or that collapses or inverts a
+    /// region (`det A_r / (‖A_r‖_F/√3)³ <` [`EXAMPLE_VOLUME_LIMIT`]); the error names the region.
+    pub fn region_stretches(&self, pose: &[f64]) -> Result<Vec<f64>> {
+        if pose.len() != 3 * self.n {
+            return Err(OvertoneError::size(
+                "pose",
+                format!("{} vertices x 3 (the body's)", self.n),
+                format!("{} numbers ({} vertices)", pose.len(), pose.len() / 3),
+            ));
+        }
+        crate::error::check_finite("pose", pose, 3)?;
+        let mut out = Vec::with_capacity(self.regions.n_regions() * 6);
+        for r in 0..self.regions.n_regions() {
+            let (_, apq) = self.region_moments(r, |i| [pose[3 * i], pose[3 * i + 1], pose[3 * i + 2]]);
+            let a = mul3(&apq, &self.aqq_inv[r]);
+            let frob = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let rel = det3(&a) / (frob / 3f64.sqrt()).powi(3);
+            if !(rel >= EXAMPLE_VOLUME_LIMIT) {
+                return Err(OvertoneError::DegenerateRegion {
+                    region: r,
+                    reason: format!(
+                        "the pose {} this region (relative volume {rel:.2e})",
+                        if rel < 0.0 { "inverts" } else { "collapses" }
+                    ),
+                });
+            }
+            let mut q = [1.0, 0.0, 0.0, 0.0];
+            let mut rot = [0.0; 9];
+            out.extend(polar_stretch_3d(&a, &mut q, &mut rot, 1e-14));
+        }
+        Ok(out)
+    }
+
+    /// Gives the body example poses (each `n × 3` row-major, in the rest pose's vertex order):
+    /// the goal becomes `R S*` with `S*` the projection of the regions' stretches on the
+    /// examples' span (eq. 7), blended by `beta`. Replaces earlier examples.
+    ///
+    /// Errors name the example: wrong vertex count, NaN/Inf, a region collapsed or inverted by
+    /// the example, an example equal to the rest shape, or (global scope) examples that are
+    /// linearly dependent.
+    pub fn set_examples(&mut self, examples: &[Vec<f64>], scope: ManifoldScope, beta: f64) -> Result<()> {
+        let n_reg = self.regions.n_regions();
+        if examples.is_empty() {
+            return Err(OvertoneError::setting("examples", 0, "give at least one example pose"));
+        }
+        let mut stretches = Vec::with_capacity(examples.len());
+        for (j, ex) in examples.iter().enumerate() {
+            let s = self.region_stretches(ex).map_err(|e| OvertoneError::Example {
+                example: j,
+                reason: match e {
+                    OvertoneError::Size { expected, got, .. } => format!("expected {expected}, got {got}"),
+                    OvertoneError::NonFinite { location, .. } => format!("non-finite coordinate at {location}"),
+                    OvertoneError::DegenerateRegion { region, reason } => {
+                        format!("in shape-matching region {region} (around particle {region}): {reason}")
+                    }
+                    other => other.to_string(),
+                },
+            })?;
+            stretches.push(s);
+        }
+        let rest = (0..n_reg).flat_map(|_| [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]).collect();
+        let m = ExampleManifold::new(rest, &stretches, 6, scope, beta)?;
+        // Example region shapes without rotation, minus the rest shape, per particle-major slot.
+        let ne = examples.len();
+        let mut frames = Vec::with_capacity(ne * n_reg);
+        for ex in examples {
+            for r in 0..n_reg {
+                let (c, apq) = self.region_moments(r, |i| [ex[3 * i], ex[3 * i + 1], ex[3 * i + 2]]);
+                let a = mul3(&apq, &self.aqq_inv[r]);
+                let mut q = [1.0, 0.0, 0.0, 0.0];
+                let mut rot = [0.0; 9];
+                polar_stretch_3d(&a, &mut q, &mut rot, 1e-14);
+                frames.push((rot, c));
+            }
+        }
+        self.p_d = vec![[0.0; 3]; self.p_region.len() * ne];
+        for i in 0..self.n {
+            for s in self.p_start[i]..self.p_start[i + 1] {
+                let r = self.p_region[s];
+                for (j, ex) in examples.iter().enumerate() {
+                    let (rot, c) = &frames[j * n_reg + r];
+                    let d = [ex[3 * i] - c[0], ex[3 * i + 1] - c[1], ex[3 * i + 2] - c[2]];
+                    let q = self.p_q[s];
+                    for a in 0..3 {
+                        // (Rʲ)ᵀ d − q
+                        self.p_d[s * ne + j][a] = rot[a] * d[0] + rot[3 + a] * d[1] + rot[6 + a] * d[2] - q[a];
+                    }
+                }
+            }
+        }
+        self.region_w = vec![0.0; n_reg * ne];
+        self.stretch_all = vec![0.0; n_reg * 6];
+        self.weights = vec![0.0; m.n_groups() * m.n_examples()];
+        self.manifold = Some(m);
+        Ok(())
+    }
+
+    /// Chooses how example goals are built (default [`ExampleGoal::Stretch`], the seed's).
+    pub fn set_example_goal(&mut self, goal: ExampleGoal) {
+        self.example_goal = goal;
+    }
+
+    /// Removes the examples (plain shape matching).
+    pub fn clear_examples(&mut self) {
+        self.manifold = None;
+    }
+
+    /// The example manifold, if any.
+    pub fn manifold(&self) -> Option<&ExampleManifold> {
+        self.manifold.as_ref()
+    }
+
+    /// Sets `β` of the example manifold.
+    pub fn set_beta(&mut self, beta: f64) -> Result<()> {
+        match &mut self.manifold {
+            Some(m) => m.set_beta(beta),
+            None => Err(OvertoneError::setting("beta", beta, "the body has no example poses")),
+        }
+    }
+
+    /// Sets positions (`n × 3` row-major) and velocities (same shape) of every particle.
+    pub fn set_state(&mut self, positions: &[f64], velocities: &[f64]) -> Result<()> {
+        for (what, a) in [("positions", positions), ("velocities", velocities)] {
+            if a.len() != 3 * self.n {
+                return Err(OvertoneError::size(what, 3 * self.n, a.len()));
+            }
+            crate::error::check_finite(what, a, 3)?;
+        }
+        for i in 0..self.n {
+            self.x[i] = [positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]];
+            self.v[i] = [velocities[3 * i], velocities[3 * i + 1], velocities[3 * i + 2]];
+        }
+        Ok(())
+    }
+
+    /// Replaces the settings.
+    pub fn set_params(&mut self, params: ShapeMatchingParams) -> Result<()> {
+        params.validate()?;
+        self.params = params;
+        Ok(())
+    }
+
+    /// `(c_r, Σ m̃ x qᵀ)` of region `r` for positions given by `pos`. Because `Σ m̃ q = 0`,
+    /// `Σ m̃ x qᵀ = Σ m̃ (x − c) qᵀ = A_pq`.
+    #[inline(always)]
+    fn region_moments(&self, r: usize, pos: impl Fn(usize) -> [f64; 3]) -> ([f64; 3], [f64; 9]) {
+        let range = self.regions.slot_range(r);
+        let mem = self.regions.members(r);
+        let (sm, smq) = (&self.slot_m[range.clone()], &self.slot_mq[range]);
+        let mut c = [0.0; 3];
+        let mut a = [0.0; 9];
+        for k in 0..mem.len() {
+            let x = pos(mem[k]);
+            let (m, mq) = (sm[k], smq[k]);
+            for i in 0..3 {
+                c[i] += m * x[i];
+                a[i * 3] += x[i] * mq[0];
+                a[i * 3 + 1] += x[i] * mq[1];
+                a[i * 3 + 2] += x[i] * mq[2];
+            }
+        }
+        let im = self.region_inv_mass[r];
+        ([c[0] * im, c[1] * im, c[2] * im], a)
+    }
+
+    /// Advances one time step (eq. 1-5 with gravity, damping and the floor).
+    ///
+    /// Fails if the state became non-finite (a time step far too large for the forces); the
+    /// state is then left as computed and should be [`reset`](Self::reset).
+    pub fn step(&mut self) -> Result<()> {
+        let parallel = self.regions.n_regions() >= PARALLEL_MIN_REGIONS;
+        let fused = self.manifold.as_ref().is_none_or(|m| m.n_groups() == m.n_units());
+        // Phase 1: per region, the centroid, A, its polar decomposition and (fused) the goal map.
+        let mut state = std::mem::take(&mut self.state);
+        {
+            let this = &*self;
+            let work = |r: usize, st: &mut RegionState| {
+                let (c, apq) = this.region_moments(r, |i| this.x[i]);
+                st.centre = c;
+                match &this.manifold {
+                    None => {
+                        closest_rotation_3d(&apq, &mut st.warm, &mut st.rot, ROTATION_ACCURACY);
+                        st.goal_map = st.rot;
+                    }
+                    Some(m) => {
+                        let a = mul3(&apq, &this.aqq_inv[r]);
+                        st.stretch = polar_stretch_3d(&a, &mut st.warm, &mut st.rot, ROTATION_ACCURACY);
+                        if fused {
+                            let mut w = [0.0; 16];
+                            let ne = m.n_examples();
+                            let mut target = [0.0; 6];
+                            if ne <= 16 {
+                                m.unit_weights(r, &st.stretch, &mut w[..ne]);
+                                m.target(r, &w[..ne], &mut target);
+                            } else {
+                                let mut wv = vec![0.0; ne];
+                                m.unit_weights(r, &st.stretch, &mut wv);
+                                m.target(r, &wv, &mut target);
+                            }
+                            st.goal_map = mul3(&st.rot, &stretch_matrix_3d(&target));
+                            st.weights_for_shape = w;
+                        }
+                    }
+                }
+            };
+            if parallel {
+                state.par_iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+            } else {
+                state.iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+            }
+        }
+        self.state = state;
+        // Phase 2 (global or grouped manifold): weights from all regions, then the goal maps.
+        if !fused {
+            let m = self.manifold.as_ref().expect("not fused only with a manifold");
+            for (r, st) in self.state.iter().enumerate() {
+                self.stretch_all[r * 6..(r + 1) * 6].copy_from_slice(&st.stretch);
+            }
+            m.weights(&self.stretch_all, &mut self.weights);
+            let ne = m.n_examples();
+            let weights = &self.weights;
+            let work = |r: usize, st: &mut RegionState| {
+                let g = m.group_of(r);
+                let mut target = [0.0; 6];
+                m.target(r, &weights[g * ne..(g + 1) * ne], &mut target);
+                st.goal_map = mul3(&st.rot, &stretch_matrix_3d(&target));
+            };
+            if parallel {
+                self.state.par_iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+            } else {
+                self.state.iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+            }
+        }
+        let shape_goal = self.example_goal == ExampleGoal::Shape && self.manifold.is_some();
+        if shape_goal {
+            let m = self.manifold.as_ref().expect("checked");
+            let (ne, beta) = (m.n_examples(), m.beta());
+            if ne > 16 && fused {
+                return Err(OvertoneError::Unsupported(
+                    "ExampleGoal::Shape with a per-region manifold supports at most 16 examples".into(),
+                ));
+            }
+            for r in 0..self.state.len() {
+                for j in 0..ne {
+                    self.region_w[r * ne + j] = beta
+                        * if fused {
+                            self.state[r].weights_for_shape[j]
+                        } else {
+                            self.weights[m.group_of(r) * ne + j]
+                        };
+                }
+                self.state[r].goal_map = self.state[r].rot;
+            }
+        }
+        for (g, st) in self.goals.iter_mut().zip(&self.state) {
+            g[..9].copy_from_slice(&st.goal_map);
+            g[9..].copy_from_slice(&st.centre);
+        }
+        // Phase 3: per particle, the averaged goal and the velocity update (eq. 4).
+        let (h, alpha, grav) = (self.params.dt, self.params.alpha, self.params.gravity);
+        {
+            let (goals, p_start, p_region, p_q, inv_count) =
+                (&self.goals, &self.p_start, &self.p_region, &self.p_q, &self.inv_count);
+            let (p_d, region_w) = (&self.p_d, &self.region_w);
+            let ne = if shape_goal {
+                self.manifold.as_ref().map_or(0, |m| m.n_examples())
+            } else {
+                0
+            };
+            let k = alpha / h;
+            let work = |i: usize, x: &[f64; 3], v: &mut [f64; 3]| {
+                let mut g = [0.0; 3];
+                for s in p_start[i]..p_start[i + 1] {
+                    let r = p_region[s];
+                    let gr = &goals[r];
+                    let mut q = p_q[s];
+                    for j in 0..ne {
+                        let (w, d) = (region_w[r * ne + j], &p_d[s * ne + j]);
+                        for a in 0..3 {
+                            q[a] += w * d[a];
+                        }
+                    }
+                    for a in 0..3 {
+                        g[a] += gr[a * 3] * q[0] + gr[a * 3 + 1] * q[1] + gr[a * 3 + 2] * q[2] + gr[9 + a];
+                    }
+                }
+                let ic = inv_count[i];
+                for a in 0..3 {
+                    v[a] += k * (g[a] * ic - x[a]) + h * grav[a];
+                }
+            };
+            if parallel {
+                self.v
+                    .par_iter_mut()
+                    .zip(self.x.par_iter())
+                    .enumerate()
+                    .for_each(|(i, (v, x))| work(i, x, v));
+            } else {
+                for (i, (v, x)) in self.v.iter_mut().zip(&self.x).enumerate() {
+                    work(i, x, v);
+                }
+            }
+        }
+        damp_non_rigid_velocity(&self.x, &mut self.v, &self.mass, self.params.damping);
+        // Phase 4: positions (eq. 5) and the floor.
+        let mut contacts = 0;
+        let mut finite = true;
+        for (x, v) in self.x.iter_mut().zip(self.v.iter_mut()) {
+            if let Some(f) = &self.params.floor {
+                contacts += f.respond(x, v, h) as usize;
+            }
+            for a in 0..3 {
+                x[a] += h * v[a];
+            }
+            finite &= x.iter().chain(v.iter()).all(|c| c.is_finite());
+        }
+        self.contacts = contacts;
+        if !finite {
+            return Err(OvertoneError::Factorization {
+                what: "shape-matching step".into(),
+                reason: "positions became non-finite; reduce dt or alpha".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Puts every particle back at its rest position with zero velocity.
+    pub fn reset(&mut self) {
+        self.x.copy_from_slice(&self.rest);
+        self.v.fill([0.0; 3]);
+        for st in &mut self.state {
+            st.warm = [1.0, 0.0, 0.0, 0.0];
+        }
+    }
+
+    /// Number of particles.
+    pub fn n_particles(&self) -> usize {
+        self.n
+    }
+    /// The regions.
+    pub fn regions(&self) -> &Regions {
+        &self.regions
+    }
+    /// The settings.
+    pub fn params(&self) -> &ShapeMatchingParams {
+        &self.params
+    }
+    /// Particle masses.
+    pub fn masses(&self) -> &[f64] {
+        &self.mass
+    }
+    /// Rest positions, per particle.
+    pub fn rest_positions(&self) -> &[[f64; 3]] {
+        &self.rest
+    }
+    /// Current positions, per particle (`positions().as_flattened()` is `n × 3` row-major).
+    pub fn positions(&self) -> &[[f64; 3]] {
+        &self.x
+    }
+    /// Current velocities, per particle.
+    pub fn velocities(&self) -> &[[f64; 3]] {
+        &self.v
+    }
+    /// Particles that touched the floor in the last step.
+    pub fn contacts(&self) -> usize {
+        self.contacts
+    }
+    /// The raw least-squares weights `w_1..w_N` of the last step per group (global or grouped
+    /// manifolds; empty otherwise), see [`ExampleManifold::blended_weights`].
+    pub fn example_weights(&self) -> &[f64] {
+        &self.weights
+    }
+    /// The stretch vector of region `r` at the last step (examples only).
+    pub fn region_stretch(&self, r: usize) -> [f64; 6] {
+        self.state[r].stretch
+    }
+}
