@@ -1,0 +1,287 @@
+"""Side-by-side benchmark of Overtone against simkit 0.1.8 in one run (issue 8).
+
+For each of seed tutorial 23's five beam resolutions: simkit's full-order and fast solvers
+(scripts/peer/simkit_peer.py), then Overtone's CLI on the exported scene (same mesh, leak field D
+and rig motion) with both solvers, and Overtone's full-order trajectory in double precision
+(example `peer_trajectory`). Then tutorial 17's cantilever eval/solve timings. Prints one table
+and writes into --out-dir: results.json, table.md, ms_per_step.png.
+
+Ratios are simkit ms/step divided by Overtone ms/step, both the median over the same 200 steps,
+measured back to back at each size.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import simkit_peer  # noqa: E402
+
+FULL_TARGET, FAST_TARGET, AGREE_TARGET = 50.0, 100.0, 1e-6
+
+
+def read_pc2(path):
+    with open(path, "rb") as f:
+        b = f.read()
+    magic = b[:12]
+    assert magic == b"POINTCACHE2\0", f"{path}: not a PC2 file"
+    _ver, npts, _start, _rate, nsamp = struct.unpack("<iiffi", b[12:32])
+    return np.frombuffer(b[32:], dtype="<f4").reshape(nsamp, npts, 3).astype(np.float64)
+
+
+def read_f64(path):
+    with open(path, "rb") as f:
+        b = f.read()
+    nf, nv = struct.unpack("<QQ", b[:16])
+    return np.frombuffer(b[16:], dtype="<f8").reshape(nf, nv, 3)
+
+
+def machine():
+    model = ""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    load = os.getloadavg()
+    return {"cpu": model, "cores": os.cpu_count(), "platform": platform.platform(),
+            "load_average_at_start": [round(x, 2) for x in load],
+            "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def run_overtone(binary, example, out_dir, tag, row):
+    """Overtone on scene_TAG.json: full and fast through the CLI (PC2 + report), and the full
+    trajectory in f64 through the example."""
+    scene = os.path.join(out_dir, f"scene_{tag}.json")
+    res = {}
+    for solver, extra in (("full", []), ("fast", ["--modes", "10", "--clusters", "20"])):
+        pc2 = os.path.join(out_dir, f"overtone_{solver}_{tag}.pc2")
+        rep = os.path.join(out_dir, f"overtone_{solver}_{tag}.json")
+        subprocess.run([binary, "run", scene, "--solver", solver, "--iterations", "10", "--out", pc2,
+                        "--report", rep] + extra, check=True, stdout=subprocess.DEVNULL)
+        with open(rep) as f:
+            res[solver] = json.load(f)
+    f64 = os.path.join(out_dir, f"overtone_full_{tag}.f64")
+    subprocess.run([example, scene, f64, "full"], check=True)
+    ov_full = res["full"]["summary"]
+    ov_fast = res["fast"]["summary"]
+    row["overtone_full_median_step_ms"] = ov_full["median_step_ms"]
+    row["overtone_full_precompute_ms"] = ov_full["precompute_ms"]
+    row["overtone_full_max_relative_residual"] = ov_full["max_relative_residual"]
+    row["overtone_full_max_residual"] = ov_full["max_residual"]
+    row["overtone_full_step_ms"] = [fr["step_ms"] for fr in res["full"]["frames"][1:]]
+    row["overtone_fast_median_step_ms"] = ov_fast["median_step_ms"]
+    row["overtone_fast_precompute_ms"] = ov_fast["precompute_ms"]
+    row["overtone_fast_step_ms"] = [fr["step_ms"] for fr in res["fast"]["frames"][1:]]
+    row["overtone_fast_structural_relative"] = ov_fast["fast"]["structural_orthogonality"]
+    row["overtone_fast_reduced_dofs"] = ov_fast["fast"]["reduced_dofs"]
+    row["overtone_fast_clusters"] = ov_fast["fast"]["clusters"]
+    row["overtone_fast_max_relative_residual"] = ov_fast["max_relative_residual"]
+
+    # Agreement of the full-order trajectories, relative to the size of the secondary motion
+    # (simkit's max over frames and vertices of |x - J p|).
+    sk = np.load(os.path.join(out_dir, f"simkit_full_{tag}.npy"))
+    motion = row["secondary_motion_max"]
+    ov64 = read_f64(f64)[:, :, :2]
+    ov32 = read_pc2(os.path.join(out_dir, f"overtone_full_{tag}.pc2"))[:, :, :2]
+    assert ov64.shape == sk.shape, (ov64.shape, sk.shape)
+    d64 = np.linalg.norm(ov64 - sk, axis=2)
+    d32 = np.linalg.norm(ov32 - sk, axis=2)
+    row["agreement_f64_max_rel"] = float(d64.max() / motion)
+    row["agreement_f64_final_frame_rel"] = float(d64[-1].max() / motion)
+    row["agreement_f64_worst_frame"] = int(np.argmax(d64.max(axis=1)))
+    row["agreement_pc2_max_rel"] = float(d32.max() / motion)
+    # f32 storage floor: half an ulp of each coordinate, |x| 2^-24 at most, per vertex sqrt(2)x.
+    row["pc2_f32_floor_rel"] = float(np.sqrt(2.0) * np.abs(sk).max() * 2.0**-24 / motion)
+    # Informational: fast vs fast (different eigensolvers and cluster assignments).
+    skf = np.load(os.path.join(out_dir, f"simkit_fast_{tag}.npy"))
+    ovf = read_pc2(os.path.join(out_dir, f"overtone_fast_{tag}.pc2"))[:, :, :2]
+    row["fast_vs_fast_max_rel"] = float(np.linalg.norm(ovf - skf, axis=2).max() / motion)
+    print(f"overtone {tag}: full {row['overtone_full_median_step_ms']:.3f} ms/step | fast "
+          f"{row['overtone_fast_median_step_ms']:.4f} ms/step | full-order trajectories differ by "
+          f"{row['agreement_f64_max_rel']:.2e} of the secondary motion ({motion:.3f})", flush=True)
+
+
+def fmt_ms(x):
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def table(rows):
+    lines = [
+        "| size | vertices | triangles | simkit full ms/step | Overtone full ms/step | full ratio "
+        "| simkit fast ms/step | Overtone fast ms/step | fast ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        rf = r["full_median_step_ms"] / r["overtone_full_median_step_ms"]
+        rr = r["fast_median_step_ms"] / r["overtone_fast_median_step_ms"]
+        r["full_ratio"], r["fast_ratio"] = rf, rr
+        lines.append(
+            f"| {r['size']} | {r['vertices']} | {r['triangles']} | {fmt_ms(r['full_median_step_ms'])} "
+            f"| {r['overtone_full_median_step_ms']:.3f} | {rf:.1f}x{'' if rf >= FULL_TARGET else ' (< 50x)'} "
+            f"| {r['fast_median_step_ms']:.3f} | {r['overtone_fast_median_step_ms']:.4f} "
+            f"| {rr:.1f}x{'' if rr >= FAST_TARGET else ' (< 100x)'} |")
+    return "\n".join(lines)
+
+
+def agreement_table(rows):
+    lines = [
+        "| size | secondary motion max | full-order max diff (f64) / motion | at final frame | "
+        "via PC2 (f32) / motion | f32 floor / motion | fast vs fast (info) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['size']} | {r['secondary_motion_max']:.4f} | {r['agreement_f64_max_rel']:.2e} "
+            f"| {r['agreement_f64_final_frame_rel']:.2e} | {r['agreement_pc2_max_rel']:.2e} "
+            f"| {r['pc2_f32_floor_rel']:.2e} | {r['fast_vs_fast_max_rel']:.2e} |")
+    return "\n".join(lines)
+
+
+def orthogonality_table(rows):
+    lines = [
+        "| size | simkit full: max ‖JᵀMDu‖ (rel) | Overtone full: max ‖JᵀMDu‖ (rel) "
+        "| simkit fast: ‖(JᵀMD)B‖_F | simkit fast: rel ‖(JᵀMD)B‖₂ | Overtone fast: rel ‖(JᵀMD)B‖₂ |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['size']} | {r['full_max_residual']:.1e} ({r['full_max_relative_residual']:.1e}) "
+            f"| {r['overtone_full_max_residual']:.1e} ({r['overtone_full_max_relative_residual']:.1e}) "
+            f"| {r['fast_structural_abs_fro']:.1e} | {r['fast_structural_relative']:.1e} "
+            f"| {r['overtone_fast_structural_relative']:.1e} |")
+    return "\n".join(lines)
+
+
+def fast_split_table(rows):
+    lines = [
+        "| size | simkit fast: local step µs | simkit fast: global step µs | simkit fast µs/step "
+        "| Overtone fast µs/step |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        sp_ = r["fast_split"]
+        lines.append(f"| {r['size']} | {sp_['local_us']:.0f} | {sp_['global_us']:.0f} | {sp_['step_us']:.0f} "
+                     f"| {r['overtone_fast_median_step_ms'] * 1e3:.1f} |")
+    return "\n".join(lines) + (
+        f"\n\n(simkit: per local/global call, {simkit_peer.ITERS} of each per step, timed in a separate "
+        "100-step roll-out; Overtone: median step.)")
+
+
+def cantilever_table(c, overtone_cantilever):
+    if c is None:
+        return "(skipped)"
+    lines = [
+        "| system | DOFs | simkit eval ms | simkit solve ms | simkit eval/solve | Overtone eval/solve |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| full | {c['dofs']} | {c['full_eval_ms']:.1f} | {c['full_solve_ms']:.2f} "
+        f"| {c['full_eval_over_solve']:.2f} | {overtone_cantilever} |",
+    ]
+    for s in c["subspace"]:
+        lines.append(f"| skinning k={s['modes']} | {s['dofs']} | {s['eval_ms']:.1f} | {s['solve_ms']:.5f} "
+                     f"| {s['eval_over_solve']:.0f} | {overtone_cantilever} |")
+    return "\n".join(lines)
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    v = [r["vertices"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    curves = [
+        ("simkit full-order", "full_median_step_ms", "#1f77b4", "-o"),
+        ("Overtone full-order", "overtone_full_median_step_ms", "#1f77b4", "--s"),
+        ("simkit fast", "fast_median_step_ms", "#2ca02c", "-o"),
+        ("Overtone fast", "overtone_fast_median_step_ms", "#2ca02c", "--s"),
+    ]
+    for label, key, color, style in curves:
+        ax.plot(v, [r[key] for r in rows], style, color=color, lw=2, ms=6, label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("vertices")
+    ax.set_ylabel("ms / step (median of 200 steps)")
+    ax.set_title("Metronome beam (seed tutorial 23): simkit 0.1.8 vs Overtone, one run")
+    ax.grid(True, which="both", color="0.9")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out-dir", required=True)
+    ap.add_argument("--overtone", required=True, help="the overtone binary")
+    ap.add_argument("--trajectory", required=True, help="the peer_trajectory example binary")
+    ap.add_argument("--cantilever", default="pending",
+                    help="Overtone's tutorial 17 eval/solve column (default: pending)")
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in simkit_peer.SIZES))
+    ap.add_argument("--skip-cantilever", action="store_true")
+    a = ap.parse_args()
+    os.makedirs(a.out_dir, exist_ok=True)
+    sizes = [tuple(int(x) for x in s.split("x")) for s in a.sizes.split(",")]
+    import importlib.metadata as md
+    info = {"machine": machine(),
+            "versions": {p: md.version(p) for p in ("simkit", "numpy", "scipy", "libigl", "matplotlib")},
+            "blas": simkit_peer.blas_info(), "steps": a.steps, "iterations": simkit_peer.ITERS}
+    print(f"machine: {info['machine']['cpu']}, {info['machine']['cores']} cores, "
+          f"load average {info['machine']['load_average_at_start']}, {info['machine']['date_utc']}", flush=True)
+    rows = simkit_peer.metronome(
+        a.out_dir, sizes, a.steps,
+        after_size=lambda tag, row: run_overtone(a.overtone, a.trajectory, a.out_dir, tag, row))
+    info["metronome"] = rows
+    info["cantilever"] = None if a.skip_cantilever else simkit_peer.cantilever()
+    info["overtone_cantilever"] = a.cantilever
+
+    t1 = table(rows)
+    t2 = agreement_table(rows)
+    t3 = orthogonality_table(rows)
+    t5 = fast_split_table(rows)
+    t4 = cantilever_table(info["cantilever"], a.cantilever)
+    full_ok = all(r["full_ratio"] >= FULL_TARGET for r in rows)
+    fast_ok = all(r["fast_ratio"] >= FAST_TARGET for r in rows)
+    agree_ok = all(r["agreement_f64_max_rel"] <= AGREE_TARGET for r in rows)
+    verdict = "\n".join([
+        f"- Overtone full >= {FULL_TARGET:.0f}x simkit full at every size: {'yes' if full_ok else 'NO'} "
+        f"(ratios {', '.join('%.1f' % r['full_ratio'] for r in rows)})",
+        f"- Overtone fast >= {FAST_TARGET:.0f}x simkit fast at every size: {'yes' if fast_ok else 'NO'} "
+        f"(ratios {', '.join('%.1f' % r['fast_ratio'] for r in rows)})",
+        f"- full-order trajectories agree to <= {AGREE_TARGET:.0e} of the secondary motion: "
+        f"{'yes' if agree_ok else 'NO'} (worst {max(r['agreement_f64_max_rel'] for r in rows):.1e})",
+    ])
+    info["verdict"] = {"full_ratio_ok": full_ok, "fast_ratio_ok": fast_ok, "agreement_ok": agree_ok}
+    m = info["machine"]
+    md_text = "\n\n".join([
+        f"Run: {m['date_utc']} on {m['cpu']} ({m['cores']} cores, load average at start "
+        f"{m['load_average_at_start']}); simkit {info['versions']['simkit']}, numpy {info['versions']['numpy']}, "
+        f"scipy {info['versions']['scipy']}, libigl {info['versions']['libigl']}; {a.steps} steps, "
+        f"{simkit_peer.ITERS} local/global iterations.",
+        "### ms/step (median of the same 200 steps; ratio = simkit / Overtone)\n\n" + t1,
+        "### Full-order trajectory agreement (max over frames and vertices of |x_overtone - x_simkit|)\n\n" + t2,
+        "### Rig orthogonality reached\n\n" + t3,
+        "### Where the fast step's time goes\n\n" + t5,
+        "### Tutorial 17 cantilever: eval (gradient + Hessian) / linear solve\n\n" + t4,
+        "### Targets\n\n" + verdict,
+    ])
+    with open(os.path.join(a.out_dir, "table.md"), "w") as f:
+        f.write(md_text + "\n")
+    with open(os.path.join(a.out_dir, "results.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    plot(rows, os.path.join(a.out_dir, "ms_per_step.png"))
+    print()
+    print(md_text)
+    print(f"\nwrote {a.out_dir}/table.md, results.json, ms_per_step.png")
+
+
+if __name__ == "__main__":
+    main()
