@@ -164,7 +164,7 @@ def orthogonality_table(rows):
 
 def fast_split_table(rows):
     lines = [
-        "| size | simkit fast: local step µs | simkit fast: global step µs | simkit fast µs/step "
+        "| size | simkit fast: one local step µs | simkit fast: one global step µs | simkit fast µs/step "
         "| Overtone fast µs/step |",
         "|---|---:|---:|---:|---:|",
     ]
@@ -173,8 +173,9 @@ def fast_split_table(rows):
         lines.append(f"| {r['size']} | {sp_['local_us']:.0f} | {sp_['global_us']:.0f} | {sp_['step_us']:.0f} "
                      f"| {r['overtone_fast_median_step_ms'] * 1e3:.1f} |")
     return "\n".join(lines) + (
-        f"\n\n(simkit: per local/global call, {simkit_peer.ITERS} of each per step, timed in a separate "
-        "100-step roll-out; Overtone: median step.)")
+        f"\n\n(Medians. simkit: one call each of the local and global step, {simkit_peer.ITERS} of each "
+        "per step, timed in a separate 100-step roll-out with the calls wrapped; Overtone: the median "
+        "step of the timed run.)")
 
 
 def cantilever_table(c, overtone_cantilever):
