@@ -41,9 +41,12 @@ if ls rust/*/examples/cantilever.rs >/dev/null 2>&1; then
     CANTILEVER="see $OUT/overtone_cantilever.txt"
 fi
 
-# OpenBLAS tuning variables that some machines here set for old builds slow a current numpy:
-# the peer runs without them (this command only), so simkit is measured at its best.
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$VENV/bin/python" scripts/peer/bench_peer.py \
+# simkit is measured at its best: without the OpenBLAS tuning variables that some machines here
+# set for old builds (they slow a current numpy), and with one BLAS thread unless the caller says
+# otherwise (on 2 shared cores, two BLAS threads made a 240x240 dense solve 4.5x slower; the
+# metronome timings do not change). This command only.
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" \
+    "$VENV/bin/python" scripts/peer/bench_peer.py \
     --out-dir "$OUT" \
     --overtone target/release/overtone \
     --trajectory target/release/examples/peer_trajectory \

@@ -266,7 +266,8 @@ def main():
         f"Run: {m['date_utc']} on {m['cpu']} ({m['cores']} cores, load average at start "
         f"{m['load_average_at_start']}); simkit {info['versions']['simkit']}, numpy {info['versions']['numpy']}, "
         f"scipy {info['versions']['scipy']}, libigl {info['versions']['libigl']}; {a.steps} steps, "
-        f"{simkit_peer.ITERS} local/global iterations.",
+        f"{simkit_peer.ITERS} local/global iterations; BLAS threads for simkit: "
+        f"{', '.join(str(b.get('num_threads')) for b in info['blas'])}.",
         "### ms/step (median of the same 200 steps; ratio = simkit / Overtone)\n\n" + t1,
         "### Full-order trajectory agreement (max over frames and vertices of |x_overtone - x_simkit|)\n\n" + t2,
         "### Rig orthogonality reached\n\n" + t3,
