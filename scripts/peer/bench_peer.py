@@ -6,8 +6,8 @@ and rig motion) with both solvers, and Overtone's full-order trajectory in doubl
 (example `peer_trajectory`). Then tutorial 17's cantilever eval/solve timings. Prints one table
 and writes into --out-dir: results.json, table.md, ms_per_step.png.
 
-Ratios are simkit ms/step divided by Overtone ms/step, both the median over the same 200 steps,
-measured back to back at each size.
+Ratios are simkit ms/step divided by Overtone ms/step, each the median over the same 200 steps,
+the lowest of --repeats roll-outs that alternate between the two libraries at each size.
 """
 
 import argparse
@@ -58,30 +58,38 @@ def machine():
             "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
-def run_overtone(binary, example, out_dir, tag, row):
-    """Overtone on scene_TAG.json: full and fast through the CLI (PC2 + report), and the full
-    trajectory in f64 through the example."""
+def overtone_round(binary, out_dir, tag, timings):
+    """One timed Overtone run of scene_TAG.json with each solver, through the CLI (PC2 + report)."""
     scene = os.path.join(out_dir, f"scene_{tag}.json")
-    res = {}
     for solver, extra in (("full", []), ("fast", ["--modes", "10", "--clusters", "20"])):
         pc2 = os.path.join(out_dir, f"overtone_{solver}_{tag}.pc2")
         rep = os.path.join(out_dir, f"overtone_{solver}_{tag}.json")
         subprocess.run([binary, "run", scene, "--solver", solver, "--iterations", "10", "--out", pc2,
                         "--report", rep] + extra, check=True, stdout=subprocess.DEVNULL)
         with open(rep) as f:
+            timings.setdefault((tag, solver), []).append(json.load(f)["summary"]["median_step_ms"])
+
+
+def run_overtone(example, out_dir, tag, row, timings):
+    """Collects Overtone's rounds (lowest median, as for simkit), its residuals and structural
+    orthogonality from the last report, and its full trajectory in f64 through the example."""
+    scene = os.path.join(out_dir, f"scene_{tag}.json")
+    res = {}
+    for solver in ("full", "fast"):
+        with open(os.path.join(out_dir, f"overtone_{solver}_{tag}.json")) as f:
             res[solver] = json.load(f)
     f64 = os.path.join(out_dir, f"overtone_full_{tag}.f64")
     subprocess.run([example, scene, f64, "full"], check=True)
     ov_full = res["full"]["summary"]
     ov_fast = res["fast"]["summary"]
-    row["overtone_full_median_step_ms"] = ov_full["median_step_ms"]
+    row["overtone_full_median_step_ms"] = min(timings[(tag, "full")])
+    row["overtone_full_round_medians_ms"] = timings[(tag, "full")]
     row["overtone_full_precompute_ms"] = ov_full["precompute_ms"]
     row["overtone_full_max_relative_residual"] = ov_full["max_relative_residual"]
     row["overtone_full_max_residual"] = ov_full["max_residual"]
-    row["overtone_full_step_ms"] = [fr["step_ms"] for fr in res["full"]["frames"][1:]]
-    row["overtone_fast_median_step_ms"] = ov_fast["median_step_ms"]
+    row["overtone_fast_median_step_ms"] = min(timings[(tag, "fast")])
+    row["overtone_fast_round_medians_ms"] = timings[(tag, "fast")]
     row["overtone_fast_precompute_ms"] = ov_fast["precompute_ms"]
-    row["overtone_fast_step_ms"] = [fr["step_ms"] for fr in res["fast"]["frames"][1:]]
     row["overtone_fast_structural_relative"] = ov_fast["fast"]["structural_orthogonality"]
     row["overtone_fast_reduced_dofs"] = ov_fast["fast"]["reduced_dofs"]
     row["overtone_fast_clusters"] = ov_fast["fast"]["clusters"]
@@ -117,20 +125,28 @@ def fmt_ms(x):
 
 def table(rows):
     lines = [
-        "| size | vertices | triangles | simkit full ms/step | Overtone full ms/step | full ratio "
-        "| simkit fast ms/step | Overtone fast ms/step | fast ratio |",
+        "| size | vertices | triangles | simkit full ms/step (wall / CPU) | Overtone full ms/step "
+        "| full ratio (wall / CPU) | simkit fast ms/step (wall / CPU) | Overtone fast ms/step "
+        "| fast ratio (wall / CPU) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        rf = r["full_median_step_ms"] / r["overtone_full_median_step_ms"]
-        rr = r["fast_median_step_ms"] / r["overtone_fast_median_step_ms"]
-        r["full_ratio"], r["fast_ratio"] = rf, rr
+        ow, of = r["overtone_full_median_step_ms"], r["overtone_fast_median_step_ms"]
+        r["full_ratio_wall"] = r["full_median_step_ms"] / ow
+        r["full_ratio"] = r["full_cpu_median_step_ms"] / ow
+        r["fast_ratio_wall"] = r["fast_median_step_ms"] / of
+        r["fast_ratio"] = r["fast_cpu_median_step_ms"] / of
         lines.append(
-            f"| {r['size']} | {r['vertices']} | {r['triangles']} | {fmt_ms(r['full_median_step_ms'])} "
-            f"| {r['overtone_full_median_step_ms']:.3f} | {rf:.1f}x{'' if rf >= FULL_TARGET else ' (< 50x)'} "
-            f"| {r['fast_median_step_ms']:.3f} | {r['overtone_fast_median_step_ms']:.4f} "
-            f"| {rr:.1f}x{'' if rr >= FAST_TARGET else ' (< 100x)'} |")
-    return "\n".join(lines)
+            f"| {r['size']} | {r['vertices']} | {r['triangles']} "
+            f"| {fmt_ms(r['full_median_step_ms'])} / {fmt_ms(r['full_cpu_median_step_ms'])} | {ow:.3f} "
+            f"| {r['full_ratio_wall']:.1f}x / **{r['full_ratio']:.1f}x**{'' if r['full_ratio'] >= FULL_TARGET else ' (< 50x)'} "
+            f"| {r['fast_median_step_ms']:.3f} / {r['fast_cpu_median_step_ms']:.3f} | {of:.4f} "
+            f"| {r['fast_ratio_wall']:.1f}x / **{r['fast_ratio']:.1f}x**{'' if r['fast_ratio'] >= FAST_TARGET else ' (< 100x)'} |")
+    return "\n".join(lines) + (
+        "\n\nwall: median wall-clock step. CPU: median process CPU time of simkit's step, which leaves out "
+        "the time another job held the core; Overtone's sub-millisecond steps mostly run between "
+        "preemptions, so CPU-based ratios (in bold, the ones the targets are judged on) are the "
+        "conservative ones on a busy machine.")
 
 
 def agreement_table(rows):
@@ -226,6 +242,8 @@ def main():
     ap.add_argument("--cantilever", default="pending",
                     help="Overtone's tutorial 17 eval/solve column (default: pending)")
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="timed roll-outs per library, solver and size, interleaved (lowest median wins)")
     ap.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in simkit_peer.SIZES))
     ap.add_argument("--skip-cantilever", action="store_true")
     a = ap.parse_args()
@@ -237,9 +255,11 @@ def main():
             "blas": simkit_peer.blas_info(), "steps": a.steps, "iterations": simkit_peer.ITERS}
     print(f"machine: {info['machine']['cpu']}, {info['machine']['cores']} cores, "
           f"load average {info['machine']['load_average_at_start']}, {info['machine']['date_utc']}", flush=True)
+    timings = {}
     rows = simkit_peer.metronome(
-        a.out_dir, sizes, a.steps,
-        after_size=lambda tag, row: run_overtone(a.overtone, a.trajectory, a.out_dir, tag, row))
+        a.out_dir, sizes, a.steps, a.repeats,
+        each_round=lambda tag, r: overtone_round(a.overtone, a.out_dir, tag, timings),
+        after_size=lambda tag, row: run_overtone(a.trajectory, a.out_dir, tag, row, timings))
     info["metronome"] = rows
     info["cantilever"] = None if a.skip_cantilever else simkit_peer.cantilever()
     info["overtone_cantilever"] = a.cantilever
@@ -254,9 +274,11 @@ def main():
     agree_ok = all(r["agreement_f64_max_rel"] <= AGREE_TARGET for r in rows)
     verdict = "\n".join([
         f"- Overtone full >= {FULL_TARGET:.0f}x simkit full at every size: {'yes' if full_ok else 'NO'} "
-        f"(ratios {', '.join('%.1f' % r['full_ratio'] for r in rows)})",
+        f"(CPU-based ratios {', '.join('%.1f' % r['full_ratio'] for r in rows)}; wall-clock "
+        f"{', '.join('%.1f' % r['full_ratio_wall'] for r in rows)})",
         f"- Overtone fast >= {FAST_TARGET:.0f}x simkit fast at every size: {'yes' if fast_ok else 'NO'} "
-        f"(ratios {', '.join('%.1f' % r['fast_ratio'] for r in rows)})",
+        f"(CPU-based ratios {', '.join('%.1f' % r['fast_ratio'] for r in rows)}; wall-clock "
+        f"{', '.join('%.1f' % r['fast_ratio_wall'] for r in rows)})",
         f"- full-order trajectories agree to <= {AGREE_TARGET:.0e} of the secondary motion: "
         f"{'yes' if agree_ok else 'NO'} (worst {max(r['agreement_f64_max_rel'] for r in rows):.1e})",
     ])
@@ -266,9 +288,9 @@ def main():
         f"Run: {m['date_utc']} on {m['cpu']} ({m['cores']} cores, load average at start "
         f"{m['load_average_at_start']}); simkit {info['versions']['simkit']}, numpy {info['versions']['numpy']}, "
         f"scipy {info['versions']['scipy']}, libigl {info['versions']['libigl']}; {a.steps} steps, "
-        f"{simkit_peer.ITERS} local/global iterations; BLAS threads for simkit: "
+        f"{simkit_peer.ITERS} local/global iterations, {a.repeats} interleaved timed roll-outs each; BLAS threads for simkit: "
         f"{', '.join(str(b.get('num_threads')) for b in info['blas'])}.",
-        "### ms/step (median of the same 200 steps; ratio = simkit / Overtone)\n\n" + t1,
+        "### ms/step (median of the 200 steps, lowest of the interleaved roll-outs; ratio = simkit / Overtone)\n\n" + t1,
         "### Full-order trajectory agreement (max over frames and vertices of |x_overtone - x_simkit|)\n\n" + t2,
         "### Rig orthogonality reached\n\n" + t3,
         "### Where the fast step's time goes\n\n" + t5,

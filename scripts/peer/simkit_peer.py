@@ -192,23 +192,27 @@ class Fast:
 def rollout(solver, steps, keep_states):
     """Tutorial 23's roll-out: step i moves the handle to pose i (i = 0 is the rest pose, a
     no-op step), so after step i the state is frame i. Returns per-frame positions (frames
-    0..steps, if kept), per-step wall times of steps 1..steps (ms), and per-frame residuals."""
+    0..steps, if kept), per-step wall times and process CPU times of steps 1..steps (ms), and
+    per-frame residuals."""
     J, p0, B = solver.J, solver.p0, solver.B
     s = np.zeros((solver.state_dim, 1))
     s_dot = np.zeros_like(s)
     p = p0.copy()
     p_dot = np.zeros_like(p)
-    states, times, viol, rel = [], [], [], []
+    states, times, cpu, viol, rel = [], [], [], [], []
     for i in range(steps + 1):
         p_next = handle_pose(p0, i)
+        c0 = time.process_time()
         t0 = time.perf_counter()
         s_new = solver.step(s, s_dot, p, p_dot, p_next)
         dt_ms = (time.perf_counter() - t0) * 1e3
+        cpu_ms = (time.process_time() - c0) * 1e3
         s_dot = (s_new - s) / DT
         p_dot = (p_next - p) / DT
         s, p = s_new, p_next.copy()
         if i >= 1:
             times.append(dt_ms)
+            cpu.append(cpu_ms)
         uc = (B @ s) if B is not None else s
         if keep_states:
             states.append((J @ p + uc).reshape(-1, solver.d))
@@ -216,7 +220,7 @@ def rollout(solver, steps, keep_states):
         viol.append(r)
         un = float(np.linalg.norm(uc))
         rel.append(r / un if un > 0 else 0.0)
-    return (np.array(states) if keep_states else None), times, viol, rel
+    return (np.array(states) if keep_states else None), (times, cpu), viol, rel
 
 
 def fast_step_split(solver, steps=100):
@@ -280,9 +284,11 @@ def export_scene(path, X, T, dleak, steps):
         json.dump(doc, f)
 
 
-def metronome(out_dir, sizes, steps, after_size=None):
-    """Runs simkit's two solvers at each size; `after_size(tag, row)` runs right after each
-    size (the driver runs Overtone there, so both libraries see the same machine load)."""
+def metronome(out_dir, sizes, steps, repeats=1, each_round=None, after_size=None):
+    """Runs simkit's two solvers at each size, `repeats` timed roll-outs each (the reported
+    ms/step is the lowest of the roll-outs' medians: the least disturbed by other load);
+    `each_round(tag, r)` runs after each simkit round and `after_size(tag, row)` after each size
+    (the driver runs Overtone there, so both libraries see the same machine load)."""
     results = []
     for (w, h) in sizes:
         X, T = make_beam(w, h)
@@ -293,17 +299,26 @@ def metronome(out_dir, sizes, steps, after_size=None):
         t0 = time.perf_counter()
         full = FullOrder(X, T, dleak)
         pre_full = (time.perf_counter() - t0) * 1e3
-        states, t_full, viol_full, rel_full = rollout(full, steps, keep_states=True)
-        np.save(os.path.join(out_dir, f"simkit_full_{tag}.npy"), states)
-        rig = np.array([(full.J @ handle_pose(full.p0, k)).reshape(-1, 2) for k in range(steps + 1)])
-        motion = float(np.max(np.linalg.norm(states - rig, axis=2)))
-        a_norm = spectral_norm(full.A)
-
         t0 = time.perf_counter()
         fast = Fast(X, T, dleak)
         pre_fast = (time.perf_counter() - t0) * 1e3
-        fstates, t_fast, viol_fast, rel_fast = rollout(fast, steps, keep_states=True)
-        np.save(os.path.join(out_dir, f"simkit_fast_{tag}.npy"), fstates)
+        med_full, med_fast, cpu_full, cpu_fast = [], [], [], []
+        for r in range(repeats):
+            states, t_full, viol, rel = rollout(full, steps, keep_states=(r == 0))
+            fstates, t_fast, viol_f, _rel_f = rollout(fast, steps, keep_states=(r == 0))
+            if r == 0:
+                viol_full, rel_full, viol_fast = viol, rel, viol_f
+                np.save(os.path.join(out_dir, f"simkit_full_{tag}.npy"), states)
+                np.save(os.path.join(out_dir, f"simkit_fast_{tag}.npy"), fstates)
+                rig = np.array([(full.J @ handle_pose(full.p0, k)).reshape(-1, 2) for k in range(steps + 1)])
+                motion = float(np.max(np.linalg.norm(states - rig, axis=2)))
+            med_full.append(float(np.median(t_full[0])))
+            med_fast.append(float(np.median(t_fast[0])))
+            cpu_full.append(float(np.median(t_full[1])))
+            cpu_fast.append(float(np.median(t_fast[1])))
+            if each_round is not None:
+                each_round(tag, r)
+        a_norm = spectral_norm(full.A)
         split = fast_step_split(fast)
         AB = fast.A @ fast.B
         row = {
@@ -311,14 +326,18 @@ def metronome(out_dir, sizes, steps, after_size=None):
             "vertices": int(X.shape[0]),
             "triangles": int(T.shape[0]),
             "full_precompute_ms": pre_full,
-            "full_median_step_ms": float(np.median(t_full)),
-            "full_step_ms": t_full,
+            "full_median_step_ms": min(med_full),
+            "full_round_medians_ms": med_full,
+            "full_cpu_median_step_ms": min(cpu_full),
+            "full_cpu_round_medians_ms": cpu_full,
             "full_max_residual": float(max(viol_full)),
             "full_max_relative_residual": float(max(rel_full)) / a_norm,
             "secondary_motion_max": motion,
             "fast_precompute_ms": pre_fast,
-            "fast_median_step_ms": float(np.median(t_fast)),
-            "fast_step_ms": t_fast,
+            "fast_median_step_ms": min(med_fast),
+            "fast_round_medians_ms": med_fast,
+            "fast_cpu_median_step_ms": min(cpu_fast),
+            "fast_cpu_round_medians_ms": cpu_fast,
             "fast_reduced_dofs": int(fast.B.shape[1]),
             "fast_clusters": int(fast.n_clusters),
             "fast_structural_abs_fro": float(np.linalg.norm(AB)),
