@@ -125,7 +125,7 @@ class FullOrder:
         self.state_dim = n * d
         self.B = None
 
-    def step(self, uc, uc_dot, p, p_dot, p_next):
+    def step(self, uc, uc_dot, p, p_dot, p_next, wrap=None):
         Jp = self.J @ p_next
         y = (uc + DT * uc_dot) + self.J @ (p + DT * p_dot)
         d = self.d
@@ -137,6 +137,8 @@ class FullOrder:
             rhs = self.Mv @ y / DT**2 + self.G.T @ (self.AMue @ R) - self.H @ Jp
             return self.kkt(np.vstack([rhs, np.zeros((self.nc, 1))]))[: uc.shape[0]]
 
+        if wrap is not None:
+            glob, local = wrap(glob), wrap(local)
         return block_coord(uc.copy(), glob, local, 0.0, ITERS)
 
 
@@ -223,19 +225,19 @@ def rollout(solver, steps, keep_states):
     return (np.array(states) if keep_states else None), (times, cpu), viol, rel
 
 
-def fast_step_split(solver, steps=100):
-    """Where simkit's fast step spends its time: median microseconds per local step (cluster
-    rotations) and per global step (reduced right-hand side + Cholesky solve), and the median
-    step, timed in a separate roll-out so the timed one is not perturbed."""
+def step_split(solver, steps=100):
+    """Where a simkit step spends its time: median microseconds per local step (rotations) and
+    per global step (right-hand side + prefactored solve), and the median step, in process CPU time, in a
+    separate roll-out so the timed one is not perturbed."""
     spent = {"local": [], "glob": []}
 
     def wrap(fn):
         key = "local" if fn.__name__ == "local" else "glob"
 
         def timed(*args):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             r = fn(*args)
-            spent[key].append(time.perf_counter() - t0)
+            spent[key].append(time.process_time() - t0)
             return r
         return timed
 
@@ -246,9 +248,9 @@ def fast_step_split(solver, steps=100):
     t_steps = []
     for i in range(1, steps + 1):
         p_next = handle_pose(p0, i)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         z_new = solver.step(z, z_dot, p, p_dot, p_next, wrap=wrap)
-        t_steps.append(time.perf_counter() - t0)
+        t_steps.append(time.process_time() - t0)
         z_dot, p_dot = (z_new - z) / DT, (p_next - p) / DT
         z, p = z_new, p_next.copy()
     return {"local_us": float(np.median(spent["local"])) * 1e6,
@@ -319,7 +321,8 @@ def metronome(out_dir, sizes, steps, repeats=1, each_round=None, after_size=None
             if each_round is not None:
                 each_round(tag, r)
         a_norm = spectral_norm(full.A)
-        split = fast_step_split(fast)
+        split = step_split(fast)
+        split_full = step_split(full, steps=20)
         AB = fast.A @ fast.B
         row = {
             "size": tag,
@@ -344,6 +347,7 @@ def metronome(out_dir, sizes, steps, repeats=1, each_round=None, after_size=None
             "fast_structural_relative": spectral_norm(AB) / (a_norm * spectral_norm(fast.B)),
             "fast_max_residual": float(max(viol_fast)),
             "fast_split": split,
+            "full_split": split_full,
         }
         results.append(row)
         print(f"simkit {tag}: {X.shape[0]} verts / {T.shape[0]} tris | full {row['full_median_step_ms']:.2f} ms/step "
