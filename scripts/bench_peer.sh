@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark against simkit 0.1.8 (the package the seed tutorials run on), in one run.
 #
-#   scripts/bench_peer.sh [--sizes 40x5,70x7] [--steps 200] [--skip-cantilever]
+#   scripts/bench_peer.sh [--sizes 40x5,70x7] [--steps 200] [--repeats 3] [--skip-cantilever]
 #
 # Creates or reuses a Python venv with simkit and its needs (pinned below; PEER_VENV overrides the
 # place, default target/peer-venv), builds Overtone (release), then scripts/peer/bench_peer.py:
@@ -10,7 +10,7 @@
 # overtone-scene/1 file, runs Overtone on it (both solvers), and compares the full-order
 # trajectories; then tutorial 17's cantilever eval/solve timings with simkit. Prints the tables
 # and writes target/peer/{table.md,results.json,ms_per_step.png}. Not part of scripts/test.sh:
-# it needs PyPI and takes a few minutes.
+# it needs PyPI and takes 3-4 minutes. BENCHMARKS.md has a run and what it means.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -216,23 +216,28 @@ def plot(rows, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
     v = [r["vertices"] for r in rows]
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     curves = [
-        ("simkit full-order", "full_median_step_ms", "#1f77b4", "-o"),
-        ("Overtone full-order", "overtone_full_median_step_ms", "#1f77b4", "--s"),
-        ("simkit fast", "fast_median_step_ms", "#2ca02c", "-o"),
-        ("Overtone fast", "overtone_fast_median_step_ms", "#2ca02c", "--s"),
+        ("simkit full-order (CPU)", "full_cpu_median_step_ms", "#1f77b4", "-o", 2.0),
+        ("simkit full-order (wall)", "full_median_step_ms", "#1f77b4", ":", 1.0),
+        ("Overtone full-order", "overtone_full_median_step_ms", "#1f77b4", "--s", 2.0),
+        ("simkit fast (CPU)", "fast_cpu_median_step_ms", "#2ca02c", "-o", 2.0),
+        ("Overtone fast", "overtone_fast_median_step_ms", "#2ca02c", "--s", 2.0),
     ]
-    for label, key, color, style in curves:
-        ax.plot(v, [r[key] for r in rows], style, color=color, lw=2, ms=6, label=label)
+    for label, key, color, style, lw in curves:
+        ax.plot(v, [r[key] for r in rows], style, color=color, lw=lw, ms=6, label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("vertices")
     ax.set_ylabel("ms / step (median of 200 steps)")
+    ax.set_xticks(v)
+    ax.set_xticklabels([str(x) for x in v])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_title("Metronome beam (seed tutorial 23): simkit 0.1.8 vs Overtone, one run")
     ax.grid(True, which="both", color="0.9")
-    ax.legend()
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
