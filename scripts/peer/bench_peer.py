@@ -144,7 +144,8 @@ def table(rows):
             f"| {r['fast_ratio_wall']:.1f}x / **{r['fast_ratio']:.1f}x**{'' if r['fast_ratio'] >= FAST_TARGET else ' (< 100x)'} |")
     return "\n".join(lines) + (
         "\n\nwall: median wall-clock step. CPU: median process CPU time of simkit's step, which leaves out "
-        "the time another job held the core; Overtone's sub-millisecond steps mostly run between "
+        "the time another job held the core; Overtone's short steps (at most 1.4 ms here) mostly run "
+        "between "
         "preemptions, so CPU-based ratios (in bold, the ones the targets are judged on) are the "
         "conservative ones on a busy machine.")
 
