@@ -347,6 +347,18 @@ impl FastSolver {
 
     /// Advances one step to rig pose `p_next`. Does not allocate.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
+        let iterations = self.advance(p_next)?;
+        let (residual, relative_residual) = self.constraint_residual();
+        Ok(StepReport {
+            iterations,
+            residual,
+            relative_residual,
+        })
+    }
+
+    /// The step without the residual diagnostic; returns the iterations taken. Does not
+    /// allocate.
+    pub fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
         self.check_params(p_next)?;
         let (d, rr, c, h) = (self.dim, self.rr, self.n_rig, self.h);
         let h2 = h * h;
@@ -431,12 +443,7 @@ impl FastSolver {
             self.pdot[k] = (p_next[k] - self.p[k]) / h;
             self.p[k] = p_next[k];
         }
-        let (residual, relative_residual) = self.constraint_residual();
-        Ok(StepReport {
-            iterations: self.iterations,
-            residual,
-            relative_residual,
-        })
+        Ok(self.iterations)
     }
 
     /// One rotation per cluster, closest to the cluster gradient in `fvec` (`fvec[i][c·d + j]`),

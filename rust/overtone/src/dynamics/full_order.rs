@@ -224,6 +224,17 @@ impl FullOrderSolver {
 
     /// Advances one time step to rig pose `p_next`; on error the state is unchanged.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
+        let iterations = self.advance(p_next)?;
+        let (residual, relative_residual) = self.constraint_residual();
+        Ok(StepReport {
+            iterations,
+            residual,
+            relative_residual,
+        })
+    }
+
+    /// The step without the residual diagnostic; returns the iterations taken.
+    pub fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
         self.check_params(p_next)?;
         if self.n >= PARALLEL_MIN_VERTICES || self.warm.len() >= PARALLEL_MIN_ELEMENTS {
             // Run the whole step on a pool thread: the thirty parallel loops of ten iterations
@@ -235,7 +246,7 @@ impl FullOrderSolver {
         }
     }
 
-    fn step_unchecked(&mut self, p_next: &[f64]) -> Result<StepReport> {
+    fn step_unchecked(&mut self, p_next: &[f64]) -> Result<usize> {
         let (d, n, h) = (self.dim, self.n, self.params.dt);
         self.rig.apply(p_next, &mut self.jp);
         // Constant part of the global right-hand side: M (y − J p)/h² + M g.
@@ -295,12 +306,7 @@ impl FullOrderSolver {
             self.v[k] = (x_new - self.x[k]) / h;
             self.x[k] = x_new;
         }
-        let (residual, relative_residual) = self.constraint_residual();
-        Ok(StepReport {
-            iterations,
-            residual,
-            relative_residual,
-        })
+        Ok(iterations)
     }
 
     /// Gives the solver example poses (each `n × d` row-major, rest vertex order): the local

@@ -114,9 +114,14 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
     for (k, transforms) in scene.frames.iter().enumerate().skip(1) {
         let p = solver.rig().params_from_transforms(transforms)?;
         let t = Instant::now();
-        let report = solver.step(&p)?;
+        let iterations = solver.advance(&p)?;
         run.step_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        run.steps.push(report);
+        let (residual, relative_residual) = solver.residual();
+        run.steps.push(StepReport {
+            iterations,
+            residual,
+            relative_residual,
+        });
         let md = solver.write_frame(&mut frame, &mut disp);
         run.max_displacement.push(md);
         on_frame(k, &frame, &disp)?;
@@ -221,7 +226,10 @@ fn build_solver(
 
 /// The common stepping interface of the two solvers, as the simulation loop uses it.
 trait Stepper {
-    fn step(&mut self, p: &[f64]) -> Result<StepReport>;
+    /// One step without diagnostics (what the step timings measure); returns iterations.
+    fn advance(&mut self, p: &[f64]) -> Result<usize>;
+    /// `(‖JᵀMD u_c‖, relative)` of the current state.
+    fn residual(&mut self) -> (f64, f64);
     fn rig(&self) -> &LbsRig;
     /// Writes the final positions (`n × 3`, row-major, z = 0 in 2D) into `frame`, using `disp`
     /// (`n × d`) as workspace; returns `max_v ‖u_c,v‖`.
@@ -239,8 +247,11 @@ fn max_norm(u: &[f64], d: usize) -> f64 {
 }
 
 impl Stepper for FullOrderSolver {
-    fn step(&mut self, p: &[f64]) -> Result<StepReport> {
-        FullOrderSolver::step(self, p)
+    fn advance(&mut self, p: &[f64]) -> Result<usize> {
+        FullOrderSolver::advance(self, p)
+    }
+    fn residual(&mut self) -> (f64, f64) {
+        self.constraint_residual()
     }
     fn rig(&self) -> &LbsRig {
         FullOrderSolver::rig(self)
@@ -262,8 +273,11 @@ impl Stepper for FullOrderSolver {
 }
 
 impl Stepper for NewtonCdSolver {
-    fn step(&mut self, p: &[f64]) -> Result<StepReport> {
-        NewtonCdSolver::step(self, p)
+    fn advance(&mut self, p: &[f64]) -> Result<usize> {
+        Ok(NewtonCdSolver::step(self, p)?.iterations)
+    }
+    fn residual(&mut self) -> (f64, f64) {
+        self.constraint_residual()
     }
     fn rig(&self) -> &LbsRig {
         NewtonCdSolver::rig(self)
@@ -285,8 +299,11 @@ impl Stepper for NewtonCdSolver {
 }
 
 impl Stepper for FastSolver {
-    fn step(&mut self, p: &[f64]) -> Result<StepReport> {
-        FastSolver::step(self, p)
+    fn advance(&mut self, p: &[f64]) -> Result<usize> {
+        FastSolver::advance(self, p)
+    }
+    fn residual(&mut self) -> (f64, f64) {
+        self.constraint_residual()
     }
     fn rig(&self) -> &LbsRig {
         FastSolver::rig(self)
