@@ -11,11 +11,10 @@ use crate::dense_kernels::dot;
 use crate::dynamics::{Material, SolverParams, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian};
-use crate::leak::validate_momentum_weights;
 use crate::mesh::{element_volumes, SimplexMesh};
 use crate::polar::{closest_rotation_2d, closest_rotation_3d};
 use crate::reduced::{RotationClusters, SkinningBasis};
-use crate::rig::LbsRig;
+use crate::rig::{spectral_norm, validate_solver_inputs, LbsRig, RigConstraint};
 
 /// Accuracy (radians) of the per-cluster rotations.
 const CLUSTER_ROTATION_ACCURACY: f64 = 1e-12;
@@ -128,22 +127,6 @@ pub struct FastSolver {
     z_prev: Vec<f64>,
 }
 
-fn spectral_norm(m: &Mat<f64>) -> Result<f64> {
-    let g = if m.nrows() <= m.ncols() {
-        m * m.transpose()
-    } else {
-        m.transpose() * m
-    };
-    Ok(g.self_adjoint_eigenvalues(Side::Lower)
-        .map_err(|e| OvertoneError::Factorization {
-            what: "norm".into(),
-            reason: format!("{e:?}"),
-        })?
-        .into_iter()
-        .fold(0.0, f64::max)
-        .sqrt())
-}
-
 impl FastSolver {
     /// Precomputes the subspace, clusters and reduced matrices, and puts the body at rest in
     /// pose `p0`. Same inputs as [`FullOrderSolver::new`](crate::dynamics::FullOrderSolver::new)
@@ -173,17 +156,8 @@ impl FastSolver {
         p0: &[f64],
         sidecar: Option<&std::path::Path>,
     ) -> Result<Self> {
+        validate_solver_inputs(mesh, &rig, momentum_weights, material, params)?;
         let (d, n) = (mesh.dim(), mesh.n_vertices());
-        if rig.dim() != d || rig.n_vertices() != n {
-            return Err(OvertoneError::size(
-                "rig",
-                format!("{n} vertices in {d}D"),
-                format!("{} in {}D", rig.n_vertices(), rig.dim()),
-            ));
-        }
-        validate_momentum_weights(momentum_weights, n)?;
-        material.validate()?;
-        params.validate(d)?;
         if fast.modes == 0 {
             return Err(OvertoneError::setting(
                 "modes",
@@ -211,10 +185,11 @@ impl FastSolver {
         let mass = lumped_mass(mesh, &vols, material.density);
         let jh = rig.scalar_jacobian();
         let c = jh.ncols();
-        let a_hat = Mat::from_fn(c, n, |k, v| jh[(v, k)] * mass[v] * momentum_weights[v]);
+        let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
+        let a_hat = &rc.scalar;
         stage("operators", &mut info);
 
-        let (pre, cache_status) = load_or_build_fast_precompute(mesh, &a_hat, fast, sidecar)?;
+        let (pre, cache_status) = load_or_build_fast_precompute(mesh, a_hat, fast, sidecar)?;
         info.eigenvalues = pre.eigenvalues.clone();
         info.constraint_rows = (pre.constraint_rows, pre.constraint_rank);
         info.cluster_sizes = pre.cluster_sizes.clone();
@@ -270,9 +245,9 @@ impl FastSolver {
         });
         let chol = DenseCholesky::new(&sys)?;
         let cluster_space = ClusterSpace::new_if_cheaper(&k_basis, n_clusters * d, rr, &chol);
-        let ab = &a_hat * &bd;
+        let ab = a_hat * &bd;
         let bb = bd.transpose() * &bd;
-        let constraint_norm = spectral_norm(&a_hat)?;
+        let constraint_norm = rc.norm;
         let orth = spectral_norm(&ab)? / (constraint_norm * spectral_norm(&bd)?).max(f64::MIN_POSITIVE);
         info.structural_orthogonality = orth;
         info.reduced_dofs = d * rr;

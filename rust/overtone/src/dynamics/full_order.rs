@@ -2,16 +2,15 @@
 
 use faer::linalg::matmul::matmul;
 use faer::sparse::{SparseColMat, Triplet};
-use faer::{Accum, Mat, Par, Side};
+use faer::{Accum, Mat, Par};
 use rayon::prelude::*;
 
 use crate::dynamics::{Material, SolverParams};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness_triplets, DeformationJacobian, PARALLEL_MIN_ELEMENTS};
-use crate::leak::validate_momentum_weights;
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
 use crate::polar::{closest_rotation_2d, closest_rotation_3d};
-use crate::rig::LbsRig;
+use crate::rig::{validate_solver_inputs, LbsRig, RigConstraint};
 use crate::shape_matching::stretch::{
     polar_stretch_2d, polar_stretch_3d, stretch_len, stretch_matrix_2d, stretch_matrix_3d,
 };
@@ -110,17 +109,8 @@ impl FullOrderSolver {
         params: &SolverParams,
         p0: &[f64],
     ) -> Result<Self> {
+        validate_solver_inputs(mesh, &rig, momentum_weights, material, params)?;
         let (dim, n) = (mesh.dim(), mesh.n_vertices());
-        if rig.dim() != dim || rig.n_vertices() != n {
-            return Err(OvertoneError::size(
-                "rig",
-                format!("{n} vertices in {dim}D (the mesh's)"),
-                format!("{} vertices in {}D", rig.n_vertices(), rig.dim()),
-            ));
-        }
-        validate_momentum_weights(momentum_weights, n)?;
-        material.validate()?;
-        params.validate(dim)?;
         let lame = lame_parameters(material.youngs_modulus, material.poisson_ratio)?;
         // Elements in a spatial order for memory locality; outputs are per vertex, so the
         // element order is internal.
@@ -139,35 +129,10 @@ impl FullOrderSolver {
             reason: format!("{e:?}"),
         })?;
 
-        // Â = Ĵᵀ diag(m ⊙ d)
-        let jh = rig.scalar_jacobian();
-        let c = jh.ncols();
-        let constraint = Mat::from_fn(c, n, |k, v| jh[(v, k)] * mass[v] * momentum_weights[v]);
-        let mut rows = vec![0.0; c * n];
-        for k in 0..c {
-            for v in 0..n {
-                rows[k * n + v] = constraint[(k, v)];
-            }
-        }
-        let solve = ConstrainedSolve::new(&h_mat, &rows, dim, "global step matrix L + M/h^2")?;
-        let mut aat = Mat::<f64>::zeros(c, c);
-        matmul(
-            aat.as_mut(),
-            Accum::Replace,
-            constraint.as_ref(),
-            constraint.transpose(),
-            1.0,
-            Par::Seq,
-        );
-        let constraint_norm = aat
-            .self_adjoint_eigenvalues(Side::Lower)
-            .map_err(|e| OvertoneError::Factorization {
-                what: "constraint norm".into(),
-                reason: format!("{e:?}"),
-            })?
-            .into_iter()
-            .fold(0.0, f64::max)
-            .sqrt();
+        let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
+        let solve = ConstrainedSolve::new(&h_mat, &rc.rows(), dim, "global step matrix L + M/h^2")?;
+        let (constraint, constraint_norm) = (rc.scalar, rc.norm);
+        let c = constraint.nrows();
 
         let m = mesh.n_elements();
         let gravity = if params.gravity.is_empty() {

@@ -2,15 +2,14 @@
 
 use faer::linalg::matmul::matmul;
 use faer::sparse::{SparseColMat, SparseColMatRef};
-use faer::{Accum, Mat, Par, Side};
+use faer::{Accum, Mat, Par};
 
 use crate::dynamics::{Material, SolverParams, StepReport};
 use crate::energy::{ElasticEnergy, EnergyModel};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass};
-use crate::leak::validate_momentum_weights;
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
-use crate::rig::LbsRig;
+use crate::rig::{validate_solver_inputs, LbsRig, RigConstraint};
 use crate::solve::{field_ref, newton_minimize, ConstrainedSolve, NewtonParams, NewtonProblem, NewtonReport};
 
 /// Default Newton stopping tolerance on `‖t·Δu_c‖₂` (scene length units; the reference scenes
@@ -74,17 +73,8 @@ impl NewtonCdSolver {
         params: &SolverParams,
         p0: &[f64],
     ) -> Result<Self> {
+        validate_solver_inputs(mesh, &rig, momentum_weights, material, params)?;
         let (dim, n) = (mesh.dim(), mesh.n_vertices());
-        if rig.dim() != dim || rig.n_vertices() != n {
-            return Err(OvertoneError::size(
-                "rig",
-                format!("{n} vertices in {dim}D (the mesh's)"),
-                format!("{} vertices in {}D", rig.n_vertices(), rig.dim()),
-            ));
-        }
-        validate_momentum_weights(momentum_weights, n)?;
-        material.validate()?;
-        params.validate(dim)?;
         let newton = NewtonParams {
             tolerance: params.tolerance.unwrap_or(NEWTON_CD_TOLERANCE),
             max_iterations: params.iterations,
@@ -97,36 +87,18 @@ impl NewtonCdSolver {
         let energy = ElasticEnergy::new(mesh, model, lame.mu, lame.lambda)?;
 
         // Â = Ĵᵀ diag(m ⊙ d), and the constraint on all n·d unknowns: I_d ⊗ Â.
-        let jh = rig.scalar_jacobian();
-        let c = jh.ncols();
-        let constraint = Mat::from_fn(c, n, |k, v| jh[(v, k)] * mass[v] * momentum_weights[v]);
+        let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
+        let c = rc.scalar.nrows();
         let nd = n * dim;
         let mut rows = vec![0.0; c * dim * nd];
         for i in 0..dim {
             for k in 0..c {
                 for v in 0..n {
-                    rows[(i * c + k) * nd + i * n + v] = constraint[(k, v)];
+                    rows[(i * c + k) * nd + i * n + v] = rc.scalar[(k, v)];
                 }
             }
         }
-        let mut aat = Mat::<f64>::zeros(c, c);
-        matmul(
-            aat.as_mut(),
-            Accum::Replace,
-            constraint.as_ref(),
-            constraint.transpose(),
-            1.0,
-            Par::Seq,
-        );
-        let constraint_norm = aat
-            .self_adjoint_eigenvalues(Side::Lower)
-            .map_err(|e| OvertoneError::Factorization {
-                what: "constraint norm".into(),
-                reason: format!("{e:?}"),
-            })?
-            .into_iter()
-            .fold(0.0, f64::max)
-            .sqrt();
+        let (constraint, constraint_norm) = (rc.scalar, rc.norm);
 
         // First factorization at the rest pose (fixes the symbolic analysis).
         let mut x0 = vec![0.0; nd];

@@ -6,6 +6,7 @@ use crate::dynamics::Material;
 use crate::embed::{embed_surface, Embedding, DEFAULT_LATTICE_RESOLUTION};
 use crate::error::{OvertoneError, Result};
 use crate::io::read_gltf_character;
+use crate::rig::{compose_affine, normalisation_pair};
 use crate::scene::{extend_weights_inward, simulate_streaming, ElasticModel, Scene, Simulation, SolverKind};
 
 /// Settings of a character bake; every field documents its default.
@@ -53,20 +54,6 @@ pub struct Character {
     /// Normalisation `x' = (x − centre)/scale`.
     pub centre: [f64; 3],
     pub scale: f64,
-}
-
-fn compose(a: &[f64], b: &[f64]) -> [f64; 12] {
-    let mut out = [0.0; 12];
-    for i in 0..3 {
-        for j in 0..4 {
-            let mut s = if j == 3 { a[i * 4 + 3] } else { 0.0 };
-            for k in 0..3 {
-                s += a[i * 4 + k] * b[k * 4 + j];
-            }
-            out[i * 4 + j] = s;
-        }
-    }
-    out
 }
 
 /// Reads a glTF character and builds its lattice scene: the welded surface is normalised
@@ -128,29 +115,13 @@ pub fn character_from_gltf(
             Some(harmonic_scalar(lat, fixed, &known)?)
         }
     };
-    let n_to = [
-        1.0 / scale,
-        0.0,
-        0.0,
-        -centre[0] / scale,
-        0.0,
-        1.0 / scale,
-        0.0,
-        -centre[1] / scale,
-        0.0,
-        0.0,
-        1.0 / scale,
-        -centre[2] / scale,
-    ];
-    let n_from = [
-        scale, 0.0, 0.0, centre[0], 0.0, scale, 0.0, centre[1], 0.0, 0.0, scale, centre[2],
-    ];
+    let (n_to, n_from) = normalisation_pair(centre, scale);
     let frames: Vec<Vec<f64>> = ch
         .frames
         .iter()
         .map(|fr| {
             fr.chunks_exact(12)
-                .flat_map(|t| compose(&n_to, &compose(t, &n_from)))
+                .flat_map(|t| compose_affine(&n_to, &compose_affine(t, &n_from)))
                 .collect()
         })
         .collect();

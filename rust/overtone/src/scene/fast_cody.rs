@@ -7,6 +7,7 @@ use crate::dynamics::Material;
 use crate::error::{OvertoneError, Result};
 use crate::io::read_gmsh;
 use crate::mesh::{boundary_vertices, SimplexMesh};
+use crate::rig::{compose_affine, invert_affine, normalisation_pair};
 use crate::scene::{extend_weights_inward, ElasticModel, Scene};
 
 /// Material and time step used for `fast_cody` characters: those of the reference release's
@@ -41,42 +42,6 @@ fn matrix_rows(path: &Path, v: &serde_json::Value, what: &str, cols: usize) -> R
         }
     }
     Ok(out)
-}
-
-/// `[A | t]` (3 × 4, row-major) as a 4 × 4 homogeneous matrix, inverted (rigid or affine).
-fn affine_inverse(m: &[f64]) -> Option<[f64; 12]> {
-    let a = nalgebra::Matrix3::new(m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10]);
-    let t = nalgebra::Vector3::new(m[3], m[7], m[11]);
-    let ai = a.try_inverse()?;
-    let ti = -(ai * t);
-    Some([
-        ai[(0, 0)],
-        ai[(0, 1)],
-        ai[(0, 2)],
-        ti[0],
-        ai[(1, 0)],
-        ai[(1, 1)],
-        ai[(1, 2)],
-        ti[1],
-        ai[(2, 0)],
-        ai[(2, 1)],
-        ai[(2, 2)],
-        ti[2],
-    ])
-}
-
-fn compose(a: &[f64], b: &[f64]) -> [f64; 12] {
-    let mut out = [0.0; 12];
-    for i in 0..3 {
-        for j in 0..4 {
-            let mut s = if j == 3 { a[i * 4 + 3] } else { 0.0 };
-            for k in 0..3 {
-                s += a[i * 4 + k] * b[k * 4 + j];
-            }
-            out[i * 4 + j] = s;
-        }
-    }
-    out
 }
 
 /// Finds the files of a `fast_cody` character from its rig file `NAME_rig.json`: the mesh
@@ -219,25 +184,11 @@ pub fn read_fast_cody_scene(mesh_path: &Path, rig_path: &Path, anim_path: &Path)
     // Per-frame LBS transforms in the normalised frame: T' = N (P p0⁻¹) N⁻¹.
     let inv0: Vec<[f64; 12]> = (0..n_bones)
         .map(|b| {
-            affine_inverse(&p0[b * 12..(b + 1) * 12])
+            invert_affine(&p0[b * 12..(b + 1) * 12])
                 .ok_or_else(|| OvertoneError::parse(rig_path, format!("p0 of bone {b} is singular")))
         })
         .collect::<Result<_>>()?;
-    let n_to = [
-        1.0 / s,
-        0.0,
-        0.0,
-        -c[0] / s,
-        0.0,
-        1.0 / s,
-        0.0,
-        -c[1] / s,
-        0.0,
-        0.0,
-        1.0 / s,
-        -c[2] / s,
-    ];
-    let n_from = [s, 0.0, 0.0, c[0], 0.0, s, 0.0, c[1], 0.0, 0.0, s, c[2]];
+    let (n_to, n_from) = normalisation_pair(c, s);
     let mut frames = Vec::with_capacity(frames_json.len());
     for (f, fr) in frames_json.iter().enumerate() {
         let flat = serde_json::Value::Array(
@@ -256,8 +207,8 @@ pub fn read_fast_cody_scene(mesh_path: &Path, rig_path: &Path, anim_path: &Path)
         }
         let mut out = Vec::with_capacity(n_bones * 12);
         for b in 0..n_bones {
-            let t = compose(&pf[b * 12..(b + 1) * 12], &inv0[b]);
-            out.extend(compose(&n_to, &compose(&t, &n_from)));
+            let t = compose_affine(&pf[b * 12..(b + 1) * 12], &inv0[b]);
+            out.extend(compose_affine(&n_to, &compose_affine(&t, &n_from)));
         }
         frames.push(out);
     }

@@ -40,16 +40,6 @@ pub enum SolverKind {
     Fast(FastParams),
 }
 
-fn to_rows3(x: &[f64], n: usize, d: usize) -> Vec<f64> {
-    let mut out = vec![0.0; n * 3];
-    for v in 0..n {
-        for i in 0..d {
-            out[v * 3 + i] = x[i * n + v];
-        }
-    }
-    out
-}
-
 /// Simulates every frame of `scene` with the full-order solver of its material: frame 0 at
 /// rest, one step per following frame. ARAP runs the local/global solver ([`FullOrderSolver`],
 /// `iterations` local/global iterations); neo-Hookean runs Newton's method
@@ -240,6 +230,22 @@ trait Stepper {
     }
 }
 
+/// Frame output of the full-order solvers, whose state is coordinate-major: positions to
+/// `n × 3` rows, displacement to `n × d` rows; returns the largest displacement.
+fn write_full_frame(x: &[f64], u: &[f64], frame: &mut [f64], disp: &mut [f64]) -> f64 {
+    let n = frame.len() / 3;
+    let d = u.len() / n;
+    for v in 0..n {
+        for i in 0..3 {
+            frame[v * 3 + i] = if i < d { x[i * n + v] } else { 0.0 };
+        }
+        for i in 0..d {
+            disp[v * d + i] = u[i * n + v];
+        }
+    }
+    max_norm(disp, d)
+}
+
 fn max_norm(u: &[f64], d: usize) -> f64 {
     u.chunks_exact(d)
         .map(|v| v.iter().map(|x| x * x).sum::<f64>().sqrt())
@@ -257,15 +263,7 @@ impl Stepper for FullOrderSolver {
         FullOrderSolver::rig(self)
     }
     fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
-        let (n, d) = (self.n_vertices(), self.dim());
-        frame.copy_from_slice(&to_rows3(self.positions(), n, d));
-        let u = self.displacement();
-        for v in 0..n {
-            for i in 0..d {
-                disp[v * d + i] = u[i * n + v];
-            }
-        }
-        max_norm(disp, d)
+        write_full_frame(self.positions(), self.displacement(), frame, disp)
     }
     fn constraint_rank(&self) -> (usize, usize) {
         FullOrderSolver::constraint_rank(self)
@@ -283,15 +281,7 @@ impl Stepper for NewtonCdSolver {
         NewtonCdSolver::rig(self)
     }
     fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
-        let (n, d) = (self.n_vertices(), self.dim());
-        frame.copy_from_slice(&to_rows3(self.positions(), n, d));
-        let u = self.displacement();
-        for v in 0..n {
-            for i in 0..d {
-                disp[v * d + i] = u[i * n + v];
-            }
-        }
-        max_norm(disp, d)
+        write_full_frame(self.positions(), self.displacement(), frame, disp)
     }
     fn constraint_rank(&self) -> (usize, usize) {
         NewtonCdSolver::constraint_rank(self)
