@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use overtone::dynamics::FastParams;
-use overtone::scene::{bake_character, character_from_gltf, simulate_with_sidecar, CharacterSettings, SolverKind};
+use overtone::scene::{bake_character, character_from_gltf, simulate_streaming, CharacterSettings, SolverKind};
 use serde_json::json;
 
 /// Options of a bake (see `overtone bake --help`).
@@ -22,6 +22,7 @@ pub struct BakeOptions {
     pub lattice_resolution: Option<usize>,
     pub animation: Option<usize>,
     pub mdd: Option<PathBuf>,
+    pub preview: Option<PathBuf>,
 }
 
 /// Parses `A..B` (inclusive frame range).
@@ -62,14 +63,17 @@ fn check_output(path: &Path) -> Result<()> {
 }
 
 pub fn bake(o: BakeOptions) -> Result<()> {
-    for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref()].into_iter().flatten() {
+    for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref(), o.preview.as_ref()]
+        .into_iter()
+        .flatten()
+    {
         check_output(p)?;
     }
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
     let mut prepare_ms = 0.0;
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
-    let (frames, fps, sim, n_points, name) = if is_gltf {
+    let (frames, displacements, fps, sim, n_points, name) = if is_gltf {
         let mut settings = CharacterSettings::default();
         if let Some(f) = o.fps {
             settings.fps = f;
@@ -116,6 +120,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         }
         (
             baked.frames,
+            baked.displacements,
             settings.fps,
             baked.simulation,
             ch.original_to_welded.len(),
@@ -139,14 +144,31 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         } else {
             SolverKind::Full
         };
-        let sim = simulate_with_sidecar(&sc, kind, 10, None, o.sidecar.as_deref())?;
+        let d = sc.mesh.dim();
+        let (mut frames, mut displacements) = (Vec::new(), Vec::new());
+        let mut keep = |_: usize, frame: &[f64], disp: &[f64]| -> overtone::Result<()> {
+            frames.push(frame.to_vec());
+            displacements.push(
+                disp.chunks_exact(d)
+                    .flat_map(|u| (0..3).map(move |i| if i < d { u[i] } else { 0.0 }))
+                    .collect(),
+            );
+            Ok(())
+        };
+        let sim = simulate_streaming(&sc, kind, 10, None, o.sidecar.as_deref(), &mut keep)?;
         let fps = o.fps.unwrap_or(1.0 / sc.dt);
-        (sim.positions.clone(), fps, sim, sc.mesh.n_vertices(), sc.name.clone())
+        (frames, displacements, fps, sim, sc.mesh.n_vertices(), sc.name.clone())
     };
     let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
     overtone::io::write_pc2(&o.out, start, 1.0, n_points, &frames)?;
     if let Some(m) = &o.mdd {
         overtone::io::write_mdd(m, fps, n_points, &frames)?;
+    }
+    if let Some(p) = &o.preview {
+        // Drawn beside the target and renamed, so an interrupted bake leaves no partial image.
+        let tmp = p.with_extension("partial.png");
+        crate::preview::write_preview(&tmp, &format!("{name}: secondary motion"), &frames, &displacements, fps)?;
+        std::fs::rename(&tmp, p).with_context(|| format!("writing {}", p.display()))?;
     }
     if let Some(r) = &o.report {
         let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);

@@ -2,6 +2,7 @@
 
 mod bake;
 mod bench;
+mod preview;
 mod report;
 mod scenes;
 
@@ -119,6 +120,9 @@ enum Command {
         /// Also write an MDD cache.
         #[arg(long)]
         mdd: Option<PathBuf>,
+        /// Also draw a PNG: rig vs rig + secondary at a few frames, and the motion over time.
+        #[arg(long)]
+        preview: Option<PathBuf>,
     },
     /// Print what a sidecar (.ovt) holds.
     Inspect { file: PathBuf },
@@ -198,6 +202,7 @@ fn real_main() -> Result<()> {
             lattice_resolution,
             animation,
             mdd,
+            preview,
         } => bake::bake(bake::BakeOptions {
             input,
             out,
@@ -210,6 +215,7 @@ fn real_main() -> Result<()> {
             lattice_resolution,
             animation,
             mdd,
+            preview,
         }),
         Command::Export { scene, out } => {
             let sc = scenes::load(&scene)?;

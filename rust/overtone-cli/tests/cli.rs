@@ -135,3 +135,55 @@ fn scene_examples_drive_example_aware_cd() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("examples[0] has 3 vertices"), "{err}");
 }
+
+/// `overtone bake` on a glTF character writes a PC2 with the file's own vertex count and one
+/// sample per frame, an MDD with the same data, a preview PNG, a report, and a sidecar that a
+/// second bake loads.
+#[test]
+fn bake_gltf_writes_caches_preview_and_reuses_the_sidecar() {
+    let dir = tmpdir("bake");
+    let glb = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/khronos-gltf-sample-assets/RiggedSimple.glb");
+    let (pc2, mdd, png, rep, ovt) = (
+        dir.join("s.pc2"),
+        dir.join("s.mdd"),
+        dir.join("s.png"),
+        dir.join("s.json"),
+        dir.join("s.ovt"),
+    );
+    for round in 0..2 {
+        let out = bin()
+            .arg("bake")
+            .arg(&glb)
+            .arg("--out")
+            .arg(&pc2)
+            .arg("--mdd")
+            .arg(&mdd)
+            .arg("--preview")
+            .arg(&png)
+            .arg("--report")
+            .arg(&rep)
+            .arg("--sidecar")
+            .arg(&ovt)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let bytes = std::fs::read(&pc2).unwrap();
+        let points = i32::from_le_bytes(bytes[16..20].try_into().unwrap());
+        let samples = i32::from_le_bytes(bytes[28..32].try_into().unwrap());
+        assert_eq!(points, 160);
+        assert_eq!(bytes.len(), 32 + 12 * points as usize * samples as usize);
+        let m = std::fs::read(&mdd).unwrap();
+        assert_eq!(i32::from_be_bytes(m[..4].try_into().unwrap()), samples);
+        assert_eq!(i32::from_be_bytes(m[4..8].try_into().unwrap()), points);
+        assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
+        assert!(report["max_relative_residual"].as_f64().unwrap() <= 1e-8);
+        let sidecar = report["sidecar"].as_str().unwrap();
+        if round == 0 {
+            assert!(sidecar.starts_with("rebuilt"), "{sidecar}");
+        } else {
+            assert_eq!(sidecar, "loaded from sidecar");
+        }
+    }
+}

@@ -170,6 +170,8 @@ fn harmonic_scalar(mesh: &crate::mesh::SimplexMesh, fixed: &[usize], known: &[f6
 pub struct CharacterBake {
     /// Per frame, final positions of the file's own vertices in their order, `n × 3`.
     pub frames: Vec<Vec<f64>>,
+    /// Per frame, the complementary displacement of the same vertices (world units), `n × 3`.
+    pub displacements: Vec<Vec<f64>>,
     pub simulation: Simulation,
 }
 
@@ -187,6 +189,7 @@ pub fn bake_character(
     let m = ch.scene.n_bones;
     let total = ch.scene.frames.len();
     let mut frames = Vec::with_capacity(total);
+    let mut displacements = Vec::with_capacity(total);
     let mut surface_u = vec![0.0; ns * 3];
     let mut on_frame = |k: usize, _: &[f64], disp: &[f64]| -> Result<()> {
         surface_u.fill(0.0);
@@ -210,9 +213,20 @@ pub fn bake_character(
             })
             .collect();
         frames.push(ch.original_to_welded.iter().flat_map(|&s| welded[s]).collect());
+        displacements.push(
+            ch.original_to_welded
+                .iter()
+                .flat_map(|&s| (0..3).map(move |i| (s, i)))
+                .map(|(s, i)| ch.scale * surface_u[3 * s + i])
+                .collect(),
+        );
         progress(k + 1, total);
         Ok(())
     };
     let simulation = simulate_streaming(&ch.scene, kind, 10, None, sidecar, &mut on_frame)?;
-    Ok(CharacterBake { frames, simulation })
+    Ok(CharacterBake {
+        frames,
+        displacements,
+        simulation,
+    })
 }
