@@ -7,6 +7,7 @@
 //! weights given by hosts are row-major.
 
 pub mod cache;
+pub mod deformer;
 pub mod dense_kernels;
 pub mod dynamics;
 pub mod embed;

@@ -56,103 +56,169 @@ pub struct Character {
     pub scale: f64,
 }
 
-/// Reads a glTF character and builds its lattice scene: the welded surface is normalised
-/// (bounding-box centre, longest half-extent 1), embedded in a lattice, the lattice vertices of
-/// cubes touching the surface take the weights of the nearest surface vertex and the others are
-/// filled harmonically (rows stay normalised); skin transforms are conjugated into the
-/// normalised frame; `momentum_weights_surface` (a painted leak field per surface vertex, if
-/// any) is carried to the lattice the same way.
+/// Reads a glTF character and builds its lattice scene (see [`Character::from_surface`]).
 pub fn character_from_gltf(
     path: &Path,
     settings: &CharacterSettings,
     momentum_weights_surface: Option<&[f64]>,
 ) -> Result<Character> {
     let ch = read_gltf_character(path, settings.animation, settings.fps)?;
-    let ns = ch.vertices.len() / 3;
-    let m = ch.n_joints;
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for v in ch.vertices.chunks_exact(3) {
-        for i in 0..3 {
-            lo[i] = lo[i].min(v[i]);
-            hi[i] = hi[i].max(v[i]);
-        }
-    }
-    let centre: [f64; 3] = std::array::from_fn(|i| 0.5 * (lo[i] + hi[i]));
-    let scale = (0..3).map(|i| 0.5 * (hi[i] - lo[i])).fold(0.0, f64::max);
-    if !(scale > 0.0) {
-        return Err(OvertoneError::parse(path, "the character has zero extent"));
-    }
-    let normalised: Vec<f64> = ch
-        .vertices
-        .iter()
-        .enumerate()
-        .map(|(k, x)| (x - centre[k % 3]) / scale)
-        .collect();
-    let embedding = embed_surface(&normalised, &ch.triangles, settings.lattice_resolution)?;
-    let lat = &embedding.lattice;
-    let nearest = |p: &[f64]| -> usize {
-        (0..ns)
-            .min_by(|&a, &b| {
-                let da: f64 = (0..3).map(|i| (normalised[3 * a + i] - p[i]).powi(2)).sum();
-                let db: f64 = (0..3).map(|i| (normalised[3 * b + i] - p[i]).powi(2)).sum();
-                da.total_cmp(&db)
-            })
-            .expect("non-empty surface")
-    };
-    let fixed = &embedding.surface_lattice_vertices;
-    let near: Vec<usize> = fixed.iter().map(|&v| nearest(lat.vertex(v))).collect();
-    let known: Vec<f64> = near
-        .iter()
-        .flat_map(|&s| ch.weights[s * m..(s + 1) * m].iter().copied())
-        .collect();
-    let weights = extend_weights_inward(lat, fixed, &known, m)?;
-    let momentum_weights = match momentum_weights_surface {
-        None => None,
-        Some(d) => {
-            crate::leak::validate_momentum_weights(d, ns)?;
-            let known: Vec<f64> = near.iter().map(|&s| d[s]).collect();
-            Some(harmonic_scalar(lat, fixed, &known)?)
-        }
-    };
-    let (n_to, n_from) = normalisation_pair(centre, scale);
-    let frames: Vec<Vec<f64>> = ch
-        .frames
-        .iter()
-        .map(|fr| {
-            fr.chunks_exact(12)
-                .flat_map(|t| compose_affine(&n_to, &compose_affine(t, &n_from)))
-                .collect()
-        })
-        .collect();
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let scene = Scene {
-        name,
-        mesh: lat.clone(),
-        weights,
-        n_bones: m,
-        frames,
-        momentum_weights,
-        examples: None,
-        model: ElasticModel::Arap,
-        material: settings.material,
-        dt: 1.0 / settings.fps,
-        gravity: vec![0.0; 3],
-    };
-    scene.validate()?;
-    Ok(Character {
-        scene,
-        embedding,
-        surface: ch.vertices,
-        surface_weights: ch.weights,
-        original_to_welded: ch.original_to_welded,
-        world_frames: ch.frames,
-        centre,
-        scale,
-    })
+    let mut c = Character::from_surface(
+        &name,
+        &ch.vertices,
+        &ch.triangles,
+        &ch.weights,
+        ch.n_joints,
+        ch.frames,
+        settings,
+        momentum_weights_surface,
+    )?;
+    c.original_to_welded = ch.original_to_welded;
+    Ok(c)
+}
+
+impl Character {
+    /// Builds the lattice scene of a skinned surface given as arrays (what a host hands over):
+    ///
+    /// * `vertices`: bind-space positions `n × 3`; `triangles`: `t × 3` indices;
+    /// * `weights`: `n × bones`, rows summing to one; `frames`: per frame, per bone, the skin
+    ///   transform (`3 × 4`, bind space to posed world space), at least one frame.
+    ///
+    /// The surface is normalised (bounding-box centre, longest half-extent 1), embedded in a
+    /// lattice, the lattice vertices of cubes touching the surface take the weights of the
+    /// nearest surface vertex and the others are filled harmonically (rows stay normalised);
+    /// skin transforms are conjugated into the normalised frame; `momentum_weights_surface` (a
+    /// painted leak field per surface vertex, if any) is carried to the lattice the same way.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_surface(
+        name: &str,
+        vertices: &[f64],
+        triangles: &[usize],
+        weights: &[f64],
+        n_bones: usize,
+        world_frames: Vec<Vec<f64>>,
+        settings: &CharacterSettings,
+        momentum_weights_surface: Option<&[f64]>,
+    ) -> Result<Character> {
+        let ns = vertices.len() / 3;
+        let m = n_bones;
+        if vertices.is_empty() || vertices.len() % 3 != 0 {
+            return Err(OvertoneError::size(
+                "surface vertices",
+                "a non-empty multiple of 3 numbers",
+                vertices.len(),
+            ));
+        }
+        crate::error::check_finite("surface vertices", vertices, 3)?;
+        if triangles.len() % 3 != 0 || triangles.is_empty() {
+            return Err(OvertoneError::size(
+                "triangles",
+                "a non-empty multiple of 3 indices",
+                triangles.len(),
+            ));
+        }
+        if let Some(&bad) = triangles.iter().find(|&&i| i >= ns) {
+            return Err(OvertoneError::IndexOutOfRange {
+                element: triangles.iter().position(|&i| i == bad).unwrap_or(0) / 3,
+                vertex: bad,
+                n_vertices: ns,
+            });
+        }
+        // Validates sizes, signs and normalisation of the weights.
+        crate::rig::LbsRig::new(3, vertices, weights, m)?;
+        if world_frames.is_empty() {
+            return Err(OvertoneError::setting("frames", 0, "at least one pose is needed"));
+        }
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for v in vertices.chunks_exact(3) {
+            for i in 0..3 {
+                lo[i] = lo[i].min(v[i]);
+                hi[i] = hi[i].max(v[i]);
+            }
+        }
+        let centre: [f64; 3] = std::array::from_fn(|i| 0.5 * (lo[i] + hi[i]));
+        let scale = (0..3).map(|i| 0.5 * (hi[i] - lo[i])).fold(0.0, f64::max);
+        if !(scale > 0.0) {
+            return Err(OvertoneError::setting("surface", name, "has zero extent"));
+        }
+        let normalised: Vec<f64> = vertices
+            .iter()
+            .enumerate()
+            .map(|(k, x)| (x - centre[k % 3]) / scale)
+            .collect();
+        let embedding = embed_surface(&normalised, triangles, settings.lattice_resolution)?;
+        let lat = &embedding.lattice;
+        let nearest = |p: &[f64]| -> usize {
+            (0..ns)
+                .min_by(|&a, &b| {
+                    let da: f64 = (0..3).map(|i| (normalised[3 * a + i] - p[i]).powi(2)).sum();
+                    let db: f64 = (0..3).map(|i| (normalised[3 * b + i] - p[i]).powi(2)).sum();
+                    da.total_cmp(&db)
+                })
+                .expect("non-empty surface")
+        };
+        let fixed = &embedding.surface_lattice_vertices;
+        let near: Vec<usize> = fixed.iter().map(|&v| nearest(lat.vertex(v))).collect();
+        let known: Vec<f64> = near
+            .iter()
+            .flat_map(|&s| weights[s * m..(s + 1) * m].iter().copied())
+            .collect();
+        let lattice_weights = extend_weights_inward(lat, fixed, &known, m)?;
+        let momentum_weights = match momentum_weights_surface {
+            None => None,
+            Some(d) => {
+                crate::leak::validate_momentum_weights(d, ns)?;
+                let known: Vec<f64> = near.iter().map(|&s| d[s]).collect();
+                Some(harmonic_scalar(lat, fixed, &known)?)
+            }
+        };
+        let (n_to, n_from) = normalisation_pair(centre, scale);
+        let mut frames = Vec::with_capacity(world_frames.len());
+        for (f, fr) in world_frames.iter().enumerate() {
+            if fr.len() != 12 * m {
+                return Err(OvertoneError::size(
+                    format!("pose {f}"),
+                    format!("{m} bones x 12 numbers"),
+                    fr.len(),
+                ));
+            }
+            crate::error::check_finite(&format!("pose {f}"), fr, 12)?;
+            frames.push(
+                fr.chunks_exact(12)
+                    .flat_map(|t| compose_affine(&n_to, &compose_affine(t, &n_from)))
+                    .collect(),
+            );
+        }
+        let scene = Scene {
+            name: name.to_string(),
+            mesh: lat.clone(),
+            weights: lattice_weights,
+            n_bones: m,
+            frames,
+            momentum_weights,
+            examples: None,
+            model: ElasticModel::Arap,
+            material: settings.material,
+            dt: 1.0 / settings.fps,
+            gravity: vec![0.0; 3],
+        };
+        scene.validate()?;
+        Ok(Character {
+            scene,
+            embedding,
+            surface: vertices.to_vec(),
+            surface_weights: weights.to_vec(),
+            original_to_welded: (0..ns).collect(),
+            world_frames,
+            centre,
+            scale,
+        })
+    }
 }
 
 /// Harmonic extension of one scalar field (see [`extend_weights_inward`]) without the

@@ -1,0 +1,214 @@
+//! The host-facing deformer: a skinned surface in, a complementary displacement per vertex out,
+//! one pose at a time (what a DCC deformer node calls every frame).
+
+use std::path::Path;
+
+use crate::cache::CacheStatus;
+use crate::dynamics::{FastParams, FastSolver, FullOrderSolver, SolverParams, StepReport};
+use crate::error::{check_finite, OvertoneError, Result};
+use crate::leak::default_momentum_weights;
+use crate::rig::{compose_affine, normalisation_pair, LbsRig};
+use crate::scene::{Character, CharacterSettings};
+
+/// Settings of a [`SurfaceDeformer`]; every field documents its default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeformerSettings {
+    /// Material, lattice resolution and frame rate (`dt = 1/fps`), see [`CharacterSettings`].
+    pub character: CharacterSettings,
+    /// `Some`: the fast solver with this subspace (default 16 modes, 100 clusters); `None`: the
+    /// full-order solver.
+    pub fast: Option<FastParams>,
+}
+
+impl Default for DeformerSettings {
+    fn default() -> Self {
+        Self {
+            character: CharacterSettings::default(),
+            fast: Some(FastParams::default_for(3)),
+        }
+    }
+}
+
+enum Solver {
+    Fast(Box<FastSolver>),
+    Full(Box<FullOrderSolver>),
+}
+
+/// Complementary dynamics for a host's skinned surface.
+///
+/// Created once from the rest surface, its LBS weights, an optional painted leak field and the
+/// first pose; then [`step`](Self::step) takes each following pose (per bone, the `3 × 4` skin
+/// transform from bind space to posed world space — in Blender `P_b · R_b⁻¹`) and writes the
+/// complementary displacement of every surface vertex (world units), which the host adds to its
+/// own skinned positions. Invalid input is refused before any state changes.
+pub struct SurfaceDeformer {
+    character: Character,
+    solver: Solver,
+    to_normalised: [f64; 12],
+    from_normalised: [f64; 12],
+    pose: Vec<f64>,
+    lattice_u: Vec<f64>,
+    last: Option<StepReport>,
+    cache: String,
+}
+
+impl SurfaceDeformer {
+    /// Precomputes everything (loading the fast solver's eigenmodes and clusters from `sidecar`
+    /// when it matches these inputs) and puts the surface at rest in `first_pose`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        settings: &DeformerSettings,
+        vertices: &[f64],
+        triangles: &[usize],
+        weights: &[f64],
+        n_bones: usize,
+        leak: Option<&[f64]>,
+        first_pose: &[f64],
+        sidecar: Option<&Path>,
+    ) -> Result<Self> {
+        let character = Character::from_surface(
+            "deformer",
+            vertices,
+            triangles,
+            weights,
+            n_bones,
+            vec![first_pose.to_vec()],
+            &settings.character,
+            leak,
+        )?;
+        let sc = &character.scene;
+        let rig = LbsRig::new(3, sc.mesh.vertices(), &sc.weights, n_bones)?;
+        let p0 = rig.params_from_transforms(&sc.frames[0])?;
+        let dw = match &sc.momentum_weights {
+            Some(d) => d.clone(),
+            None => default_momentum_weights(&sc.mesh)?,
+        };
+        let params = SolverParams {
+            dt: sc.dt,
+            ..Default::default()
+        };
+        let (solver, cache) = match settings.fast {
+            Some(fp) => {
+                let s = FastSolver::with_sidecar(&sc.mesh, rig, &dw, &sc.material, &params, fp, &p0, sidecar)?;
+                let cache = s.precompute().cache.clone();
+                (Solver::Fast(Box::new(s)), cache)
+            }
+            None => (
+                Solver::Full(Box::new(FullOrderSolver::new(
+                    &sc.mesh,
+                    rig,
+                    &dw,
+                    &sc.material,
+                    &params,
+                    &p0,
+                )?)),
+                CacheStatus::NotRequested.to_string(),
+            ),
+        };
+        let (to_normalised, from_normalised) = normalisation_pair(character.centre, character.scale);
+        let n_lattice = sc.mesh.n_vertices();
+        Ok(Self {
+            pose: vec![0.0; 12 * n_bones],
+            lattice_u: vec![0.0; 3 * n_lattice],
+            character,
+            solver,
+            to_normalised,
+            from_normalised,
+            last: None,
+            cache,
+        })
+    }
+
+    /// Surface vertices `n`.
+    pub fn n_vertices(&self) -> usize {
+        self.character.surface.len() / 3
+    }
+    /// Bones.
+    pub fn n_bones(&self) -> usize {
+        self.character.scene.n_bones
+    }
+    /// Lattice size (vertices, tetrahedra).
+    pub fn lattice_size(&self) -> (usize, usize) {
+        (
+            self.character.scene.mesh.n_vertices(),
+            self.character.scene.mesh.n_elements(),
+        )
+    }
+    /// Whether the precompute came from the sidecar.
+    pub fn cache_status(&self) -> &str {
+        &self.cache
+    }
+    /// What the last step did (`None` before the first step).
+    pub fn last_report(&self) -> Option<StepReport> {
+        self.last
+    }
+
+    fn params(&mut self, pose: &[f64]) -> Result<Vec<f64>> {
+        let m = self.n_bones();
+        if pose.len() != 12 * m {
+            return Err(OvertoneError::size(
+                "pose",
+                format!("{m} bones x 12 numbers (3x4 each)"),
+                pose.len(),
+            ));
+        }
+        check_finite("pose", pose, 12)?;
+        for (b, t) in pose.chunks_exact(12).enumerate() {
+            self.pose[12 * b..12 * b + 12].copy_from_slice(&compose_affine(
+                &self.to_normalised,
+                &compose_affine(t, &self.from_normalised),
+            ));
+        }
+        let rig = match &self.solver {
+            Solver::Fast(s) => s.rig(),
+            Solver::Full(s) => s.rig(),
+        };
+        rig.params_from_transforms(&self.pose)
+    }
+
+    /// Restarts at rest in `pose` (zero secondary motion and velocity).
+    pub fn reset(&mut self, pose: &[f64]) -> Result<()> {
+        let p = self.params(pose)?;
+        match &mut self.solver {
+            Solver::Fast(s) => s.reset(&p)?,
+            Solver::Full(s) => s.reset(&p)?,
+        }
+        self.last = None;
+        Ok(())
+    }
+
+    /// Advances one frame to `pose` and writes the displacement of every surface vertex
+    /// (`n × 3`, world units) into `out`.
+    pub fn step(&mut self, pose: &[f64], out: &mut [f64]) -> Result<StepReport> {
+        let n = self.n_vertices();
+        if out.len() != 3 * n {
+            return Err(OvertoneError::size("displacement output", 3 * n, out.len()));
+        }
+        let p = self.params(pose)?;
+        let report = match &mut self.solver {
+            Solver::Fast(s) => {
+                let r = s.step(&p)?;
+                self.lattice_u.fill(0.0);
+                s.add_displacement(&mut self.lattice_u);
+                r
+            }
+            Solver::Full(s) => {
+                let r = s.step(&p)?;
+                let u = s.displacement();
+                let nl = self.lattice_u.len() / 3;
+                for v in 0..nl {
+                    for i in 0..3 {
+                        self.lattice_u[3 * v + i] = u[i * nl + v];
+                    }
+                }
+                r
+            }
+        };
+        out.fill(0.0);
+        self.character.embedding.add_to_surface(&self.lattice_u, out);
+        let s = self.character.scale;
+        out.iter_mut().for_each(|x| *x *= s);
+        self.last = Some(report);
+        Ok(report)
+    }
+}

@@ -1,0 +1,91 @@
+//! The host-facing deformer on a skinned tube: the rig contract, rest invariance, refusals that
+//! leave the state untouched.
+
+use overtone::deformer::{DeformerSettings, SurfaceDeformer};
+
+/// A closed tube along y (length 3, radius 0.25) with two bones (root and tip half), weights
+/// blending linearly over the middle third.
+fn tube() -> (Vec<f64>, Vec<usize>, Vec<f64>) {
+    let (rings, seg) = (16, 12);
+    let mut v = Vec::new();
+    let mut w = Vec::new();
+    for r in 0..rings {
+        let y = 3.0 * r as f64 / (rings - 1) as f64;
+        let t = ((y - 1.0) / 1.0).clamp(0.0, 1.0);
+        for s in 0..seg {
+            let a = 2.0 * std::f64::consts::PI * s as f64 / seg as f64;
+            v.extend([0.25 * a.cos(), y, 0.25 * a.sin()]);
+            w.extend([1.0 - t, t]);
+        }
+    }
+    let mut tri = Vec::new();
+    for r in 0..rings - 1 {
+        for s in 0..seg {
+            let (a, b) = (r * seg + s, r * seg + (s + 1) % seg);
+            tri.extend([a, a + seg, b, b, a + seg, b + seg]);
+        }
+    }
+    // Caps.
+    let (bottom, top) = (v.len() / 3, v.len() / 3 + 1);
+    v.extend([0.0, 0.0, 0.0, 0.0, 3.0, 0.0]);
+    w.extend([1.0, 0.0, 0.0, 1.0]);
+    for s in 0..seg {
+        let (a, b) = (s, (s + 1) % seg);
+        tri.extend([bottom, a, b]);
+        let (a, b) = ((rings - 1) * seg + s, (rings - 1) * seg + (s + 1) % seg);
+        tri.extend([top, b, a]);
+    }
+    (v, tri, w)
+}
+
+/// Bone 1 rotated by `angle` about the z axis through (0, 1.5, 0); bone 0 fixed.
+fn pose(angle: f64) -> Vec<f64> {
+    let (c, s) = (angle.cos(), angle.sin());
+    let pivot = [0.0, 1.5];
+    let t = [
+        pivot[0] - (c * pivot[0] - s * pivot[1]),
+        pivot[1] - (s * pivot[0] + c * pivot[1]),
+    ];
+    vec![
+        1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, c, -s, 0.0, t[0], s, c, 0.0, t[1], 0.0, 0.0, 1.0,
+        0.0,
+    ]
+}
+
+#[test]
+fn deformer_keeps_the_contract_and_refuses_bad_poses_without_side_effects() {
+    let (v, t, w) = tube();
+    let n = v.len() / 3;
+    let settings = DeformerSettings::default();
+    let mut def = SurfaceDeformer::new(&settings, &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
+    let mut twin = SurfaceDeformer::new(&settings, &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
+    let (mut out, mut out2) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
+    // Holding the rest pose: nothing moves.
+    def.step(&pose(0.0), &mut out).unwrap();
+    twin.step(&pose(0.0), &mut out2).unwrap();
+    assert!(out.iter().all(|x| x.abs() < 1e-12), "rest pose produced motion");
+    let mut peak: f64 = 0.0;
+    for k in 1..30 {
+        let a = 0.8 * (k as f64 * 0.3).sin();
+        // Refused poses (wrong size, NaN) and a wrong output size change nothing: the twin,
+        // which never sees them, stays bit-identical.
+        assert!(def.step(&pose(a)[..12], &mut out).is_err());
+        let mut bad = pose(a);
+        bad[5] = f64::NAN;
+        assert!(def.step(&bad, &mut out).is_err());
+        assert!(def.step(&pose(a), &mut vec![0.0; 5]).is_err());
+        let r = def.step(&pose(a), &mut out).unwrap();
+        twin.step(&pose(a), &mut out2).unwrap();
+        assert!(out == out2, "frame {k}: a refused call changed the state");
+        assert!(r.relative_residual <= 1e-8, "frame {k}: {:e}", r.relative_residual);
+        assert!(out.iter().all(|x| x.is_finite()));
+        peak = peak.max(out.iter().fold(0.0, |m, x| m.max(x.abs())));
+    }
+    assert!(peak > 1e-4, "no secondary motion: {peak}");
+    // Reset forgets the history: it equals a deformer created in that pose.
+    def.reset(&pose(0.3)).unwrap();
+    def.step(&pose(0.35), &mut out).unwrap();
+    let mut fresh = SurfaceDeformer::new(&settings, &v, &t, &w, 2, None, &pose(0.3), None).unwrap();
+    fresh.step(&pose(0.35), &mut out2).unwrap();
+    assert!(out == out2, "reset differs from a fresh start");
+}
