@@ -1,0 +1,66 @@
+// overtone::Deformer — the host-neutral C++17 face of Overtone's core.
+//
+// Every member is noexcept: errors (bad input, a failed factorization, even a Rust panic inside
+// the core) come back as a Status with a message a TD can act on; nothing is thrown into the
+// host. Arrays are row-major doubles: rest positions n x 3, weights n x bones, poses bones x 12
+// (3 x 4 skin transforms, bind space to posed world space), displacement n x 3 (world units).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace overtone {
+
+struct Status {
+  bool ok = true;
+  std::string message;
+  explicit operator bool() const noexcept { return ok; }
+};
+
+struct Settings {
+  double youngs_modulus;  // in the normalised frame (longest half-extent 1)
+  double poisson_ratio;
+  double density;
+  double fps;  // dt = 1/fps
+  std::size_t lattice_resolution;
+  bool fast;  // reduced solver (true) or full order
+  std::size_t modes;
+  std::size_t clusters;
+  static Settings defaults() noexcept;
+};
+
+class Deformer {
+ public:
+  Deformer() noexcept;
+  ~Deformer();
+  Deformer(Deformer&&) noexcept;
+  Deformer& operator=(Deformer&&) noexcept;
+  Deformer(const Deformer&) = delete;
+  Deformer& operator=(const Deformer&) = delete;
+
+  // Builds (or loads from `sidecar`, may be empty) the precompute; `leak` may be null.
+  Status create(const Settings& settings, const double* rest, std::size_t vertices,
+                const std::uint32_t* triangles, std::size_t triangle_count,
+                const double* weights, std::size_t bones, const double* leak,
+                const double* first_pose, const std::string& sidecar) noexcept;
+  // One frame; `out` receives vertices x 3 doubles. On error nothing changes.
+  Status step(const double* pose, double* out) noexcept;
+  Status reset(const double* pose) noexcept;
+  double residual() const noexcept;
+  std::string cache_status() const noexcept;
+  std::size_t vertices() const noexcept { return vertices_; }
+  std::size_t bones() const noexcept { return bones_; }
+  bool valid() const noexcept;
+  // Test hook: forces a Rust panic inside the bridge; must come back as an error status.
+  Status debug_panic() noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::size_t vertices_ = 0;
+  std::size_t bones_ = 0;
+};
+
+}  // namespace overtone

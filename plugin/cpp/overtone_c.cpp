@@ -1,0 +1,71 @@
+// The C ABI (overtone_c.h) over overtone::Deformer.
+#include "overtone_c.h"
+
+#include <cstring>
+#include <new>
+
+#include "overtone.hpp"
+
+#define OVERTONE_EXPORT extern "C" __attribute__((visibility("default")))
+
+struct overtone_deformer {
+  overtone::Deformer d;
+};
+
+namespace {
+int fail(const std::string& msg, char* err, size_t err_len) {
+  if (err && err_len > 0) {
+    std::strncpy(err, msg.c_str(), err_len - 1);
+    err[err_len - 1] = '\0';
+  }
+  return -1;
+}
+}  // namespace
+
+OVERTONE_EXPORT void overtone_default_settings(overtone_settings* out) {
+  if (!out) return;
+  auto s = overtone::Settings::defaults();
+  *out = {s.youngs_modulus, s.poisson_ratio, s.density, s.fps, s.lattice_resolution,
+          s.fast ? 1 : 0, s.modes, s.clusters};
+}
+
+OVERTONE_EXPORT int overtone_create(const overtone_settings* s, const double* rest, size_t vertices,
+                                    const uint32_t* triangles, size_t triangle_count,
+                                    const double* weights, size_t bones, const double* leak,
+                                    const double* first_pose, const char* sidecar,
+                                    overtone_deformer** out, char* err, size_t err_len) {
+  if (!s || !out) return fail("overtone_create: settings and out are required", err, err_len);
+  *out = nullptr;
+  auto* h = new (std::nothrow) overtone_deformer();
+  if (!h) return fail("overtone_create: out of memory", err, err_len);
+  overtone::Settings cs{s->youngs_modulus, s->poisson_ratio, s->density, s->fps,
+                        s->lattice_resolution, s->fast != 0, s->modes, s->clusters};
+  auto st = h->d.create(cs, rest, vertices, triangles, triangle_count, weights, bones, leak,
+                        first_pose, sidecar ? std::string(sidecar) : std::string());
+  if (!st) {
+    delete h;
+    return fail(st.message, err, err_len);
+  }
+  *out = h;
+  return 0;
+}
+
+OVERTONE_EXPORT int overtone_step(overtone_deformer* d, const double* pose, double* out, char* err,
+                                  size_t err_len) {
+  if (!d) return fail("overtone_step: null deformer", err, err_len);
+  auto st = d->d.step(pose, out);
+  return st ? 0 : fail(st.message, err, err_len);
+}
+
+OVERTONE_EXPORT int overtone_reset(overtone_deformer* d, const double* pose, char* err,
+                                   size_t err_len) {
+  if (!d) return fail("overtone_reset: null deformer", err, err_len);
+  auto st = d->d.reset(pose);
+  return st ? 0 : fail(st.message, err, err_len);
+}
+
+OVERTONE_EXPORT double overtone_residual(const overtone_deformer* d) {
+  return d ? d->d.residual() : 0.0;
+}
+
+OVERTONE_EXPORT void overtone_destroy(overtone_deformer* d) { delete d; }

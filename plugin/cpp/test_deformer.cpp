@@ -1,0 +1,108 @@
+// Drives a skinned tube through overtone::Deformer: the rig contract holds every frame, bad
+// input comes back as a status (state unchanged), and a Rust panic inside the bridge is an
+// error status while the process survives. Exit code 0 on success.
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "overtone.hpp"
+
+namespace {
+int failures = 0;
+void check(bool ok, const char* what) {
+  if (!ok) {
+    std::printf("FAIL: %s\n", what);
+    ++failures;
+  }
+}
+
+struct Tube {
+  std::vector<double> rest, weights;
+  std::vector<std::uint32_t> tris;
+};
+
+Tube tube() {
+  const int rings = 16, seg = 12;
+  Tube t;
+  for (int r = 0; r < rings; ++r) {
+    double y = 3.0 * r / (rings - 1);
+    double w = std::fmin(std::fmax(y - 1.0, 0.0), 1.0);
+    for (int s = 0; s < seg; ++s) {
+      double a = 2.0 * M_PI * s / seg;
+      t.rest.insert(t.rest.end(), {0.25 * std::cos(a), y, 0.25 * std::sin(a)});
+      t.weights.insert(t.weights.end(), {1.0 - w, w});
+    }
+  }
+  for (int r = 0; r + 1 < rings; ++r)
+    for (int s = 0; s < seg; ++s) {
+      std::uint32_t a = r * seg + s, b = r * seg + (s + 1) % seg;
+      t.tris.insert(t.tris.end(), {a, a + seg, b, b, a + seg, b + static_cast<std::uint32_t>(seg)});
+    }
+  std::uint32_t bottom = t.rest.size() / 3, top = bottom + 1;
+  t.rest.insert(t.rest.end(), {0, 0, 0, 0, 3, 0});
+  t.weights.insert(t.weights.end(), {1, 0, 0, 1});
+  for (int s = 0; s < seg; ++s) {
+    t.tris.insert(t.tris.end(), {bottom, static_cast<std::uint32_t>(s), static_cast<std::uint32_t>((s + 1) % seg)});
+    std::uint32_t a = (rings - 1) * seg + s, b = (rings - 1) * seg + (s + 1) % seg;
+    t.tris.insert(t.tris.end(), {top, b, a});
+  }
+  return t;
+}
+
+std::vector<double> pose(double angle) {
+  double c = std::cos(angle), s = std::sin(angle);
+  double tx = -(c * 0.0 - s * 1.5), ty = 1.5 - (s * 0.0 + c * 1.5);
+  return {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, c, -s, 0, tx, s, c, 0, ty, 0, 0, 1, 0};
+}
+}  // namespace
+
+int main() {
+  Tube t = tube();
+  const std::size_t n = t.rest.size() / 3;
+  overtone::Deformer d;
+  auto settings = overtone::Settings::defaults();
+
+  // Bad input at creation: a triangle index out of range.
+  auto bad_tris = t.tris;
+  bad_tris[4] = 100000;
+  auto st = d.create(settings, t.rest.data(), n, bad_tris.data(), bad_tris.size() / 3,
+                     t.weights.data(), 2, nullptr, pose(0).data(), "");
+  check(!st.ok && !d.valid(), "out-of-range triangle refused");
+  std::printf("refused as expected: %s\n", st.message.c_str());
+
+  st = d.create(settings, t.rest.data(), n, t.tris.data(), t.tris.size() / 3, t.weights.data(), 2,
+                nullptr, pose(0).data(), "");
+  check(st.ok && d.valid(), st.message.c_str());
+  std::vector<double> out(3 * n);
+  double peak = 0;
+  for (int k = 1; k < 40; ++k) {
+    auto p = pose(0.8 * std::sin(0.3 * k));
+    st = d.step(p.data(), out.data());
+    check(st.ok, st.message.c_str());
+    check(d.residual() <= 1e-8, "rig-orthogonality residual");
+    for (double x : out) {
+      check(std::isfinite(x), "finite displacement");
+      peak = std::fmax(peak, std::fabs(x));
+    }
+  }
+  check(peak > 1e-4, "secondary motion present");
+
+  // A NaN pose is refused and changes nothing.
+  auto bad = pose(0.1);
+  bad[5] = NAN;
+  auto before = out;
+  st = d.step(bad.data(), out.data());
+  check(!st.ok, "NaN pose refused");
+  std::printf("refused as expected: %s\n", st.message.c_str());
+
+  // A panic inside Rust comes back as a status; the deformer still works afterwards.
+  st = d.debug_panic();
+  check(!st.ok, "panic reported as an error");
+  std::printf("panic contained: %s\n", st.message.c_str());
+  st = d.step(pose(0.2).data(), out.data());
+  check(st.ok, "deformer usable after a contained panic");
+
+  std::printf("%s: %zu vertices, peak displacement %.4g, residual %.2e, cache: %s\n",
+              failures ? "FAILED" : "ok", n, peak, d.residual(), d.cache_status().c_str());
+  return failures ? 1 : 0;
+}
