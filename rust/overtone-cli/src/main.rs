@@ -321,28 +321,16 @@ fn inspect(file: &Path) -> Result<()> {
         println!("  TRUNCATED OR CORRUPT (length or checksum): it will be rebuilt on next use");
         return Ok(());
     }
-    match bincode::serde::decode_from_slice::<overtone::cache::FastPrecomputeData, _>(
+    match bincode::serde::decode_from_slice::<overtone::dynamics::ReducedModel, _>(
         &bytes[h.header_len..],
         bincode::config::standard(),
     ) {
-        Ok((d, _)) => {
-            println!(
-                "  fast precompute: {} vertices, {} skinning eigenmodes",
-                d.n_vertices, d.modes
-            );
-            println!("  eigenvalues {:?}", d.eigenvalues);
-            println!(
-                "  weight-space constraint: {} rows, {} independent",
-                d.constraint_rows, d.constraint_rank
-            );
-            println!(
-                "  {} rotation clusters over {} elements (sizes {:?})",
-                d.cluster_sizes.len(),
-                d.labels.len(),
-                d.cluster_sizes
-            );
+        Ok((m, _)) => {
+            for line in m.summary().lines() {
+                println!("  {line}");
+            }
         }
-        Err(e) => println!("  payload does not decode as a fast precompute ({e}): it will be rebuilt on next use"),
+        Err(e) => println!("  payload does not decode as a fast solver model ({e}): it will be rebuilt on next use"),
     }
     Ok(())
 }

@@ -47,7 +47,8 @@ fn sidecar_is_reused_only_for_identical_inputs() {
     let plain = simulate(&sc, kind, 10, None).unwrap();
     assert!(plain.positions == built.positions);
 
-    // Any input the precompute depends on invalidates it: modes, leak field, mesh.
+    // Any input the precompute depends on invalidates it: modes, leak field, material, time
+    // step, mesh.
     let more_modes = SolverKind::Fast(FastParams { modes: 8, ..fp });
     let s = simulate_with_sidecar(&sc, more_modes, 10, None, Some(&path)).unwrap();
     assert!(status(&s).contains("different inputs"), "{}", status(&s));

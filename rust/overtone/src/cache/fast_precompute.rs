@@ -1,11 +1,9 @@
 //! The cached part of the fast solver's precompute: skinning eigenmodes and rotation clusters.
 
-use std::path::Path;
-
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
-use crate::cache::{read_sidecar, write_sidecar, CacheKey};
+use crate::cache::CacheKey;
 use crate::dynamics::FastParams;
 use crate::error::Result;
 use crate::mesh::SimplexMesh;
@@ -61,8 +59,9 @@ impl std::fmt::Display for CacheStatus {
 }
 
 /// The key of a fast precompute: the mesh, the scalar constraint `Â = Ĵᵀ diag(m ⊙ d)` (which
-/// carries the weights, rest positions, leak field and density), and the subspace size.
-pub fn fast_precompute_key(mesh: &SimplexMesh, a_hat: &Mat<f64>, fast: FastParams) -> [u8; 32] {
+/// carries the weights, rest positions, leak field and density), the subspace size, the shear
+/// modulus and the time step (both enter the reduced system matrix).
+pub fn fast_precompute_key(mesh: &SimplexMesh, a_hat: &Mat<f64>, fast: FastParams, mu: f64, dt: f64) -> [u8; 32] {
     let a: Vec<f64> = (0..a_hat.nrows() * a_hat.ncols())
         .map(|i| a_hat[(i / a_hat.ncols(), i % a_hat.ncols())])
         .collect();
@@ -74,10 +73,12 @@ pub fn fast_precompute_key(mesh: &SimplexMesh, a_hat: &Mat<f64>, fast: FastParam
         .usizes("constraint shape", &[a_hat.nrows(), a_hat.ncols()])
         .f64s("constraint", &a)
         .usizes("modes, clusters", &[fast.modes, fast.clusters])
+        .f64s("shear modulus, time step", &[mu, dt])
         .finish()
 }
 
-fn build(mesh: &SimplexMesh, a_hat: &Mat<f64>, fast: FastParams) -> Result<FastPrecomputeData> {
+/// Eigenmodes and clusters (the expensive part of the fast precompute).
+pub fn build_fast_precompute(mesh: &SimplexMesh, a_hat: &Mat<f64>, fast: FastParams) -> Result<FastPrecomputeData> {
     let modes = skinning_eigenmodes(mesh, a_hat, fast.modes)?;
     let clusters = if fast.clusters == mesh.n_elements() {
         RotationClusters::per_element(mesh.n_elements())
@@ -98,36 +99,4 @@ fn build(mesh: &SimplexMesh, a_hat: &Mat<f64>, fast: FastParams) -> Result<FastP
         labels: clusters.labels,
         cluster_sizes: clusters.sizes,
     })
-}
-
-/// Loads the eigenmodes and clusters from `sidecar` when it matches these inputs exactly, else
-/// builds them (and writes the sidecar atomically when a path is given).
-pub fn load_or_build_fast_precompute(
-    mesh: &SimplexMesh,
-    a_hat: &Mat<f64>,
-    fast: FastParams,
-    sidecar: Option<&Path>,
-) -> Result<(FastPrecomputeData, CacheStatus)> {
-    let Some(path) = sidecar else {
-        return Ok((build(mesh, a_hat, fast)?, CacheStatus::NotRequested));
-    };
-    let key = fast_precompute_key(mesh, a_hat, fast);
-    let miss = match read_sidecar::<FastPrecomputeData>(path, &key) {
-        Ok(data)
-            if data.n_vertices == mesh.n_vertices()
-                && data.weights.len() == data.n_vertices * data.modes
-                && data.labels.len() == mesh.n_elements()
-                && data.labels.iter().all(|&l| l < data.cluster_sizes.len()) =>
-        {
-            return Ok((data, CacheStatus::Loaded));
-        }
-        Ok(_) => "payload inconsistent with the mesh".to_string(),
-        Err(m) => m.to_string(),
-    };
-    let data = build(mesh, a_hat, fast)?;
-    let status = match write_sidecar(path, &key, &data) {
-        Ok(()) => CacheStatus::Rebuilt(miss),
-        Err(e) => CacheStatus::WriteFailed(e.to_string()),
-    };
-    Ok((data, status))
 }

@@ -24,7 +24,7 @@ use crate::io::write_atomically;
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"OVTCACHE";
 /// Version of the layout and of every payload type; bump on any change.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Longest library version string accepted in a header.
 const MAX_VERSION_LEN: usize = 256;
 

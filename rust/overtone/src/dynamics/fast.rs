@@ -6,15 +6,16 @@ use std::time::Instant;
 use faer::sparse::SparseColMat;
 use faer::{Mat, Side};
 
-use crate::cache::load_or_build_fast_precompute;
+use crate::cache::{build_fast_precompute, fast_precompute_key, read_sidecar, write_sidecar, CacheStatus};
 use crate::dense_kernels::dot;
 use crate::dynamics::{Material, SolverParams, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
 use crate::polar::{closest_rotation_2d, closest_rotation_3d};
-use crate::reduced::{RotationClusters, SkinningBasis};
+use crate::reduced::SkinningBasis;
 use crate::rig::{spectral_norm, validate_solver_inputs, LbsRig, RigConstraint};
+use serde::{Deserialize, Serialize};
 
 /// Accuracy (radians) of the per-cluster rotations.
 const CLUSTER_ROTATION_ACCURACY: f64 = 1e-12;
@@ -127,6 +128,140 @@ pub struct FastSolver {
     z_prev: Vec<f64>,
 }
 
+/// Everything the fast solver precomputes, stored in the sidecar: the skinning basis, the
+/// clustered operators, the reduced system's Cholesky factor and the report figures.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReducedModel {
+    basis: SkinningBasis,
+    chol: DenseCholesky,
+    k_basis: Vec<f64>,
+    k_rig: Vec<f64>,
+    bmj: Vec<f64>,
+    blj: Vec<f64>,
+    bm1: Vec<f64>,
+    a_b: Vec<f64>,
+    b_b: Vec<f64>,
+    constraint_norm: f64,
+    n_clusters: usize,
+    rr: usize,
+    cluster_space: Option<ClusterSpace>,
+    modes: usize,
+    eigenvalues: Vec<f64>,
+    cluster_sizes: Vec<usize>,
+    constraint_rows: (usize, usize),
+    structural_orthogonality: f64,
+}
+
+impl ReducedModel {
+    /// A few lines describing the model (for `overtone inspect`).
+    pub fn summary(&self) -> String {
+        format!(
+            "fast solver model: {} vertices, {} skinning eigenmodes, {} reduced DOFs per coordinate\n\
+             eigenvalues {:?}\n\
+             weight-space constraint: {} rows, {} independent; structural orthogonality {:.2e}\n\
+             {} rotation clusters (sizes {:?})",
+            self.basis.n_vertices(),
+            self.modes,
+            self.rr,
+            self.eigenvalues,
+            self.constraint_rows.0,
+            self.constraint_rows.1,
+            self.structural_orthogonality,
+            self.n_clusters,
+            self.cluster_sizes
+        )
+    }
+}
+
+/// Builds the reduced model (eigenmodes, clusters, basis, reduced operators); `stage` is
+/// called after each stage with its name.
+#[allow(clippy::too_many_arguments)]
+fn build_reduced_model(
+    mesh: &SimplexMesh,
+    jh: &Mat<f64>,
+    mass: &[f64],
+    rc: &RigConstraint,
+    mu: f64,
+    dt: f64,
+    fast: FastParams,
+    stage: &mut dyn FnMut(&str),
+) -> Result<ReducedModel> {
+    let (d, n, c) = (mesh.dim(), mesh.n_vertices(), jh.ncols());
+    let a_hat = &rc.scalar;
+    let pre = build_fast_precompute(mesh, a_hat, fast)?;
+    stage("skinning eigenmodes and clusters");
+    let basis = SkinningBasis::new(&pre.weight_matrix(), mesh.vertices(), d, mass)?;
+    let rr = basis.reduced_dim();
+    let bd = basis.dense();
+    stage("subspace basis");
+    let vols = element_volumes(mesh);
+    let g = DeformationJacobian::new(mesh);
+    let weights: Vec<f64> = vols.iter().map(|v| mu * v).collect();
+    let l_hat: SparseColMat<usize, f64> = scalar_stiffness(&g, &weights)?;
+    let btlb = bd.transpose() * (&l_hat * &bd);
+    let blj_m = bd.transpose() * (&l_hat * jh);
+    let mj = Mat::from_fn(n, c, |v, k| mass[v] * jh[(v, k)]);
+    let bmj_m = bd.transpose() * &mj;
+    let bm1: Vec<f64> = (0..rr).map(|a| (0..n).map(|v| bd[(v, a)] * mass[v]).sum()).collect();
+    let n_clusters = pre.cluster_sizes.len();
+    let mut k_basis = vec![0.0; n_clusters * d * rr];
+    let mut k_rig = vec![0.0; n_clusters * d * c];
+    for e in 0..mesh.n_elements() {
+        let cl = pre.labels[e];
+        let gr = g.gradients(e);
+        for (a, &v) in mesh.element(e).iter().enumerate() {
+            for j in 0..d {
+                let coef = weights[e] * gr[a * d + j];
+                let kb = &mut k_basis[(cl * d + j) * rr..(cl * d + j + 1) * rr];
+                for (col, x) in kb.iter_mut().enumerate() {
+                    *x += coef * bd[(v, col)];
+                }
+                let kr = &mut k_rig[(cl * d + j) * c..(cl * d + j + 1) * c];
+                for (col, x) in kr.iter_mut().enumerate() {
+                    *x += coef * jh[(v, col)];
+                }
+            }
+        }
+    }
+    // System matrix B̂ᵀL̂B̂ + (B̂ᵀM̂B̂)/h², with B̂ᵀM̂B̂ = I up to round-off.
+    let h2 = dt * dt;
+    let sys = Mat::from_fn(rr, rr, |a, b| {
+        let bmb: f64 = (0..n).map(|v| bd[(v, a)] * mass[v] * bd[(v, b)]).sum();
+        0.5 * (btlb[(a, b)] + btlb[(b, a)]) + bmb / h2
+    });
+    let chol = DenseCholesky::new(&sys)?;
+    let cluster_space = ClusterSpace::new_if_cheaper(&k_basis, n_clusters * d, rr, &chol);
+    let ab = a_hat * &bd;
+    let bb = bd.transpose() * &bd;
+    let orth = spectral_norm(&ab)? / (rc.norm * spectral_norm(&bd)?).max(f64::MIN_POSITIVE);
+    stage("reduced matrices");
+    let row_major = |m: &Mat<f64>| -> Vec<f64> {
+        (0..m.nrows() * m.ncols())
+            .map(|i| m[(i / m.ncols(), i % m.ncols())])
+            .collect()
+    };
+    Ok(ReducedModel {
+        basis,
+        chol,
+        k_basis,
+        k_rig,
+        bmj: row_major(&bmj_m),
+        blj: row_major(&blj_m),
+        bm1,
+        a_b: row_major(&ab),
+        b_b: row_major(&bb),
+        constraint_norm: rc.norm,
+        n_clusters,
+        rr,
+        cluster_space,
+        modes: fast.modes,
+        eigenvalues: pre.eigenvalues,
+        cluster_sizes: pre.cluster_sizes,
+        constraint_rows: (pre.constraint_rows, pre.constraint_rank),
+        structural_orthogonality: orth,
+    })
+}
+
 impl FastSolver {
     /// Precomputes the subspace, clusters and reduced matrices, and puts the body at rest in
     /// pose `p0`. Same inputs as [`FullOrderSolver::new`](crate::dynamics::FullOrderSolver::new)
@@ -189,75 +324,66 @@ impl FastSolver {
         let a_hat = &rc.scalar;
         stage("operators", &mut info);
 
-        let (pre, cache_status) = load_or_build_fast_precompute(mesh, a_hat, fast, sidecar)?;
-        info.eigenvalues = pre.eigenvalues.clone();
-        info.constraint_rows = (pre.constraint_rows, pre.constraint_rank);
-        info.cluster_sizes = pre.cluster_sizes.clone();
-        info.cache = cache_status.to_string();
-        let weights_w = pre.weight_matrix();
-        stage("skinning eigenmodes and clusters (or sidecar)", &mut info);
-
-        let basis = SkinningBasis::new(&weights_w, mesh.vertices(), d, &mass)?;
-        let rr = basis.reduced_dim();
-        let bd = basis.dense();
-        let clusters = RotationClusters {
-            labels: pre.labels.clone(),
-            sizes: pre.cluster_sizes.clone(),
+        let key = fast_precompute_key(mesh, a_hat, fast, lame.mu, params.dt);
+        let consistent = |m: &ReducedModel| {
+            m.basis.n_vertices() == n
+                && m.rr == m.basis.reduced_dim()
+                && m.k_basis.len() == m.n_clusters * d * m.rr
+                && m.k_rig.len() == m.n_clusters * d * c
+                && m.bmj.len() == m.rr * c
+                && m.blj.len() == m.rr * c
+                && m.a_b.len() == c * m.rr
+                && m.b_b.len() == m.rr * m.rr
+                && m.chol.n == m.rr
         };
-        stage("subspace basis", &mut info);
-
-        // Reduced operators.
-        let g = DeformationJacobian::new(mesh);
-        let weights: Vec<f64> = vols.iter().map(|v| lame.mu * v).collect();
-        let l_hat: SparseColMat<usize, f64> = scalar_stiffness(&g, &weights)?;
-        let lb = &l_hat * &bd;
-        let lj = &l_hat * &jh;
-        let btlb = bd.transpose() * &lb;
-        let blj_m = bd.transpose() * &lj;
-        let mj = Mat::from_fn(n, c, |v, k| mass[v] * jh[(v, k)]);
-        let bmj_m = bd.transpose() * &mj;
-        let bm1: Vec<f64> = (0..rr).map(|a| (0..n).map(|v| bd[(v, a)] * mass[v]).sum()).collect();
-        let n_clusters = clusters.len();
-        let mut k_basis = vec![0.0; n_clusters * d * rr];
-        let mut k_rig = vec![0.0; n_clusters * d * c];
-        for e in 0..mesh.n_elements() {
-            let cl = clusters.labels[e];
-            let gr = g.gradients(e);
-            for (a, &v) in mesh.element(e).iter().enumerate() {
-                for j in 0..d {
-                    let coef = weights[e] * gr[a * d + j];
-                    let kb = &mut k_basis[(cl * d + j) * rr..(cl * d + j + 1) * rr];
-                    for (col, x) in kb.iter_mut().enumerate() {
-                        *x += coef * bd[(v, col)];
-                    }
-                    let kr = &mut k_rig[(cl * d + j) * c..(cl * d + j + 1) * c];
-                    for (col, x) in kr.iter_mut().enumerate() {
-                        *x += coef * jh[(v, col)];
-                    }
-                }
+        let (model, cache_status) = match sidecar.map(|p| (p, read_sidecar::<ReducedModel>(p, &key))) {
+            Some((_, Ok(m))) if consistent(&m) => (m, CacheStatus::Loaded),
+            other => {
+                let why = match &other {
+                    Some((_, Err(miss))) => miss.to_string(),
+                    Some((_, Ok(_))) => "payload inconsistent with the mesh".to_string(),
+                    None => String::new(),
+                };
+                let m = build_reduced_model(mesh, &jh, &mass, &rc, lame.mu, params.dt, fast, &mut |name| {
+                    stage(name, &mut info)
+                })?;
+                let status = match other {
+                    None => CacheStatus::NotRequested,
+                    Some((path, _)) => match write_sidecar(path, &key, &m) {
+                        Ok(()) => CacheStatus::Rebuilt(why),
+                        Err(e) => CacheStatus::WriteFailed(e.to_string()),
+                    },
+                };
+                (m, status)
             }
-        }
-        // System matrix B̂ᵀL̂B̂ + (B̂ᵀM̂B̂)/h², with B̂ᵀM̂B̂ = I up to round-off.
-        let h2 = params.dt * params.dt;
-        let sys = Mat::from_fn(rr, rr, |a, b| {
-            let bmb: f64 = (0..n).map(|v| bd[(v, a)] * mass[v] * bd[(v, b)]).sum();
-            0.5 * (btlb[(a, b)] + btlb[(b, a)]) + bmb / h2
-        });
-        let chol = DenseCholesky::new(&sys)?;
-        let cluster_space = ClusterSpace::new_if_cheaper(&k_basis, n_clusters * d, rr, &chol);
-        let ab = a_hat * &bd;
-        let bb = bd.transpose() * &bd;
-        let constraint_norm = rc.norm;
-        let orth = spectral_norm(&ab)? / (constraint_norm * spectral_norm(&bd)?).max(f64::MIN_POSITIVE);
-        info.structural_orthogonality = orth;
-        info.reduced_dofs = d * rr;
-        stage("reduced matrices", &mut info);
-
-        let row_major = |m: &Mat<f64>| -> Vec<f64> {
-            (0..m.nrows() * m.ncols())
-                .map(|i| m[(i / m.ncols(), i % m.ncols())])
-                .collect()
         };
+        if cache_status == CacheStatus::Loaded {
+            stage("reduced model (sidecar)", &mut info);
+        }
+        info.eigenvalues = model.eigenvalues.clone();
+        info.constraint_rows = model.constraint_rows;
+        info.cluster_sizes = model.cluster_sizes.clone();
+        info.structural_orthogonality = model.structural_orthogonality;
+        info.reduced_dofs = d * model.rr;
+        info.cache = cache_status.to_string();
+        let ReducedModel {
+            basis,
+            chol,
+            k_basis,
+            k_rig,
+            bmj,
+            blj,
+            bm1,
+            a_b,
+            b_b,
+            constraint_norm,
+            n_clusters,
+            rr,
+            cluster_space,
+            modes,
+            ..
+        } = model;
+
         let gravity = if params.gravity.is_empty() {
             vec![0.0; d]
         } else {
@@ -276,11 +402,11 @@ impl FastSolver {
             chol,
             k_basis,
             k_rig,
-            bmj: row_major(&bmj_m),
-            blj: row_major(&blj_m),
+            bmj,
+            blj,
             bm1,
-            a_b: row_major(&ab),
-            b_b: row_major(&bb),
+            a_b,
+            b_b,
             constraint_norm,
             n_clusters,
             info,
@@ -295,7 +421,7 @@ impl FastSolver {
             fvec: vec![0.0; n_clusters * d * d],
             rvec: vec![0.0; n_clusters * d * d],
             cluster_space,
-            coeff: vec![0.0; d * pre.modes * (d + 1)],
+            coeff: vec![0.0; d * modes * (d + 1)],
             z_prev: vec![0.0; d * rr],
         };
         solver.reset(p0)?;
@@ -525,7 +651,7 @@ impl FastSolver {
 /// intermediate iterations never form `z`; one solve after the last local step recovers it.
 /// Identical in exact arithmetic; used when `(n_c d)² < 2 n_c d r̂ + r̂²` (few clusters, as in
 /// the 2D defaults).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct ClusterSpace {
     /// `K̂ H⁻¹`, `n_c d × r̂` row-major.
     kh: Vec<f64>,
@@ -553,7 +679,7 @@ impl ClusterSpace {
 }
 
 /// A dense Cholesky factor `H = L Lᵀ` stored for contiguous forward and backward substitution.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct DenseCholesky {
     n: usize,
     /// `L`, row-major (row `i` holds `L[i, ..i]` then the diagonal).

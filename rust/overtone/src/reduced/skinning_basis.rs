@@ -21,7 +21,7 @@ const GRAM_RANK_TOLERANCE: f64 = 1e-13;
 /// Reconstruction uses the weight structure: per vertex and coordinate,
 /// `u_i(v) = Σ_l w_l(v) Σ_j X̂_j(v) c_i[l(d+1)+j]` with `c_i = T z_i`, i.e. `k·(d+1)·d`
 /// multiply-adds per vertex instead of a dense `n·d × r` product.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SkinningBasis {
     dim: usize,
     n_fields: usize,
