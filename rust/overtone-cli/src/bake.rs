@@ -73,6 +73,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     let t_prepare = std::time::Instant::now();
     let mut prepare_ms = 0.0;
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
+    let mut warnings: Vec<String> = Vec::new();
     let (frames, displacements, fps, sim, n_points, name) = if is_gltf {
         let mut settings = CharacterSettings::default();
         if let Some(f) = o.fps {
@@ -94,6 +95,10 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             ch.world_frames = ch.world_frames[a..=b].to_vec();
         }
         prepare_ms = t_prepare.elapsed().as_secs_f64() * 1e3;
+        for w in &ch.warnings {
+            eprintln!("warning: {w}");
+        }
+        warnings.extend(ch.warnings.iter().cloned());
         eprintln!(
             "{}: {} surface vertices embedded in {} lattice vertices / {} tets; {} frames at {} fps",
             ch.scene.name,
@@ -186,6 +191,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "sidecar": sim.fast.as_ref().map(|f| f.cache.clone()),
             "precompute_stage_ms": sim.fast.as_ref().map(|f| f.stage_ms.iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>()),
             "prepare_ms": prepare_ms,
+            "warnings": warnings,
             "per_frame": sim.steps.iter().zip(&sim.step_ms).map(|(s, ms)| json!({"relative_residual": s.relative_residual, "step_ms": ms})).collect::<Vec<_>>(),
         });
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report)?.as_bytes())?;

@@ -115,3 +115,65 @@ fn painted_leak_is_validated() {
         "a constant field stays constant"
     );
 }
+
+/// An open surface (a tube without caps) is still embedded and simulated; the character says
+/// the surface is open. A closed one carries no warning.
+#[test]
+fn open_surfaces_are_embedded_with_a_warning() {
+    let closed = character_from_gltf(&asset("RiggedSimple.glb"), &CharacterSettings::default(), None).unwrap();
+    assert!(closed.warnings.is_empty(), "{:?}", closed.warnings);
+    let c = read_gltf_character(&asset("RiggedSimple.glb"), None, 24.0).unwrap();
+    // Drop every triangle touching the topmost vertex: a hole.
+    let top = (0..c.vertices.len() / 3)
+        .max_by(|&a, &b| c.vertices[3 * a + 1].total_cmp(&c.vertices[3 * b + 1]))
+        .unwrap();
+    let open: Vec<usize> = c
+        .triangles
+        .chunks(3)
+        .filter(|t| !t.contains(&top))
+        .flatten()
+        .copied()
+        .collect();
+    assert!(open.len() < c.triangles.len());
+    let ch = overtone::scene::Character::from_surface(
+        "open",
+        &c.vertices,
+        &open,
+        &c.weights,
+        c.n_joints,
+        c.frames.clone(),
+        &CharacterSettings::default(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(ch.warnings.len(), 1);
+    assert!(ch.warnings[0].contains("boundary edges"));
+    let baked = bake_character(&ch, SolverKind::Fast(FastParams::default_for(3)), None, &mut |_, _| {}).unwrap();
+    assert!(baked.frames.iter().flatten().all(|x| x.is_finite()));
+}
+
+/// Broken files are refused with an error that names the file, never a panic.
+#[test]
+fn broken_gltf_files_are_refused() {
+    let dir = std::env::temp_dir().join(format!("overtone-gltf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = std::fs::read(asset("CesiumMan.glb")).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated.glb", good[..good.len() / 2].to_vec()),
+        ("header-only.glb", good[..20].to_vec()),
+        ("empty.glb", Vec::new()),
+        ("text.glb", b"not a gltf at all".to_vec()),
+    ];
+    for (name, bytes) in cases {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let err = read_gltf_character(&p, None, 24.0)
+            .err()
+            .unwrap_or_else(|| panic!("{name} accepted"));
+        assert!(err.to_string().contains(name), "{name}: {err}");
+    }
+    let missing = read_gltf_character(&dir.join("missing.glb"), None, 24.0).err().unwrap();
+    assert!(missing.to_string().contains("missing.glb"));
+    assert!(read_gltf_character(&asset("RiggedSimple.glb"), Some(7), 24.0).is_err());
+    assert!(read_gltf_character(&asset("RiggedSimple.glb"), None, 0.0).is_err());
+}

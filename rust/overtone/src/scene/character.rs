@@ -54,6 +54,34 @@ pub struct Character {
     /// Normalisation `x' = (x − centre)/scale`.
     pub centre: [f64; 3],
     pub scale: f64,
+    /// Things a TD should know about the input (e.g. an open surface), for the report.
+    pub warnings: Vec<String>,
+}
+
+/// Counts the edges of a triangle surface used by one triangle (holes) and by more than two
+/// (non-manifold).
+fn surface_defects(triangles: &[usize]) -> (usize, usize) {
+    let mut edges: Vec<(usize, usize)> = triangles
+        .chunks_exact(3)
+        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+        .map(|(a, b)| (a.min(b), a.max(b)))
+        .collect();
+    edges.sort_unstable();
+    let (mut open, mut nonmanifold) = (0, 0);
+    let mut i = 0;
+    while i < edges.len() {
+        let mut j = i;
+        while j < edges.len() && edges[j] == edges[i] {
+            j += 1;
+        }
+        match j - i {
+            1 => open += 1,
+            2 => {}
+            _ => nonmanifold += 1,
+        }
+        i = j;
+    }
+    (open, nonmanifold)
 }
 
 /// Reads a glTF character and builds its lattice scene (see [`Character::from_surface`]).
@@ -208,7 +236,15 @@ impl Character {
             gravity: vec![0.0; 3],
         };
         scene.validate()?;
+        let (open, nonmanifold) = surface_defects(triangles);
+        let mut warnings = Vec::new();
+        if open > 0 || nonmanifold > 0 {
+            warnings.push(format!(
+                "the surface is not closed and manifold ({open} boundary edges, {nonmanifold} edges shared by more than two triangles); it was embedded by generalized winding number, check the lattice covers the body"
+            ));
+        }
         Ok(Character {
+            warnings,
             scene,
             embedding,
             surface: vertices.to_vec(),
