@@ -196,7 +196,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         });
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
-    println!(
+    out!(
         "baked {} frames of {} points to {} (median step {:.3} ms, max relative residual {:.1e})",
         frames.len(),
         n_points,

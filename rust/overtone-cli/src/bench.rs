@@ -63,7 +63,7 @@ pub fn run(out: Option<&Path>, frames: usize, repeats: usize) -> Result<()> {
         "| scene | vertices | elements | full precompute ms | full ms/step | fast precompute ms | fast ms/step | speedup | structural orthogonality | max residual full / fast | seed simkit full / fast ms/step (published) |".to_string(),
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|".to_string(),
     ];
-    println!("{}\n{}", header[0], header[1]);
+    out!("{}\n{}", header[0], header[1]);
     let mut rows = header.to_vec();
     let mut emit = |label: String, sc: &Scene, published: String| -> Result<()> {
         let full = measure(sc, SolverKind::Full, repeats)?;
@@ -86,7 +86,7 @@ pub fn run(out: Option<&Path>, frames: usize, repeats: usize) -> Result<()> {
             worst_residual(&full.sim),
             worst_residual(&fast.sim),
         );
-        println!("{row}");
+        out!("{row}");
         rows.push(row);
         Ok(())
     };
@@ -116,7 +116,7 @@ pub fn run(out: Option<&Path>, frames: usize, repeats: usize) -> Result<()> {
         "\nReconstruction of u = B z at the {} vertices of cd_fish (16 modes, weight structure): {:.3} ms (median of 200)",
         recon.0, recon.1
     );
-    println!("{line}");
+    out!("{line}");
     rows.push(line);
     if let Some(p) = out {
         overtone::io::write_atomically(p, (rows.join("\n") + "\n").as_bytes())?;

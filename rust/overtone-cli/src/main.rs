@@ -1,5 +1,14 @@
 //! `overtone`: the command-line front door (run a scene, the demo, the benchmark table).
 
+/// `println!` that ignores a closed stdout (e.g. `overtone inspect f.ovt | head`) instead of
+/// panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod bake;
 mod bench;
 mod preview;
@@ -220,7 +229,7 @@ fn real_main() -> Result<()> {
         Command::Export { scene, out } => {
             let sc = scenes::load(&scene)?;
             overtone::scene::write_overtone_scene(&out, &sc)?;
-            println!("wrote {}", out.display());
+            out!("wrote {}", out.display());
             Ok(())
         }
     }
@@ -254,7 +263,7 @@ fn run(
     overtone::io::write_pc2(out, 1.0, 1.0, scene.mesh.n_vertices(), &sim.positions)?;
     let summary = report::summary(scene, &sim);
     if let Some(f) = &sim.fast {
-        println!(
+        out!(
             "fast subspace: {} reduced DOFs, {} clusters, structural orthogonality {:.2e}; precompute {}",
             f.reduced_dofs,
             f.cluster_sizes.len(),
@@ -265,7 +274,7 @@ fn run(
     if let Some(r) = report_path {
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report::full(scene, &sim))?.as_bytes())?;
     }
-    println!(
+    out!(
         "{}: {} vertices, {} elements, {} frames | precompute {:.1} ms | median step {:.3} ms | max relative residual {:.2e}",
         scene.name,
         scene.mesh.n_vertices(),
@@ -287,9 +296,9 @@ fn demo(out_dir: &Path) -> Result<()> {
     let mesh = out_dir.join("elephant_scene.json");
     run(&scene, SolverKind::Full, &pc2, Some(&rep), 10, None, None)?;
     overtone::scene::write_overtone_scene(&mesh, &scene)?;
-    println!("demo written to {}:", out_dir.display());
+    out!("demo written to {}:", out_dir.display());
     for p in [&pc2, &rep, &mesh] {
-        println!("  {}", p.display());
+        out!("  {}", p.display());
     }
     Ok(())
 }
@@ -303,22 +312,22 @@ fn inspect(file: &Path) -> Result<()> {
         )
     })?;
     let key: String = h.key.iter().map(|b| format!("{b:02x}")).collect();
-    println!("{}", file.display());
-    println!(
+    out!("{}", file.display());
+    out!(
         "  format version {} (this build: {})",
         h.format_version,
         overtone::cache::FORMAT_VERSION
     );
-    println!(
+    out!(
         "  written by Overtone {} (this build: {})",
         h.library_version,
         env!("CARGO_PKG_VERSION")
     );
-    println!("  key {key}");
+    out!("  key {key}");
     let actual = bytes.len() - h.header_len;
-    println!("  payload {} bytes (header says {})", actual, h.payload_len);
+    out!("  payload {} bytes (header says {})", actual, h.payload_len);
     if actual as u64 != h.payload_len || blake3_ok(&bytes[h.header_len..], &h.checksum).is_none() {
-        println!("  TRUNCATED OR CORRUPT (length or checksum): it will be rebuilt on next use");
+        out!("  TRUNCATED OR CORRUPT (length or checksum): it will be rebuilt on next use");
         return Ok(());
     }
     match bincode::serde::decode_from_slice::<overtone::dynamics::ReducedModel, _>(
@@ -327,10 +336,10 @@ fn inspect(file: &Path) -> Result<()> {
     ) {
         Ok((m, _)) => {
             for line in m.summary().lines() {
-                println!("  {line}");
+                out!("  {line}");
             }
         }
-        Err(e) => println!("  payload does not decode as a fast solver model ({e}): it will be rebuilt on next use"),
+        Err(e) => out!("  payload does not decode as a fast solver model ({e}): it will be rebuilt on next use"),
     }
     Ok(())
 }
