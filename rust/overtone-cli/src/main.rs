@@ -287,17 +287,45 @@ fn run(
     Ok(sim)
 }
 
+/// The built-in demo: the reference release's elephant (full-order solver, its own tet mesh
+/// and skeleton) and the CesiumMan glTF character (fast solver on an embedded lattice), each with
+/// a PC2 cache, a report and a preview picture.
 fn demo(out_dir: &Path) -> Result<()> {
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    let scene_path = scenes::example_path("complementary-dynamics-cpp/elephant/elephant.json");
-    let scene = overtone::scene::load_scene(&scene_path)?;
-    let pc2 = out_dir.join("elephant.pc2");
-    let rep = out_dir.join("elephant_report.json");
-    let mesh = out_dir.join("elephant_scene.json");
-    run(&scene, SolverKind::Full, &pc2, Some(&rep), 10, None, None)?;
-    overtone::scene::write_overtone_scene(&mesh, &scene)?;
+    let bake = |input: PathBuf, stem: &str, fast: bool| -> Result<Vec<PathBuf>> {
+        let files = [
+            out_dir.join(format!("{stem}.pc2")),
+            out_dir.join(format!("{stem}_report.json")),
+            out_dir.join(format!("{stem}.png")),
+        ];
+        bake::bake(bake::BakeOptions {
+            input,
+            out: files[0].clone(),
+            report: Some(files[1].clone()),
+            sidecar: fast.then(|| out_dir.join(format!("{stem}.ovt"))),
+            frames: None,
+            fps: None,
+            fast,
+            leak: None,
+            lattice_resolution: None,
+            animation: None,
+            mdd: None,
+            preview: Some(files[2].clone()),
+        })?;
+        Ok(files.to_vec())
+    };
+    let elephant = scenes::example_path("complementary-dynamics-cpp/elephant/elephant.json");
+    let mut written = bake(elephant.clone(), "elephant", false)?;
+    let scene_json = out_dir.join("elephant_scene.json");
+    overtone::scene::write_overtone_scene(&scene_json, &overtone::scene::load_scene(&elephant)?)?;
+    written.push(scene_json);
+    written.extend(bake(
+        scenes::example_path("khronos-gltf-sample-assets/CesiumMan.glb"),
+        "cesium_man",
+        true,
+    )?);
     out!("demo written to {}:", out_dir.display());
-    for p in [&pc2, &rep, &mesh] {
+    for p in &written {
         out!("  {}", p.display());
     }
     Ok(())
