@@ -40,13 +40,15 @@ enum Solver {
 /// first pose; then [`step`](Self::step) takes each following pose (per bone, the `3 × 4` skin
 /// transform from bind space to posed world space — in Blender `P_b · R_b⁻¹`) and writes the
 /// complementary displacement of every surface vertex (world units), which the host adds to its
-/// own skinned positions. Invalid input is refused before any state changes.
+/// own skinned positions. Invalid input is refused before any state changes; with the fast
+/// solver a step allocates nothing.
 pub struct SurfaceDeformer {
     character: Character,
     solver: Solver,
     to_normalised: [f64; 12],
     from_normalised: [f64; 12],
     pose: Vec<f64>,
+    params: Vec<f64>,
     lattice_u: Vec<f64>,
     last: Option<StepReport>,
     cache: String,
@@ -107,8 +109,13 @@ impl SurfaceDeformer {
         };
         let (to_normalised, from_normalised) = normalisation_pair(character.centre, character.scale);
         let n_lattice = sc.mesh.n_vertices();
+        let n_params = match &solver {
+            Solver::Fast(s) => s.rig().n_params(),
+            Solver::Full(s) => s.rig().n_params(),
+        };
         Ok(Self {
             pose: vec![0.0; 12 * n_bones],
+            params: vec![0.0; n_params],
             lattice_u: vec![0.0; 3 * n_lattice],
             character,
             solver,
@@ -143,7 +150,8 @@ impl SurfaceDeformer {
         self.last
     }
 
-    fn params(&mut self, pose: &[f64]) -> Result<Vec<f64>> {
+    /// Converts a world pose into rig parameters in `self.params` (no allocation).
+    fn load_params(&mut self, pose: &[f64]) -> Result<()> {
         let m = self.n_bones();
         if pose.len() != 12 * m {
             return Err(OvertoneError::size(
@@ -163,15 +171,15 @@ impl SurfaceDeformer {
             Solver::Fast(s) => s.rig(),
             Solver::Full(s) => s.rig(),
         };
-        rig.params_from_transforms(&self.pose)
+        rig.params_from_transforms_into(&self.pose, &mut self.params)
     }
 
     /// Restarts at rest in `pose` (zero secondary motion and velocity).
     pub fn reset(&mut self, pose: &[f64]) -> Result<()> {
-        let p = self.params(pose)?;
+        self.load_params(pose)?;
         match &mut self.solver {
-            Solver::Fast(s) => s.reset(&p)?,
-            Solver::Full(s) => s.reset(&p)?,
+            Solver::Fast(s) => s.reset(&self.params)?,
+            Solver::Full(s) => s.reset(&self.params)?,
         }
         self.last = None;
         Ok(())
@@ -184,16 +192,17 @@ impl SurfaceDeformer {
         if out.len() != 3 * n {
             return Err(OvertoneError::size("displacement output", 3 * n, out.len()));
         }
-        let p = self.params(pose)?;
+        self.load_params(pose)?;
+        let p = &self.params;
         let report = match &mut self.solver {
             Solver::Fast(s) => {
-                let r = s.step(&p)?;
+                let r = s.step(p)?;
                 self.lattice_u.fill(0.0);
                 s.add_displacement(&mut self.lattice_u);
                 r
             }
             Solver::Full(s) => {
-                let r = s.step(&p)?;
+                let r = s.step(p)?;
                 let u = s.displacement();
                 let nl = self.lattice_u.len() / 3;
                 for v in 0..nl {

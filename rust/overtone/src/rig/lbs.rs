@@ -115,6 +115,14 @@ impl LbsRig {
 
     /// Rig parameters `p` from per-bone transforms (`m × d × (d+1)`, each row-major).
     pub fn params_from_transforms(&self, transforms: &[f64]) -> Result<Vec<f64>> {
+        let mut p = vec![0.0; self.n_params()];
+        self.params_from_transforms_into(transforms, &mut p)?;
+        Ok(p)
+    }
+
+    /// [`params_from_transforms`](Self::params_from_transforms) into a caller's buffer of
+    /// [`n_params`](Self::n_params) values (no allocation; `out` is untouched on error).
+    pub fn params_from_transforms_into(&self, transforms: &[f64], out: &mut [f64]) -> Result<()> {
         let (d, m) = (self.dim, self.n_bones);
         let per = d * (d + 1);
         if transforms.len() != m * per {
@@ -124,17 +132,19 @@ impl LbsRig {
                 transforms.len(),
             ));
         }
+        if out.len() != self.n_params() {
+            return Err(OvertoneError::size("rig parameter buffer", self.n_params(), out.len()));
+        }
         check_finite("bone transforms", transforms, per)?;
         let c = m * (d + 1);
-        let mut p = vec![0.0; d * c];
         for b in 0..m {
             for i in 0..d {
                 for j in 0..=d {
-                    p[i * c + b * (d + 1) + j] = transforms[b * per + i * (d + 1) + j];
+                    out[i * c + b * (d + 1) + j] = transforms[b * per + i * (d + 1) + j];
                 }
             }
         }
-        Ok(p)
+        Ok(())
     }
 
     /// `x = J p`, written coordinate-major into `out` (`n·d`): `x_i = Ĵ p_i`.

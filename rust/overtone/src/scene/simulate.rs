@@ -101,8 +101,9 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
         step_ms: Vec::with_capacity(scene.frames.len()),
         max_displacement: vec![0.0],
     };
+    let mut p = vec![0.0; solver.rig().n_params()];
     for (k, transforms) in scene.frames.iter().enumerate().skip(1) {
-        let p = solver.rig().params_from_transforms(transforms)?;
+        solver.rig().params_from_transforms_into(transforms, &mut p)?;
         let t = Instant::now();
         let iterations = solver.advance(&p)?;
         run.step_ms.push(t.elapsed().as_secs_f64() * 1e3);
