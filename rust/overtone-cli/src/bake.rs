@@ -53,21 +53,12 @@ fn read_leak(path: &Path) -> Result<Vec<f64>> {
     Ok(v)
 }
 
-fn check_output(path: &Path) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    anyhow::ensure!(dir.is_dir(), "output folder {} does not exist", dir.display());
-    Ok(())
-}
-
 pub fn bake(o: BakeOptions) -> Result<()> {
     for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref(), o.preview.as_ref()]
         .into_iter()
         .flatten()
     {
-        check_output(p)?;
+        crate::check_output(p)?;
     }
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();

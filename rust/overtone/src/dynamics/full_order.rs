@@ -1,8 +1,7 @@
 //! Full-order complementary dynamics with ARAP elasticity (local/global).
 
-use faer::linalg::matmul::matmul;
 use faer::sparse::{SparseColMat, Triplet};
-use faer::{Accum, Mat, Par};
+use faer::Mat;
 use rayon::prelude::*;
 
 use crate::dynamics::{Material, SolverParams};
@@ -15,7 +14,7 @@ use crate::shape_matching::stretch::{
     polar_stretch_2d, polar_stretch_3d, stretch_len, stretch_matrix_2d, stretch_matrix_3d,
 };
 use crate::shape_matching::{ExampleManifold, ManifoldScope};
-use crate::solve::{field_ref, ConstrainedSolve, PARALLEL_MIN_VERTICES};
+use crate::solve::{ConstrainedSolve, PARALLEL_MIN_VERTICES};
 
 /// Example poses offered to the local step (example-aware complementary dynamics): per element,
 /// the target `R_e S*_e` with `S*_e` the projection of the element's stretch on the examples'
@@ -70,9 +69,7 @@ pub struct FullOrderSolver {
     mass: Vec<f64>,
     rig: LbsRig,
     /// `Â` (`c × n`).
-    constraint: Mat<f64>,
-    /// `‖Jᵀ M D‖₂ = ‖Â‖₂`.
-    constraint_norm: f64,
+    constraint: RigConstraint,
     solve: ConstrainedSolve,
     params: SolverParams,
     gravity: Vec<f64>,
@@ -131,8 +128,8 @@ impl FullOrderSolver {
 
         let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
         let solve = ConstrainedSolve::new(&h_mat, &rc.rows(), dim, "global step matrix L + M/h^2")?;
-        let (constraint, constraint_norm) = (rc.scalar, rc.norm);
-        let c = constraint.nrows();
+        let constraint = rc;
+        let c = constraint.scalar.nrows();
 
         let m = mesh.n_elements();
         let gravity = if params.gravity.is_empty() {
@@ -148,7 +145,6 @@ impl FullOrderSolver {
             mass,
             rig,
             constraint,
-            constraint_norm,
             solve,
             params: params.clone(),
             gravity,
@@ -527,22 +523,7 @@ impl FullOrderSolver {
 
     /// `(‖Jᵀ M D u_c‖₂, relative)` for the current state.
     pub fn constraint_residual(&mut self) -> (f64, f64) {
-        matmul(
-            self.au.as_mut(),
-            Accum::Replace,
-            self.constraint.as_ref(),
-            field_ref(&self.u, self.n),
-            1.0,
-            Par::Seq,
-        );
-        let abs = self.au.norm_l2();
-        let un = self.u.iter().map(|x| x * x).sum::<f64>().sqrt();
-        let rel = if un > 0.0 && self.constraint_norm > 0.0 {
-            abs / (self.constraint_norm * un)
-        } else {
-            0.0
-        };
-        (abs, rel)
+        self.constraint.residual(&self.u, &mut self.au)
     }
 
     /// Spatial dimension `d`.

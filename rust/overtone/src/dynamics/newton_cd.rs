@@ -1,8 +1,7 @@
 //! Full-order complementary dynamics with a hyperelastic energy, solved by Newton's method.
 
-use faer::linalg::matmul::matmul;
 use faer::sparse::{SparseColMat, SparseColMatRef};
-use faer::{Accum, Mat, Par};
+use faer::Mat;
 
 use crate::dynamics::{Material, SolverParams, StepReport};
 use crate::energy::{ElasticEnergy, EnergyModel};
@@ -10,7 +9,7 @@ use crate::error::{check_finite, OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass};
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
 use crate::rig::{validate_solver_inputs, LbsRig, RigConstraint};
-use crate::solve::{field_ref, newton_minimize, ConstrainedSolve, NewtonParams, NewtonProblem, NewtonReport};
+use crate::solve::{newton_minimize, ConstrainedSolve, NewtonParams, NewtonProblem, NewtonReport};
 
 /// Default Newton stopping tolerance on `‖t·Δu_c‖₂` (scene length units; the reference scenes
 /// are normalised to span `[−1, 1]`).
@@ -39,8 +38,7 @@ pub struct NewtonCdSolver {
     mass: Vec<f64>,
     rig: LbsRig,
     /// `Â` (`c × n`).
-    constraint: Mat<f64>,
-    constraint_norm: f64,
+    constraint: RigConstraint,
     solve: ConstrainedSolve,
     dt: f64,
     newton: NewtonParams,
@@ -98,7 +96,7 @@ impl NewtonCdSolver {
                 }
             }
         }
-        let (constraint, constraint_norm) = (rc.scalar, rc.norm);
+        let constraint = rc;
 
         // First factorization at the rest pose (fixes the symbolic analysis).
         let mut x0 = vec![0.0; nd];
@@ -124,7 +122,6 @@ impl NewtonCdSolver {
             mass,
             rig,
             constraint,
-            constraint_norm,
             solve,
             dt: params.dt,
             newton,
@@ -195,22 +192,7 @@ impl NewtonCdSolver {
 
     /// `(‖Jᵀ M D u_c‖₂, relative)` for the current state.
     pub fn constraint_residual(&mut self) -> (f64, f64) {
-        matmul(
-            self.au.as_mut(),
-            Accum::Replace,
-            self.constraint.as_ref(),
-            field_ref(&self.u, self.n),
-            1.0,
-            Par::Seq,
-        );
-        let abs = self.au.norm_l2();
-        let un = self.u.iter().map(|x| x * x).sum::<f64>().sqrt();
-        let rel = if un > 0.0 && self.constraint_norm > 0.0 {
-            abs / (self.constraint_norm * un)
-        } else {
-            0.0
-        };
-        (abs, rel)
+        self.constraint.residual(&self.u, &mut self.au)
     }
 
     /// The Newton iterations of the last step.

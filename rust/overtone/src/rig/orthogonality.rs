@@ -29,6 +29,28 @@ impl RigConstraint {
         Ok(Self { scalar, norm })
     }
 
+    /// `(‖Jᵀ M D u‖₂, ‖Jᵀ M D u‖₂ / (‖Jᵀ M D‖₂ ‖u‖₂))` for a coordinate-major field `u`
+    /// (`n·d`); the relative value is 0 when `u = 0`. `work` is `c × d` scratch.
+    pub fn residual(&self, u: &[f64], work: &mut Mat<f64>) -> (f64, f64) {
+        let n = self.scalar.ncols();
+        faer::linalg::matmul::matmul(
+            work.as_mut(),
+            faer::Accum::Replace,
+            self.scalar.as_ref(),
+            faer::MatRef::from_column_major_slice(u, n, u.len() / n),
+            1.0,
+            faer::Par::Seq,
+        );
+        let abs = work.norm_l2();
+        let un = u.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let rel = if un > 0.0 && self.norm > 0.0 {
+            abs / (self.norm * un)
+        } else {
+            0.0
+        };
+        (abs, rel)
+    }
+
     /// `Â` row-major (`c × n`).
     pub fn rows(&self) -> Vec<f64> {
         let (c, n) = (self.scalar.nrows(), self.scalar.ncols());
