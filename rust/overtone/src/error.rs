@@ -63,6 +63,9 @@ pub enum OvertoneError {
     /// An example pose that cannot be used.
     #[error("example pose {example} is unusable: {reason}")]
     Example { example: usize, reason: String },
+    /// A blendshape (morph target) that cannot be used.
+    #[error("blendshape {target} is unusable: {reason}")]
+    Blendshape { target: usize, reason: String },
 }
 
 /// Result alias used throughout the crate.

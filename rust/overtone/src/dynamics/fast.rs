@@ -83,10 +83,21 @@ pub struct FastPrecompute {
 /// `F_c = Σ_{e∈c} μ vol_e F_e = K̂_c z_i + K̂ᴶ_c p_i` (rows `i`), the mass-weighted cluster
 /// average up to a positive factor. The `r̂ × r̂` matrix is factored once (dense Cholesky) and
 /// the step does not allocate. Per-step cost depends on `k` and the cluster count only.
+///
+/// **Blendshapes.** The rig pose is the morph-then-skin pose, linear per coordinate in the
+/// extended parameters `p̃_i = [p_i, β_1 p_i, …]` with `J̃ = [Ĵ, Ĵ_1, …]`
+/// ([`LbsRig::extended_params_into`]), so every rig term above uses `J̃`, `p̃` in place of `Ĵ`,
+/// `p`. The constraint gains the coupled rows `Δ_tᵀ M D`. A weight field `w` spans the
+/// displacements `u_i = Σ_j a_ij w X̂_j` for every `d × (d+1)` matrix `a`; `Δ_tᵀ M D u =
+/// Σ_ij a_ij (m ⊙ d ⊙ Δ_t,i ⊙ X̂_j)ᵀ w` vanishes for every `a` iff `(m ⊙ d ⊙ Δ_t,i ⊙ X̂_j)ᵀ w = 0`
+/// for all `i, j`: the scalar rows `G_{t,i} = m ⊙ d ⊙ Δ_t,i` join `Â`
+/// ([`RigConstraint::per_coordinate_rows`]) before the weight-space rows are formed, and
+/// `Jᵀ M D B = 0` holds structurally for the blendshape columns too.
 pub struct FastSolver {
     dim: usize,
     n: usize,
     rr: usize,
+    /// Columns of `J̃`, `c̃ = c(1+T)`.
     n_rig: usize,
     rig: LbsRig,
     basis: SkinningBasis,
@@ -107,14 +118,22 @@ pub struct FastSolver {
     /// `ÂB̂` (`c × r̂`) and `B̂ᵀB̂` (`r̂ × r̂`), for the residual.
     a_b: Vec<f64>,
     b_b: Vec<f64>,
+    /// `G_{t,i} B̂` (`T·d × r̂`, row `t·d + i`), for the blendshape residual.
+    g_b: Vec<f64>,
     constraint_norm: f64,
+    blend_norm: f64,
     n_clusters: usize,
     info: FastPrecompute,
     // state
     z: Vec<f64>,
     zdot: Vec<f64>,
+    /// Extended parameters `p̃` (`d·c̃`) and their finite-difference velocity.
     p: Vec<f64>,
     pdot: Vec<f64>,
+    /// The rig parameters `p` as given (`n_params`).
+    p_full: Vec<f64>,
+    /// `p̃` of the next pose (workspace).
+    p_ext: Vec<f64>,
     warm: Vec<[f64; 4]>,
     // workspace
     base: Vec<f64>,
@@ -141,7 +160,9 @@ pub struct ReducedModel {
     bm1: Vec<f64>,
     a_b: Vec<f64>,
     b_b: Vec<f64>,
+    g_b: Vec<f64>,
     constraint_norm: f64,
+    blend_norm: f64,
     n_clusters: usize,
     rr: usize,
     cluster_space: Option<ClusterSpace>,
@@ -188,7 +209,7 @@ fn build_reduced_model(
 ) -> Result<ReducedModel> {
     let (d, n, c) = (mesh.dim(), mesh.n_vertices(), jh.ncols());
     let a_hat = &rc.scalar;
-    let pre = build_fast_precompute(mesh, a_hat, fast)?;
+    let pre = build_fast_precompute(mesh, &rc.per_coordinate_rows(), fast)?;
     stage("skinning eigenmodes and clusters");
     let basis = SkinningBasis::new(&pre.weight_matrix(), mesh.vertices(), d, mass)?;
     let rr = basis.reduced_dim();
@@ -233,7 +254,30 @@ fn build_reduced_model(
     let cluster_space = ClusterSpace::new_if_cheaper(&k_basis, n_clusters * d, rr, &chol);
     let ab = a_hat * &bd;
     let bb = bd.transpose() * &bd;
-    let orth = spectral_norm(&ab)? / (rc.norm * spectral_norm(&bd)?).max(f64::MIN_POSITIVE);
+    let nt = rc.n_targets();
+    // G_{t,i} B̂, and ‖(JᵀMD)(I_d ⊗ B̂)‖₂ of the stacked rows [I_d ⊗ ÂB̂; (G_{t,0}B̂, …, G_{t,d-1}B̂)].
+    let gb = Mat::from_fn(nt * d, rr, |row, a| {
+        let (t, i) = (row / d, row % d);
+        (0..n).map(|v| rc.blend[(t, i * n + v)] * bd[(v, a)]).sum::<f64>()
+    });
+    let jmdb_norm = if nt == 0 {
+        spectral_norm(&ab)?
+    } else {
+        let cb = ab.nrows();
+        spectral_norm(&Mat::from_fn(d * cb + nt, d * rr, |row, col| {
+            let (i, a) = (col / rr, col % rr);
+            if row < d * cb {
+                if row / cb == i {
+                    ab[(row % cb, a)]
+                } else {
+                    0.0
+                }
+            } else {
+                gb[((row - d * cb) * d + i, a)]
+            }
+        }))?
+    };
+    let orth = jmdb_norm / (rc.norm * spectral_norm(&bd)?).max(f64::MIN_POSITIVE);
     stage("reduced matrices");
     let row_major = |m: &Mat<f64>| -> Vec<f64> {
         (0..m.nrows() * m.ncols())
@@ -250,7 +294,9 @@ fn build_reduced_model(
         bm1,
         a_b: row_major(&ab),
         b_b: row_major(&bb),
+        g_b: row_major(&gb),
         constraint_norm: rc.norm,
+        blend_norm: rc.blend_norm,
         n_clusters,
         rr,
         cluster_space,
@@ -318,13 +364,13 @@ impl FastSolver {
         let lame = lame_parameters(material.youngs_modulus, material.poisson_ratio)?;
         let vols = element_volumes(mesh);
         let mass = lumped_mass(mesh, &vols, material.density);
-        let jh = rig.scalar_jacobian();
+        let jh = rig.extended_jacobian();
         let c = jh.ncols();
         let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
-        let a_hat = &rc.scalar;
+        let (cb, nt) = (rc.scalar.nrows(), rc.n_targets());
         stage("operators", &mut info);
 
-        let key = fast_precompute_key(mesh, a_hat, fast, lame.mu, params.dt);
+        let key = fast_precompute_key(mesh, &rc.per_coordinate_rows(), rig.deltas(), fast, lame.mu, params.dt);
         let consistent = |m: &ReducedModel| {
             m.basis.n_vertices() == n
                 && m.rr == m.basis.reduced_dim()
@@ -332,7 +378,8 @@ impl FastSolver {
                 && m.k_rig.len() == m.n_clusters * d * c
                 && m.bmj.len() == m.rr * c
                 && m.blj.len() == m.rr * c
-                && m.a_b.len() == c * m.rr
+                && m.a_b.len() == cb * m.rr
+                && m.g_b.len() == nt * d * m.rr
                 && m.b_b.len() == m.rr * m.rr
                 && m.chol.n == m.rr
         };
@@ -376,7 +423,9 @@ impl FastSolver {
             bm1,
             a_b,
             b_b,
+            g_b,
             constraint_norm,
+            blend_norm,
             n_clusters,
             rr,
             cluster_space,
@@ -389,6 +438,7 @@ impl FastSolver {
         } else {
             params.gravity.clone()
         };
+        let n_params = rig.n_params();
         let mut solver = Self {
             dim: d,
             n,
@@ -407,13 +457,17 @@ impl FastSolver {
             bm1,
             a_b,
             b_b,
+            g_b,
             constraint_norm,
+            blend_norm,
             n_clusters,
             info,
             z: vec![0.0; d * rr],
             zdot: vec![0.0; d * rr],
             p: vec![0.0; d * c],
             pdot: vec![0.0; d * c],
+            p_full: vec![0.0; n_params],
+            p_ext: vec![0.0; d * c],
             warm: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
             base: vec![0.0; d * rr],
             f_rig: vec![0.0; n_clusters * d * d],
@@ -431,7 +485,8 @@ impl FastSolver {
     /// Puts the body at rest in pose `p0`.
     pub fn reset(&mut self, p0: &[f64]) -> Result<()> {
         self.check_params(p0)?;
-        self.p.copy_from_slice(p0);
+        self.rig.extended_params_into(p0, &mut self.p);
+        self.p_full.copy_from_slice(p0);
         self.pdot.fill(0.0);
         self.z.fill(0.0);
         self.zdot.fill(0.0);
@@ -459,8 +514,21 @@ impl FastSolver {
 
     /// The step without the residual diagnostic; returns the iterations taken. Does not
     /// allocate.
-    pub fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
-        self.check_params(p_next)?;
+    pub fn advance(&mut self, p_given: &[f64]) -> Result<usize> {
+        self.check_params(p_given)?;
+        // The extended parameters p̃ (equal to p without blendshapes); taken out of `self` for
+        // the step (no allocation) and put back at the end.
+        let mut p_ext = std::mem::take(&mut self.p_ext);
+        self.rig.extended_params_into(p_given, &mut p_ext);
+        let result = self.advance_extended(&p_ext);
+        if result.is_ok() {
+            self.p_full.copy_from_slice(p_given);
+        }
+        self.p_ext = p_ext;
+        result
+    }
+
+    fn advance_extended(&mut self, p_next: &[f64]) -> Result<usize> {
         let (d, rr, c, h) = (self.dim, self.rr, self.n_rig, self.h);
         let h2 = h * h;
         // Constant part of the right-hand side.
@@ -590,10 +658,57 @@ impl FastSolver {
         }
     }
 
-    /// `(‖Jᵀ M D B z‖₂, relative to ‖Jᵀ M D‖₂ ‖B z‖₂)` from the precomputed `ÂB̂` and `B̂ᵀB̂`.
+    /// `‖G B z‖₂²` (blendshape rows) from the precomputed `G_{t,i} B̂`.
+    fn blendshape_product_sq(&self) -> f64 {
+        let (d, rr) = (self.dim, self.rr);
+        let nt = self.g_b.len() / (d * rr).max(1);
+        (0..nt)
+            .map(|t| {
+                let s: f64 = (0..d)
+                    .map(|i| {
+                        dot(
+                            &self.g_b[(t * d + i) * rr..(t * d + i + 1) * rr],
+                            &self.z[i * rr..(i + 1) * rr],
+                        )
+                    })
+                    .sum();
+                s * s
+            })
+            .sum()
+    }
+
+    /// `‖B z‖_2²` from the precomputed `B̂ᵀB̂`.
+    fn displacement_norm_sq(&self) -> f64 {
+        let (d, rr) = (self.dim, self.rr);
+        let mut den = 0.0;
+        for i in 0..d {
+            let zi = &self.z[i * rr..(i + 1) * rr];
+            for a in 0..rr {
+                den += zi[a] * dot(&self.b_b[a * rr..(a + 1) * rr], zi);
+            }
+        }
+        den
+    }
+
+    /// `(‖G B z‖₂, relative to ‖G‖₂ ‖B z‖₂)`: the residual against the blendshape columns alone
+    /// (zeros without blendshapes). Does not allocate.
+    pub fn blendshape_residual(&self) -> (f64, f64) {
+        let abs = self.blendshape_product_sq().sqrt();
+        let un = self.displacement_norm_sq().max(0.0).sqrt();
+        let rel = if un > 0.0 && self.blend_norm > 0.0 {
+            abs / (self.blend_norm * un)
+        } else {
+            0.0
+        };
+        (abs, rel)
+    }
+
+    /// `(‖Jᵀ M D B z‖₂, relative to ‖Jᵀ M D‖₂ ‖B z‖₂)` from the precomputed `ÂB̂`, `G_{t,i}B̂`
+    /// and `B̂ᵀB̂` (bone and blendshape rows together).
     pub fn constraint_residual(&self) -> (f64, f64) {
-        let (d, rr, c) = (self.dim, self.rr, self.n_rig);
-        let (mut num, mut den) = (0.0, 0.0);
+        let (d, rr) = (self.dim, self.rr);
+        let c = self.a_b.len() / rr.max(1);
+        let (mut num, mut den) = (self.blendshape_product_sq(), 0.0);
         for i in 0..d {
             let zi = &self.z[i * rr..(i + 1) * rr];
             for k in 0..c {
@@ -636,9 +751,9 @@ impl FastSolver {
     pub fn rig(&self) -> &LbsRig {
         &self.rig
     }
-    /// The current rig parameters.
+    /// The current rig parameters `p` (bones, then blendshape weights).
     pub fn rig_params(&self) -> &[f64] {
-        &self.p
+        &self.p_full
     }
     /// What the precompute produced.
     pub fn precompute(&self) -> &FastPrecompute {

@@ -14,7 +14,7 @@ use crate::shape_matching::stretch::{
     polar_stretch_2d, polar_stretch_3d, stretch_len, stretch_matrix_2d, stretch_matrix_3d,
 };
 use crate::shape_matching::{ExampleManifold, ManifoldScope};
-use crate::solve::{ConstrainedSolve, PARALLEL_MIN_VERTICES};
+use crate::solve::{BlendshapeProjection, ConstrainedSolve, PARALLEL_MIN_VERTICES};
 
 /// Example poses offered to the local step (example-aware complementary dynamics): per element,
 /// the target `R_e S*_e` with `S*_e` the projection of the element's stretch on the examples'
@@ -59,6 +59,11 @@ pub struct StepReport {
 /// constraint is `Â u_i = 0` for each coordinate `i` with `Â = Ĵᵀ diag(m ⊙ d)`, so one scalar
 /// `n × n` Cholesky factorization and one `c × c` Schur complement (`c = m_bones (d+1)`) serve
 /// every coordinate ([`ConstrainedSolve`]).
+///
+/// A rig with blendshapes adds one coupled row `Δ_tᵀ M D u_c = 0` per target (the rest-space
+/// delta columns of `J`, see [`LbsRig`]); a second, small Schur step enforces them after the
+/// per-coordinate solve ([`BlendshapeProjection`]), so the result is the exact minimiser under
+/// all rows. The rig pose `J p` is the morph-then-skin pose of [`LbsRig::apply`].
 pub struct FullOrderSolver {
     dim: usize,
     n: usize,
@@ -71,6 +76,8 @@ pub struct FullOrderSolver {
     /// `Â` (`c × n`).
     constraint: RigConstraint,
     solve: ConstrainedSolve,
+    /// The blendshape rows' Schur step (`None` without blendshapes).
+    blend: Option<BlendshapeProjection>,
     params: SolverParams,
     gravity: Vec<f64>,
     // state
@@ -127,7 +134,16 @@ impl FullOrderSolver {
         })?;
 
         let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
-        let solve = ConstrainedSolve::new(&h_mat, &rc.rows(), dim, "global step matrix L + M/h^2")?;
+        let mut solve = ConstrainedSolve::new(&h_mat, &rc.rows(), dim, "global step matrix L + M/h^2")?;
+        let blend = if rc.n_targets() > 0 {
+            Some(BlendshapeProjection::new(
+                &mut solve,
+                &rc.blend,
+                "global step matrix L + M/h^2",
+            )?)
+        } else {
+            None
+        };
         let constraint = rc;
         let c = constraint.scalar.nrows();
 
@@ -146,6 +162,7 @@ impl FullOrderSolver {
             rig,
             constraint,
             solve,
+            blend,
             params: params.clone(),
             gravity,
             x: vec![0.0; n * dim],
@@ -235,6 +252,9 @@ impl FullOrderSolver {
             self.rhs.copy_from_slice(&self.inertia);
             self.jac.gather_slot_vectors(&self.slot_forces, &mut self.rhs);
             self.solve.solve_field_in_place(&mut self.rhs);
+            if let Some(b) = &mut self.blend {
+                b.project_in_place(&mut self.rhs);
+            }
             std::mem::swap(&mut self.u, &mut self.rhs);
             if let Some(tol) = self.params.tolerance {
                 let du = self
@@ -252,6 +272,9 @@ impl FullOrderSolver {
         // One refinement of the projection: the constraint then holds to round-off relative
         // to ‖u_c‖ itself, also when u_c is tiny (a rig motion the physics fully absorbs).
         self.solve.project_field_in_place(&mut self.u);
+        if let Some(b) = &mut self.blend {
+            b.project_in_place(&mut self.u);
+        }
         if let Some(k) = self.u.iter().position(|x| !x.is_finite()) {
             self.u.copy_from_slice(&self.u_start);
             return Err(OvertoneError::Factorization {
@@ -375,6 +398,9 @@ impl FullOrderSolver {
         check_finite("displacement", u, 1)?;
         let mut proj = u.to_vec();
         self.solve.project_field_in_place(&mut proj);
+        if let Some(b) = &mut self.blend {
+            b.project_in_place(&mut proj);
+        }
         for k in 0..proj.len() {
             self.x[k] += proj[k] - self.u[k];
         }
@@ -521,9 +547,26 @@ impl FullOrderSolver {
         }
     }
 
-    /// `(‖Jᵀ M D u_c‖₂, relative)` for the current state.
+    /// `(‖Jᵀ M D u_c‖₂, relative)` for the current state (bone and blendshape rows together).
     pub fn constraint_residual(&mut self) -> (f64, f64) {
         self.constraint.residual(&self.u, &mut self.au)
+    }
+
+    /// `(‖G u_c‖₂, ‖G u_c‖₂/(‖G‖₂‖u_c‖₂))` against the blendshape columns alone (zeros without
+    /// blendshapes).
+    pub fn blendshape_residual(&self) -> (f64, f64) {
+        self.constraint.blendshape_residual(&self.u)
+    }
+
+    /// `(‖(I ⊗ Â) u_c‖₂, relative to ‖Â‖₂‖u_c‖₂)` against the bone columns alone.
+    pub fn bone_residual(&mut self) -> (f64, f64) {
+        self.constraint.bone_residual(&self.u, &mut self.au)
+    }
+
+    /// Independent blendshape constraint directions kept, and targets given (`(0, 0)` without
+    /// blendshapes).
+    pub fn blendshape_rank(&self) -> (usize, usize) {
+        self.blend.as_ref().map(|b| (b.rank(), b.n_targets())).unwrap_or((0, 0))
     }
 
     /// Spatial dimension `d`.

@@ -85,6 +85,12 @@ impl NewtonCdSolver {
         let energy = ElasticEnergy::new(mesh, model, lame.mu, lame.lambda)?;
 
         // Â = Ĵᵀ diag(m ⊙ d), and the constraint on all n·d unknowns: I_d ⊗ Â.
+        if rig.n_targets() > 0 {
+            return Err(OvertoneError::Unsupported(format!(
+                "the rig has {} blendshapes; Newton's method (neo-Hookean) runs bone rigs only: use the ARAP solvers (--solver full or fast, material model arap)",
+                rig.n_targets()
+            )));
+        }
         let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
         let c = rc.scalar.nrows();
         let nd = n * dim;

@@ -17,6 +17,21 @@ pub const NEGATIVE_WEIGHT_TOLERANCE: f64 = 1e-6;
 /// parameters `p`, `x = J p`. Parameters are stored coordinate-major to match the fields:
 /// `p[i·c + b·(d+1) + j] = (T_b)_ij` with `c = m(d+1)`, so that `J = I_d ⊗ Ĵ` where the scalar
 /// Jacobian `Ĵ` (`n × c`) has entries `Ĵ_{v, b(d+1)+j} = w_vb [X_v; 1]_j`.
+///
+/// **Blendshapes** ([`with_blendshapes`](Self::with_blendshapes)): `T` morph targets, each a
+/// rest-space offset field `Δ_t` (`n × d`, length units). They are applied before skinning, as
+/// glTF does: `x_v = Σ_b w_vb T_b [X_v + Σ_t β_t Δ_tv; 1]`. The target weights `β` (dimensionless)
+/// join the parameters: `p = [p_lbs (d·c), β (T)]`. The rig pose is then bilinear in
+/// `(p_lbs, β)`; per coordinate it is `x_i = Ĵ p_i + Σ_t β_t Ĵ_t p_i` with the skinned-delta
+/// Jacobians `Ĵ_t` (`n × c`, `(Ĵ_t)_{v, b(d+1)+j} = w_vb Δ_tvj` for `j < d`, 0 for the
+/// translation column) — see [`extended_params_into`](Self::extended_params_into).
+///
+/// The rig-orthogonality constraint uses the paper's constant Jacobian
+/// `J = [I_d ⊗ Ĵ, Δ]`: one extra column per target, the rest-space delta `Δ_t` (a `d·n` vector
+/// that couples the coordinates). For a blendshape-only rig (bones at rest) this is exactly
+/// `∂x/∂β_t`; with posed bones the true derivative is the skinned delta
+/// `Σ_b w_vb A_b Δ_tv`, which the constant column approximates (exact where the bones driving
+/// the morphed region do not rotate or scale).
 #[derive(Clone, Debug)]
 pub struct LbsRig {
     dim: usize,
@@ -25,6 +40,9 @@ pub struct LbsRig {
     weights: Vec<f64>,
     /// `n × d`, row-major.
     rest: Vec<f64>,
+    /// Blendshape deltas `Δ`, `T × n × d` row-major (empty without blendshapes).
+    deltas: Vec<f64>,
+    n_targets: usize,
 }
 
 impl LbsRig {
@@ -75,7 +93,121 @@ impl LbsRig {
             n_bones,
             weights: w,
             rest: rest.to_vec(),
+            deltas: Vec::new(),
+            n_targets: 0,
         })
+    }
+
+    /// Adds `n_targets` blendshapes (morph targets): `deltas` is `T × n × d` row-major, the
+    /// rest-space offset of every vertex for each target (length units). The parameter vector
+    /// grows by `T` target weights (see the type docs).
+    ///
+    /// Refuses a wrong length, NaN/Inf, and a target whose deltas are all zero (an exporter
+    /// fault: it would add a column of zeros to `J`). Linearly dependent targets, or targets the
+    /// bones can already make (a uniform offset), are accepted: the solvers keep only the
+    /// independent constraint directions (rank revelation).
+    pub fn with_blendshapes(mut self, deltas: &[f64], n_targets: usize) -> Result<Self> {
+        let (n, d) = (self.n_vertices(), self.dim);
+        if deltas.len() != n_targets * n * d {
+            return Err(OvertoneError::size(
+                "blendshape deltas",
+                format!(
+                    "{n_targets} targets x {n} vertices x {d} = {} numbers",
+                    n_targets * n * d
+                ),
+                format!("{} numbers", deltas.len()),
+            ));
+        }
+        for (t, field) in deltas.chunks_exact((n * d).max(1)).enumerate() {
+            if let Some(i) = field.iter().position(|x| !x.is_finite()) {
+                return Err(OvertoneError::Blendshape {
+                    target: t,
+                    reason: format!("non-finite delta at vertex {}, coordinate {}", i / d, i % d),
+                });
+            }
+            if field.iter().all(|&x| x == 0.0) {
+                return Err(OvertoneError::Blendshape {
+                    target: t,
+                    reason: "every delta is zero; remove the target or re-export it".into(),
+                });
+            }
+        }
+        self.deltas = deltas.to_vec();
+        self.n_targets = n_targets;
+        Ok(self)
+    }
+
+    /// Number of blendshapes `T`.
+    pub fn n_targets(&self) -> usize {
+        self.n_targets
+    }
+    /// Blendshape deltas, `T × n × d` row-major.
+    pub fn deltas(&self) -> &[f64] {
+        &self.deltas
+    }
+    /// Rest positions, `n × d` row-major.
+    pub fn rest(&self) -> &[f64] {
+        &self.rest
+    }
+    /// Length of the bone part of the parameter vector, `d·m(d+1)`.
+    pub fn n_bone_params(&self) -> usize {
+        self.dim * self.n_scalar_params()
+    }
+
+    /// The skinned-delta Jacobian `Ĵ_t` of target `t` (`n × m(d+1)`, see the type docs).
+    pub fn skinned_delta_jacobian(&self, t: usize) -> Mat<f64> {
+        let (d, m, n) = (self.dim, self.n_bones, self.n_vertices());
+        let delta = &self.deltas[t * n * d..(t + 1) * n * d];
+        Mat::from_fn(n, m * (d + 1), |v, col| {
+            let (b, j) = (col / (d + 1), col % (d + 1));
+            if j < d {
+                self.weights[v * m + b] * delta[v * d + j]
+            } else {
+                0.0
+            }
+        })
+    }
+
+    /// The extended scalar Jacobian `J̃ = [Ĵ, Ĵ_1, …, Ĵ_T]` (`n × c(1+T)`): with the extended
+    /// parameters of [`extended_params_into`](Self::extended_params_into), the rig pose is the
+    /// linear map `x_i = J̃ p̃_i` per coordinate.
+    pub fn extended_jacobian(&self) -> Mat<f64> {
+        let c = self.n_scalar_params();
+        let mut out = Mat::<f64>::zeros(self.n_vertices(), c * (1 + self.n_targets));
+        out.as_mut()
+            .submatrix_mut(0, 0, self.n_vertices(), c)
+            .copy_from(self.scalar_jacobian());
+        for t in 0..self.n_targets {
+            out.as_mut()
+                .submatrix_mut(0, c * (1 + t), self.n_vertices(), c)
+                .copy_from(self.skinned_delta_jacobian(t));
+        }
+        out
+    }
+
+    /// Columns of [`extended_jacobian`](Self::extended_jacobian), `c̃ = c(1+T)`.
+    pub fn n_extended_scalar_params(&self) -> usize {
+        self.n_scalar_params() * (1 + self.n_targets)
+    }
+
+    /// Extended parameters `p̃` (`d × c(1+T)`, coordinate-major) from `p = [p_lbs, β]`:
+    /// `p̃_i = [p_i, β_1 p_i, …, β_T p_i]`, so that `x_i = J̃ p̃_i` equals the morph-then-skin
+    /// pose. `p` must have [`n_params`](Self::n_params) values (not checked here; the solvers
+    /// check it). Does not allocate.
+    pub fn extended_params_into(&self, p: &[f64], out: &mut [f64]) {
+        let (d, c, nt) = (self.dim, self.n_scalar_params(), self.n_targets);
+        let ce = c * (1 + nt);
+        let beta = &p[d * c..];
+        for i in 0..d {
+            let pi = &p[i * c..(i + 1) * c];
+            let oi = &mut out[i * ce..(i + 1) * ce];
+            oi[..c].copy_from_slice(pi);
+            for t in 0..nt {
+                for (o, x) in oi[c * (1 + t)..c * (2 + t)].iter_mut().zip(pi) {
+                    *o = beta[t] * x;
+                }
+            }
+        }
     }
 
     /// Spatial dimension `d`.
@@ -94,9 +226,9 @@ impl LbsRig {
     pub fn n_scalar_params(&self) -> usize {
         self.n_bones * (self.dim + 1)
     }
-    /// Length of the full parameter vector, `d·m(d+1)`.
+    /// Length of the full parameter vector, `d·m(d+1) + T` (bones, then target weights).
     pub fn n_params(&self) -> usize {
-        self.dim * self.n_scalar_params()
+        self.dim * self.n_scalar_params() + self.n_targets
     }
     /// Normalised weights, `n × m` row-major.
     pub fn weights(&self) -> &[f64] {
@@ -113,16 +245,59 @@ impl LbsRig {
         })
     }
 
-    /// Rig parameters `p` from per-bone transforms (`m × d × (d+1)`, each row-major).
+    /// Rig parameters `p` from per-bone transforms (`m × d × (d+1)`, each row-major), for a
+    /// rig without blendshapes (use [`params_from_pose`](Self::params_from_pose) otherwise).
     pub fn params_from_transforms(&self, transforms: &[f64]) -> Result<Vec<f64>> {
         let mut p = vec![0.0; self.n_params()];
         self.params_from_transforms_into(transforms, &mut p)?;
         Ok(p)
     }
 
+    /// Rig parameters from per-bone transforms and the `T` blendshape weights.
+    pub fn params_from_pose(&self, transforms: &[f64], target_weights: &[f64]) -> Result<Vec<f64>> {
+        let mut p = vec![0.0; self.n_params()];
+        self.params_from_pose_into(transforms, target_weights, &mut p)?;
+        Ok(p)
+    }
+
+    /// [`params_from_pose`](Self::params_from_pose) into a caller's buffer (no allocation;
+    /// `out` is untouched on error).
+    pub fn params_from_pose_into(&self, transforms: &[f64], target_weights: &[f64], out: &mut [f64]) -> Result<()> {
+        if target_weights.len() != self.n_targets {
+            return Err(OvertoneError::size(
+                "blendshape weights",
+                format!("{} (one per target)", self.n_targets),
+                target_weights.len(),
+            ));
+        }
+        check_finite("blendshape weights", target_weights, 1)?;
+        if out.len() != self.n_params() {
+            return Err(OvertoneError::size("rig parameter buffer", self.n_params(), out.len()));
+        }
+        let nb = self.n_bone_params();
+        self.bone_params_into(transforms, &mut out[..nb])?;
+        out[nb..].copy_from_slice(target_weights);
+        Ok(())
+    }
+
     /// [`params_from_transforms`](Self::params_from_transforms) into a caller's buffer of
-    /// [`n_params`](Self::n_params) values (no allocation; `out` is untouched on error).
+    /// [`n_params`](Self::n_params) values (no allocation; `out` is untouched on error). Refuses
+    /// a rig with blendshapes (their weights would be missing).
     pub fn params_from_transforms_into(&self, transforms: &[f64], out: &mut [f64]) -> Result<()> {
+        if self.n_targets > 0 {
+            return Err(OvertoneError::size(
+                "blendshape weights",
+                format!("{} (one per target; use params_from_pose)", self.n_targets),
+                0,
+            ));
+        }
+        if out.len() != self.n_params() {
+            return Err(OvertoneError::size("rig parameter buffer", self.n_params(), out.len()));
+        }
+        self.bone_params_into(transforms, out)
+    }
+
+    fn bone_params_into(&self, transforms: &[f64], out: &mut [f64]) -> Result<()> {
         let (d, m) = (self.dim, self.n_bones);
         let per = d * (d + 1);
         if transforms.len() != m * per {
@@ -131,9 +306,6 @@ impl LbsRig {
                 format!("{m} bones x {d}x{} affine matrices = {} numbers", d + 1, m * per),
                 transforms.len(),
             ));
-        }
-        if out.len() != self.n_params() {
-            return Err(OvertoneError::size("rig parameter buffer", self.n_params(), out.len()));
         }
         check_finite("bone transforms", transforms, per)?;
         let c = m * (d + 1);
@@ -147,14 +319,27 @@ impl LbsRig {
         Ok(())
     }
 
-    /// `x = J p`, written coordinate-major into `out` (`n·d`): `x_i = Ĵ p_i`.
+    /// The rig pose, written coordinate-major into `out` (`n·d`): `x_i = Ĵ p_i` without
+    /// blendshapes; with them the morph-then-skin pose
+    /// `x_v = Σ_b w_vb T_b [X_v + Σ_t β_t Δ_tv; 1]`. Does not allocate.
     pub fn apply(&self, p: &[f64], out: &mut [f64]) {
         let (d, m, n) = (self.dim, self.n_bones, self.n_vertices());
         let c = m * (d + 1);
+        let beta = &p[d * c..];
         for i in 0..d {
             let pi = &p[i * c..(i + 1) * c];
             for v in 0..n {
-                let xv = &self.rest[v * d..(v + 1) * d];
+                let mut xm = [0.0; 3];
+                xm[..d].copy_from_slice(&self.rest[v * d..(v + 1) * d]);
+                for (t, bt) in beta.iter().enumerate() {
+                    if *bt != 0.0 {
+                        let dv = &self.deltas[(t * n + v) * d..(t * n + v + 1) * d];
+                        for j in 0..d {
+                            xm[j] += bt * dv[j];
+                        }
+                    }
+                }
+                let xv = &xm[..d];
                 let mut s = 0.0;
                 for b in 0..m {
                     let w = self.weights[v * m + b];

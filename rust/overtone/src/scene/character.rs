@@ -230,6 +230,7 @@ impl Character {
             frames,
             momentum_weights,
             examples: None,
+            blendshapes: None,
             model: ElasticModel::Arap,
             material: settings.material,
             dt: 1.0 / settings.fps,

@@ -224,6 +224,7 @@ pub fn read_fast_cody_scene(mesh_path: &Path, rig_path: &Path, anim_path: &Path)
         frames,
         momentum_weights: None,
         examples: None,
+        blendshapes: None,
         model: ElasticModel::Arap,
         material: MATERIAL,
         dt: DT,

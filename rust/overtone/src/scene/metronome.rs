@@ -101,5 +101,6 @@ pub fn metronome_beam(cfg: MetronomeBeam) -> crate::Result<Scene> {
         dt: 0.01,
         gravity: vec![0.0, 0.0],
         examples: None,
+        blendshapes: None,
     })
 }

@@ -76,6 +76,19 @@ pub struct Scene {
     pub gravity: Vec<f64>,
     /// Example poses for example-aware complementary dynamics (`None`: plain ARAP).
     pub examples: Option<SceneExamples>,
+    /// Blendshapes (morph targets) and their weight per frame (`None`: a bone rig).
+    pub blendshapes: Option<SceneBlendshapes>,
+}
+
+/// Blendshapes of a scene: extra rig columns (see [`crate::rig::LbsRig::with_blendshapes`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneBlendshapes {
+    /// Rest-space offsets, `T × n × d` row-major (length units of the mesh).
+    pub deltas: Vec<f64>,
+    /// Number of targets `T`.
+    pub n_targets: usize,
+    /// Per frame, the `T` target weights (dimensionless; the rig pose is morph-then-skin).
+    pub weights: Vec<Vec<f64>>,
 }
 
 /// Example poses offered to the complementary-dynamics local step
@@ -91,11 +104,59 @@ pub struct SceneExamples {
 }
 
 impl Scene {
+    /// The scene's rig: LBS over the rest mesh, plus its blendshapes if any.
+    pub fn rig(&self) -> Result<crate::rig::LbsRig> {
+        let rig = crate::rig::LbsRig::new(self.mesh.dim(), self.mesh.vertices(), &self.weights, self.n_bones)?;
+        match &self.blendshapes {
+            None => Ok(rig),
+            Some(b) => rig.with_blendshapes(&b.deltas, b.n_targets),
+        }
+    }
+
+    /// The rig parameters of frame `k` (bone transforms, then blendshape weights) into `out`
+    /// (`rig.n_params()` values; no allocation).
+    pub fn frame_params_into(&self, rig: &crate::rig::LbsRig, k: usize, out: &mut [f64]) -> Result<()> {
+        let frame = self
+            .frames
+            .get(k)
+            .ok_or_else(|| OvertoneError::setting("frame", k, format!("the scene has {} frames", self.frames.len())))?;
+        match &self.blendshapes {
+            None => rig.params_from_transforms_into(frame, out),
+            Some(b) => rig.params_from_pose_into(frame, &b.weights[k], out),
+        }
+    }
+
     /// Checks that every array matches the mesh: weights `n × m`, each frame `m·d(d+1)` finite
     /// numbers, `D` of length `n`, gravity of length `d`, material and `dt` in range.
     pub fn validate(&self) -> Result<()> {
         let (n, d, m) = (self.mesh.n_vertices(), self.mesh.dim(), self.n_bones);
-        crate::rig::LbsRig::new(d, self.mesh.vertices(), &self.weights, m)?;
+        self.rig()?;
+        if let Some(b) = &self.blendshapes {
+            if b.weights.len() != self.frames.len() {
+                return Err(OvertoneError::size(
+                    "blendshape weights",
+                    format!("one row per frame ({})", self.frames.len()),
+                    format!("{} rows", b.weights.len()),
+                ));
+            }
+            for (f, row) in b.weights.iter().enumerate() {
+                if row.len() != b.n_targets {
+                    return Err(OvertoneError::size(
+                        format!("blendshape weights of frame {f}"),
+                        format!("{} (one per target)", b.n_targets),
+                        row.len(),
+                    ));
+                }
+                check_finite(&format!("blendshape weights of frame {f}"), row, 1)?;
+            }
+            if b.n_targets == 0 {
+                return Err(OvertoneError::setting(
+                    "blendshapes",
+                    0,
+                    "no targets; remove them or give at least one",
+                ));
+            }
+        }
         if self.frames.is_empty() {
             return Err(OvertoneError::setting(
                 "frames",

@@ -8,7 +8,7 @@ use crate::dynamics::Material;
 use crate::error::{OvertoneError, Result};
 use crate::io::write_atomically;
 use crate::mesh::SimplexMesh;
-use crate::scene::{ElasticModel, Scene, SceneExamples};
+use crate::scene::{ElasticModel, Scene, SceneBlendshapes, SceneExamples};
 use crate::shape_matching::ManifoldScope;
 
 /// The value of the `format` key.
@@ -21,6 +21,16 @@ struct MaterialFile {
     youngs_modulus: f64,
     poisson_ratio: f64,
     density: f64,
+}
+
+/// `"blendshapes"`: morph targets as extra rig columns.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlendshapesFile {
+    /// Per target, per vertex, the rest-space offset (`T × n × d`).
+    deltas: Vec<Vec<Vec<f64>>>,
+    /// Per frame, the `T` target weights.
+    weights: Vec<Vec<f64>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -45,6 +55,8 @@ struct SceneFile {
     example_beta: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     example_manifold: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    blendshapes: Option<BlendshapesFile>,
 }
 
 fn flatten<T: Copy>(path: &Path, what: &str, rows: Vec<Vec<T>>, width: usize) -> Result<Vec<T>> {
@@ -68,7 +80,9 @@ fn flatten<T: Copy>(path: &Path, what: &str, rows: Vec<Vec<T>>, width: usize) ->
 /// rest → posed), optional `D` (n), `material` {`model`, `youngs_modulus`, `poisson_ratio`,
 /// `density`}, `dt`, optional `gravity` (d), optional `examples` (examples × n × d example poses
 /// for example-aware complementary dynamics) with optional `example_beta` (default 1) and
-/// `example_manifold` (`global`, default, or `per-element`). Unknown keys are refused.
+/// `example_manifold` (`global`, default, or `per-element`), optional `blendshapes`
+/// {`deltas` (targets × n × d rest-space offsets), `weights` (frames × targets)}: morph targets
+/// applied before skinning, one extra rig column each. Unknown keys are refused.
 pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
     let f: SceneFile = serde_json::from_str(text).map_err(|e| OvertoneError::parse(path, format!("{e}")))?;
     if f.format != SCENE_FORMAT {
@@ -136,6 +150,36 @@ pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
             })
         }
     };
+    let blendshapes = match f.blendshapes {
+        None => None,
+        Some(b) => {
+            let n_targets = b.deltas.len();
+            if n_targets == 0 {
+                return Err(OvertoneError::parse(
+                    path,
+                    "blendshapes.deltas is empty; remove the key or give targets",
+                ));
+            }
+            let mut deltas = Vec::with_capacity(n_targets * n * d);
+            for (t, target) in b.deltas.into_iter().enumerate() {
+                if target.len() != n {
+                    return Err(OvertoneError::parse(
+                        path,
+                        format!(
+                            "blendshapes.deltas[{t}] has {} vertices, expected {n} (the mesh's)",
+                            target.len()
+                        ),
+                    ));
+                }
+                deltas.extend(flatten(path, &format!("blendshapes.deltas[{t}]"), target, d)?);
+            }
+            Some(SceneBlendshapes {
+                deltas,
+                n_targets,
+                weights: b.weights,
+            })
+        }
+    };
     let mesh = SimplexMesh::new(d, vertices, elements)?;
     let scene = Scene {
         name: path
@@ -156,6 +200,7 @@ pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
         dt: f.dt,
         gravity: f.gravity.unwrap_or_else(|| vec![0.0; d]),
         examples,
+        blendshapes,
     };
     scene.validate()?;
     Ok(scene)
@@ -187,6 +232,14 @@ pub fn scene_to_json(scene: &Scene) -> String {
             .map(|ex| ex.poses.iter().map(|p| rows(p, d)).collect()),
         example_beta: scene.examples.as_ref().map(|ex| ex.beta),
         example_manifold: scene.examples.as_ref().map(|ex| ex.manifold.name().to_string()),
+        blendshapes: scene.blendshapes.as_ref().map(|b| BlendshapesFile {
+            deltas: b
+                .deltas
+                .chunks(scene.mesh.n_vertices() * d)
+                .map(|t| rows(t, d))
+                .collect(),
+            weights: b.weights.clone(),
+        }),
     };
     serde_json::to_string(&f).expect("scene serialisation cannot fail")
 }

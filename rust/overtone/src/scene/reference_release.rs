@@ -107,6 +107,7 @@ pub fn read_reference_scene(path: &Path, json: &serde_json::Value) -> Result<Sce
         dt,
         gravity: vec![0.0; 3],
         examples: None,
+        blendshapes: None,
     };
     scene.validate()?;
     Ok(scene)

@@ -102,8 +102,8 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
         max_displacement: vec![0.0],
     };
     let mut p = vec![0.0; solver.rig().n_params()];
-    for (k, transforms) in scene.frames.iter().enumerate().skip(1) {
-        solver.rig().params_from_transforms_into(transforms, &mut p)?;
+    for k in 1..scene.frames.len() {
+        scene.frame_params_into(solver.rig(), k, &mut p)?;
         let t = Instant::now();
         let iterations = solver.advance(&p)?;
         run.step_ms.push(t.elapsed().as_secs_f64() * 1e3);
@@ -169,10 +169,10 @@ fn build_solver(
             scene.name
         )));
     }
-    let d = scene.mesh.dim();
     let t0 = Instant::now();
-    let rig = LbsRig::new(d, scene.mesh.vertices(), &scene.weights, scene.n_bones)?;
-    let p0 = rig.params_from_transforms(&scene.frames[0])?;
+    let rig = scene.rig()?;
+    let mut p0 = vec![0.0; rig.n_params()];
+    scene.frame_params_into(&rig, 0, &mut p0)?;
     let dw = match &scene.momentum_weights {
         Some(dw) => dw.clone(),
         None => default_momentum_weights(&scene.mesh)?,

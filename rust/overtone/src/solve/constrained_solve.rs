@@ -120,6 +120,10 @@ impl ConstrainedSolve {
     pub fn n_constraints(&self) -> usize {
         self.n_constraints
     }
+    /// `U_r`, the orthonormal basis (`n × r`) of the constraint rows' span.
+    pub fn basis(&self) -> &Mat<f64> {
+        &self.basis
+    }
 
     /// Overwrites the coordinate-major field `x` (`n·k`, `k ≤ max_rhs`) with the constrained
     /// minimiser for each of its `k` columns. Columns are independent and run in parallel on

@@ -1,10 +1,12 @@
 //! Linear solvers: sparse Cholesky with a reusable workspace, and the constrained (Schur
 //! complement) solve of the complementary-dynamics global step; Newton's method.
 
+mod blendshape_projection;
 mod constrained_solve;
 mod newton;
 mod sparse_cholesky;
 
+pub use blendshape_projection::{BlendshapeProjection, BLENDSHAPE_RANK_TOLERANCE};
 pub use constrained_solve::{
     field_mut, field_ref, orthonormal_constraint_basis, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE,
     PARALLEL_MIN_VERTICES,
