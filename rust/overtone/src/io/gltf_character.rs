@@ -24,6 +24,14 @@ pub struct GltfCharacter {
     /// Per frame, per joint, the skin matrix `G_j · IBM_j` (`3 × 4` row-major): bind space to
     /// posed world space. The mesh node's own transform is ignored, as the glTF spec says.
     pub frames: Vec<Vec<f64>>,
+    /// Morph targets: rest-space position deltas of the welded vertices, `T × n × 3` row-major
+    /// (empty without targets).
+    pub morph_deltas: Vec<f64>,
+    /// Number of morph targets `T` (0 without).
+    pub n_morph_targets: usize,
+    /// Per frame, the `T` morph target weights (animated `weights` channels of the mesh node,
+    /// else the node's or the mesh's default weights, else zero). Empty rows without targets.
+    pub morph_weights: Vec<Vec<f64>>,
     /// Sampling rate (frames per second) and the animation's name.
     pub fps: f64,
     pub animation: String,
@@ -52,7 +60,8 @@ struct Channel {
     property: Property,
     interpolation: Interpolation,
     times: Vec<f64>,
-    /// Keyframe values (3 or 4 components each; for cubic splines `[in, value, out]` triples).
+    /// Keyframe values (3 or 4 components each, `T` for morph weights; for cubic splines
+    /// `[in, value, out]` triples).
     values: Vec<Vec<f64>>,
 }
 
@@ -118,7 +127,12 @@ impl Channel {
 /// Reads the first skinned mesh of a glTF file and samples animation `animation` (by index;
 /// the first when `None`) at `fps` frames per second from its first to its last keyframe.
 ///
-/// Seam duplicates (same position, joints and weights) are welded; weight rows are
+/// Morph targets (`POSITION` deltas; normals and tangents are not used) are read from every
+/// primitive (all must have the same number of targets, as the glTF spec requires); their
+/// weights are sampled from the animation's `weights` channels on the mesh node like the other
+/// channels (linear interpolation is component-wise).
+///
+/// Seam duplicates (same position, joints, weights and morph deltas) are welded; weight rows are
 /// renormalised (they are stored as `f32`/normalised integers); joints without influence keep
 /// a zero column.
 pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> Result<GltfCharacter> {
@@ -172,11 +186,24 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
         ));
     }
 
-    // Positions, weights and triangles of every primitive, then welding.
+    // Positions, weights, morph deltas and triangles of every primitive, then welding.
     let mut positions: Vec<[f64; 3]> = Vec::new();
     let mut vweights: Vec<Vec<f64>> = Vec::new();
+    // Per original vertex, its T deltas (3 each).
+    let mut vdeltas: Vec<Vec<f64>> = Vec::new();
     let mut tris: Vec<usize> = Vec::new();
+    let n_targets = mesh.primitives().next().map(|p| p.morph_targets().count()).unwrap_or(0);
     for prim in mesh.primitives() {
+        if prim.morph_targets().count() != n_targets {
+            return Err(err(
+                path,
+                format!(
+                    "primitive {} has {} morph targets, the first has {n_targets}; glTF requires the same number in every primitive",
+                    prim.index(),
+                    prim.morph_targets().count()
+                ),
+            ));
+        }
         if prim.mode() != gltf::mesh::Mode::Triangles {
             return Err(err(path, "only triangle primitives are supported"));
         }
@@ -199,6 +226,31 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
         if js.len() != pos.len() || ws.len() != pos.len() {
             return Err(err(path, "JOINTS_0/WEIGHTS_0 counts differ from POSITION"));
         }
+        let mut prim_deltas = vec![vec![0.0; 3 * n_targets]; pos.len()];
+        for (t, (dp, _, _)) in r.read_morph_targets().enumerate() {
+            let Some(dp) = dp else { continue };
+            let dp: Vec<[f32; 3]> = dp.collect();
+            if dp.len() != pos.len() {
+                return Err(err(
+                    path,
+                    format!(
+                        "morph target {t} has {} position deltas for {} vertices",
+                        dp.len(),
+                        pos.len()
+                    ),
+                ));
+            }
+            for (v, x) in dp.iter().enumerate() {
+                if x.iter().any(|c| !c.is_finite()) {
+                    return Err(err(
+                        path,
+                        format!("morph target {t}: non-finite delta at vertex {}", positions.len() + v),
+                    ));
+                }
+                prim_deltas[v][3 * t..3 * t + 3].copy_from_slice(&[x[0] as f64, x[1] as f64, x[2] as f64]);
+            }
+        }
+        vdeltas.extend(prim_deltas);
         for ((p, j), w) in pos.iter().zip(&js).zip(&ws) {
             if p.iter().any(|x| !x.is_finite()) || w.iter().any(|x| !x.is_finite() || *x < 0.0) {
                 return Err(err(
@@ -248,17 +300,35 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
     }
     let mut welded: HashMap<Vec<u64>, usize> = HashMap::new();
     let mut original_to_welded = Vec::with_capacity(positions.len());
-    let (mut vertices, mut weights) = (Vec::new(), Vec::new());
-    for (p, w) in positions.iter().zip(&vweights) {
-        let key: Vec<u64> = p.iter().chain(w.iter()).map(|x| x.to_bits()).collect();
+    let (mut vertices, mut weights, mut welded_deltas) = (Vec::new(), Vec::new(), Vec::new());
+    for ((p, w), dl) in positions.iter().zip(&vweights).zip(&vdeltas) {
+        let key: Vec<u64> = p.iter().chain(w.iter()).chain(dl.iter()).map(|x| x.to_bits()).collect();
         let next = vertices.len() / 3;
         let id = *welded.entry(key).or_insert_with(|| {
             vertices.extend_from_slice(p);
             weights.extend_from_slice(w);
+            welded_deltas.push(dl.clone());
             next
         });
         original_to_welded.push(id);
     }
+    let nw = vertices.len() / 3;
+    let mut morph_deltas = vec![0.0; n_targets * nw * 3];
+    for (v, dl) in welded_deltas.iter().enumerate() {
+        for t in 0..n_targets {
+            morph_deltas[(t * nw + v) * 3..(t * nw + v) * 3 + 3].copy_from_slice(&dl[3 * t..3 * t + 3]);
+        }
+    }
+    let default_morph: Vec<f64> = match node.weights().or(mesh.weights()) {
+        Some(w) if w.len() == n_targets => w.iter().map(|&x| x as f64).collect(),
+        Some(w) => {
+            return Err(err(
+                path,
+                format!("{} default morph weights for {n_targets} morph targets", w.len()),
+            ))
+        }
+        None => vec![0.0; n_targets],
+    };
     let mut triangles = Vec::with_capacity(tris.len());
     for t in tris.chunks_exact(3) {
         let w = [
@@ -311,15 +381,32 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
                     .ok_or_else(|| err(path, "a channel has no input times"))?
                     .map(|t| t as f64)
                     .collect();
-                let values: Vec<Vec<f64>> =
-                    match r.read_outputs().ok_or_else(|| err(path, "a channel has no outputs"))? {
-                        ReadOutputs::Translations(it) => it.map(|v| v.iter().map(|x| *x as f64).collect()).collect(),
-                        ReadOutputs::Scales(it) => it.map(|v| v.iter().map(|x| *x as f64).collect()).collect(),
-                        ReadOutputs::Rotations(it) => {
-                            it.into_f32().map(|v| v.iter().map(|x| *x as f64).collect()).collect()
+                let values: Vec<Vec<f64>> = match r
+                    .read_outputs()
+                    .ok_or_else(|| err(path, "a channel has no outputs"))?
+                {
+                    ReadOutputs::Translations(it) => it.map(|v| v.iter().map(|x| *x as f64).collect()).collect(),
+                    ReadOutputs::Scales(it) => it.map(|v| v.iter().map(|x| *x as f64).collect()).collect(),
+                    ReadOutputs::Rotations(it) => {
+                        it.into_f32().map(|v| v.iter().map(|x| *x as f64).collect()).collect()
+                    }
+                    ReadOutputs::MorphTargetWeights(it) => {
+                        if ch.target().node().index() != node.index() || n_targets == 0 {
+                            continue; // another mesh's morph weights
                         }
-                        ReadOutputs::MorphTargetWeights(_) => continue,
-                    };
+                        let flat: Vec<f64> = it.into_f32().map(|x| x as f64).collect();
+                        if flat.len() % n_targets != 0 {
+                            return Err(err(
+                                path,
+                                format!(
+                                    "a weights channel has {} values, not a multiple of the {n_targets} morph targets",
+                                    flat.len()
+                                ),
+                            ));
+                        }
+                        flat.chunks(n_targets).map(|c| c.to_vec()).collect()
+                    }
+                };
                 let interpolation = ch.sampler().interpolation();
                 let per = if interpolation == Interpolation::CubicSpline {
                     3
@@ -360,9 +447,11 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
         ));
     }
     let mut frames = Vec::with_capacity(n_frames);
+    let mut morph_weights = Vec::with_capacity(n_frames);
     for f in 0..n_frames {
         let t = start + f as f64 / fps;
         let mut local = rest.clone();
+        let mut morph = default_morph.clone();
         for c in &channels {
             let v = c.sample(t);
             let l = &mut local[c.node];
@@ -370,9 +459,10 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
                 Property::Translation => l.t = Vector3::new(v[0], v[1], v[2]),
                 Property::Scale => l.s = Vector3::new(v[0], v[1], v[2]),
                 Property::Rotation => l.r = UnitQuaternion::from_quaternion(Quaternion::new(v[3], v[0], v[1], v[2])),
-                Property::MorphTargetWeights => {}
+                Property::MorphTargetWeights => morph.copy_from_slice(&v),
             }
         }
+        morph_weights.push(morph);
         let mut global: Vec<Option<Matrix4<f64>>> = vec![None; n_nodes];
         fn world(
             n: usize,
@@ -412,6 +502,9 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
         weights,
         n_joints: nj,
         frames,
+        morph_deltas,
+        n_morph_targets: n_targets,
+        morph_weights,
         fps,
         animation: name,
     })

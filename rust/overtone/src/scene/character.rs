@@ -56,6 +56,20 @@ pub struct Character {
     pub scale: f64,
     /// Things a TD should know about the input (e.g. an open surface), for the report.
     pub warnings: Vec<String>,
+    /// Morph targets of the surface (bind space, the file's units), if any.
+    pub morphs: Option<SurfaceMorphs>,
+}
+
+/// Morph targets (blendshapes) of a skinned surface: applied in bind space before skinning, as
+/// glTF does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SurfaceMorphs {
+    /// Position deltas, `T × n_s × 3` row-major (bind space, the surface's units).
+    pub deltas: Vec<f64>,
+    /// Number of targets `T`.
+    pub n_targets: usize,
+    /// Per frame, the `T` target weights.
+    pub weights: Vec<Vec<f64>>,
 }
 
 /// Counts the edges of a triangle surface used by one triangle (holes) and by more than two
@@ -95,13 +109,19 @@ pub fn character_from_gltf(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut c = Character::from_surface(
+    let morphs = (ch.n_morph_targets > 0).then(|| SurfaceMorphs {
+        deltas: ch.morph_deltas.clone(),
+        n_targets: ch.n_morph_targets,
+        weights: ch.morph_weights.clone(),
+    });
+    let mut c = Character::from_surface_with_morphs(
         &name,
         &ch.vertices,
         &ch.triangles,
         &ch.weights,
         ch.n_joints,
         ch.frames,
+        morphs,
         settings,
         momentum_weights_surface,
     )?;
@@ -132,6 +152,36 @@ impl Character {
         settings: &CharacterSettings,
         momentum_weights_surface: Option<&[f64]>,
     ) -> Result<Character> {
+        Self::from_surface_with_morphs(
+            name,
+            vertices,
+            triangles,
+            weights,
+            n_bones,
+            world_frames,
+            None,
+            settings,
+            momentum_weights_surface,
+        )
+    }
+
+    /// [`from_surface`](Self::from_surface) with morph targets: their deltas are carried to the
+    /// lattice like the weights (nearest surface vertex on cubes touching the surface, harmonic
+    /// inside, each component), scaled into the normalised frame, and become the lattice
+    /// scene's blendshapes (extra rig columns, see [`crate::rig::LbsRig::with_blendshapes`]).
+    /// `morphs.weights` needs one row of `T` weights per frame.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_surface_with_morphs(
+        name: &str,
+        vertices: &[f64],
+        triangles: &[usize],
+        weights: &[f64],
+        n_bones: usize,
+        world_frames: Vec<Vec<f64>>,
+        morphs: Option<SurfaceMorphs>,
+        settings: &CharacterSettings,
+        momentum_weights_surface: Option<&[f64]>,
+    ) -> Result<Character> {
         let ns = vertices.len() / 3;
         let m = n_bones;
         if vertices.is_empty() || vertices.len() % 3 != 0 {
@@ -156,10 +206,20 @@ impl Character {
                 n_vertices: ns,
             });
         }
-        // Validates sizes, signs and normalisation of the weights.
-        crate::rig::LbsRig::new(3, vertices, weights, m)?;
+        // Validates sizes, signs and normalisation of the weights (and the morph deltas).
+        let surface_rig = crate::rig::LbsRig::new(3, vertices, weights, m)?;
         if world_frames.is_empty() {
             return Err(OvertoneError::setting("frames", 0, "at least one pose is needed"));
+        }
+        if let Some(mo) = &morphs {
+            surface_rig.with_blendshapes(&mo.deltas, mo.n_targets)?;
+            if mo.weights.len() != world_frames.len() || mo.weights.iter().any(|w| w.len() != mo.n_targets) {
+                return Err(OvertoneError::size(
+                    "morph target weights",
+                    format!("{} frames x {} targets", world_frames.len(), mo.n_targets),
+                    format!("{} rows", mo.weights.len()),
+                ));
+            }
         }
         let mut lo = [f64::INFINITY; 3];
         let mut hi = [f64::NEG_INFINITY; 3];
@@ -222,6 +282,33 @@ impl Character {
                     .collect(),
             );
         }
+        let blendshapes = match &morphs {
+            None => None,
+            Some(mo) => {
+                let nt = mo.n_targets;
+                // Known values per fixed lattice vertex: 3T components (target-major).
+                let known: Vec<f64> = near
+                    .iter()
+                    .flat_map(|&sv| (0..nt).flat_map(move |t| (0..3).map(move |i| (t, i, sv))))
+                    .map(|(t, i, sv)| mo.deltas[(t * ns + sv) * 3 + i] / scale)
+                    .collect();
+                let ext = harmonic_fields(lat, fixed, &known, 3 * nt)?;
+                let nl = lat.n_vertices();
+                let mut deltas = vec![0.0; nt * nl * 3];
+                for v in 0..nl {
+                    for t in 0..nt {
+                        for i in 0..3 {
+                            deltas[(t * nl + v) * 3 + i] = ext[v * 3 * nt + 3 * t + i];
+                        }
+                    }
+                }
+                Some(crate::scene::SceneBlendshapes {
+                    deltas,
+                    n_targets: nt,
+                    weights: mo.weights.clone(),
+                })
+            }
+        };
         let scene = Scene {
             name: name.to_string(),
             mesh: lat.clone(),
@@ -230,7 +317,7 @@ impl Character {
             frames,
             momentum_weights,
             examples: None,
-            blendshapes: None,
+            blendshapes,
             model: ElasticModel::Arap,
             material: settings.material,
             dt: 1.0 / settings.fps,
@@ -254,8 +341,75 @@ impl Character {
             world_frames,
             centre,
             scale,
+            morphs,
         })
     }
+
+    /// The skinned surface of frame `k` (bind space → world, morphs applied first), `n_s × 3`
+    /// row-major, welded vertex order: the file's own skinning, exact glTF LBS.
+    pub fn skinned_surface(&self, k: usize) -> Vec<f64> {
+        let ns = self.surface.len() / 3;
+        let m = self.scene.n_bones;
+        let t = &self.world_frames[k];
+        let mut out = vec![0.0; ns * 3];
+        for s in 0..ns {
+            let mut x = [self.surface[3 * s], self.surface[3 * s + 1], self.surface[3 * s + 2]];
+            if let Some(mo) = &self.morphs {
+                for (tg, beta) in mo.weights[k].iter().enumerate() {
+                    for i in 0..3 {
+                        x[i] += beta * mo.deltas[(tg * ns + s) * 3 + i];
+                    }
+                }
+            }
+            for b in 0..m {
+                let w = self.surface_weights[s * m + b];
+                if w == 0.0 {
+                    continue;
+                }
+                let tb = &t[b * 12..(b + 1) * 12];
+                for i in 0..3 {
+                    out[3 * s + i] +=
+                        w * (tb[i * 4] * x[0] + tb[i * 4 + 1] * x[1] + tb[i * 4 + 2] * x[2] + tb[i * 4 + 3]);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Harmonic extension of `q` signed scalar fields known at `fixed` (`|fixed| × q`, row-major)
+/// to every lattice vertex (`n × q`): each field is shifted and scaled into `[0, 1]` and
+/// extended with its complement (see [`extend_weights_inward`]; the pairs, divided by `q`, sum
+/// to one per row, so the row normalisation is a no-op), then mapped back. Harmonic extension
+/// commutes with this affine map.
+fn harmonic_fields(mesh: &crate::mesh::SimplexMesh, fixed: &[usize], known: &[f64], q: usize) -> Result<Vec<f64>> {
+    let mut lo = vec![f64::INFINITY; q];
+    let mut span = vec![0.0; q];
+    for j in 0..q {
+        let (mut a, mut b) = (f64::INFINITY, f64::NEG_INFINITY);
+        for r in known.chunks_exact(q) {
+            a = a.min(r[j]);
+            b = b.max(r[j]);
+        }
+        lo[j] = if a.is_finite() { a } else { 0.0 };
+        span[j] = if b > a { b - a } else { 1.0 };
+    }
+    let qf = q as f64;
+    let (lo, span) = (&lo, &span);
+    let scaled: Vec<f64> = known
+        .chunks_exact(q)
+        .flat_map(|r| {
+            (0..q).flat_map(move |j| {
+                let f = (r[j] - lo[j]) / span[j];
+                [f / qf, (1.0 - f) / qf]
+            })
+        })
+        .collect();
+    let w = extend_weights_inward(mesh, fixed, &scaled, 2 * q)?;
+    Ok(w.chunks_exact(2 * q)
+        .flat_map(|r| (0..q).map(move |j| (j, r[2 * j])))
+        .map(|(j, f)| lo[j] + span[j] * f * qf)
+        .collect())
 }
 
 /// Harmonic extension of one scalar field (see [`extend_weights_inward`]) without the
@@ -279,7 +433,7 @@ pub struct CharacterBake {
 }
 
 /// Simulates the character and returns, per frame, the skinned surface (the file's own skin,
-/// exact glTF LBS) plus the complementary displacement carried from the lattice by the
+/// exact glTF LBS, morph targets applied before skinning) plus the complementary displacement carried from the lattice by the
 /// barycentric embedding and scaled back to world units, for every original vertex.
 /// `progress(frame, total)` is called after each frame.
 pub fn bake_character(
@@ -289,7 +443,6 @@ pub fn bake_character(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<CharacterBake> {
     let ns = ch.surface.len() / 3;
-    let m = ch.scene.n_bones;
     let total = ch.scene.frames.len();
     let mut frames = Vec::with_capacity(total);
     let mut displacements = Vec::with_capacity(total);
@@ -297,23 +450,9 @@ pub fn bake_character(
     let mut on_frame = |k: usize, _: &[f64], disp: &[f64]| -> Result<()> {
         surface_u.fill(0.0);
         ch.embedding.add_to_surface(disp, &mut surface_u);
-        let t = &ch.world_frames[k];
+        let skinned = ch.skinned_surface(k);
         let welded: Vec<[f64; 3]> = (0..ns)
-            .map(|s| {
-                let x = &ch.surface[3 * s..3 * s + 3];
-                let mut p = [0.0; 3];
-                for b in 0..m {
-                    let w = ch.surface_weights[s * m + b];
-                    if w == 0.0 {
-                        continue;
-                    }
-                    let tb = &t[b * 12..(b + 1) * 12];
-                    for i in 0..3 {
-                        p[i] += w * (tb[i * 4] * x[0] + tb[i * 4 + 1] * x[1] + tb[i * 4 + 2] * x[2] + tb[i * 4 + 3]);
-                    }
-                }
-                std::array::from_fn(|i| p[i] + ch.scale * surface_u[3 * s + i])
-            })
+            .map(|s| std::array::from_fn(|i| skinned[3 * s + i] + ch.scale * surface_u[3 * s + i]))
             .collect();
         frames.push(ch.original_to_welded.iter().flat_map(|&s| welded[s]).collect());
         displacements.push(

@@ -8,7 +8,7 @@ mod overtone_json;
 mod reference_release;
 mod simulate;
 
-pub use character::{bake_character, character_from_gltf, Character, CharacterBake, CharacterSettings};
+pub use character::{bake_character, character_from_gltf, Character, CharacterBake, CharacterSettings, SurfaceMorphs};
 pub use extend_weights::extend_weights_inward;
 pub use fast_cody::{fast_cody_files, read_fast_cody_scene};
 pub use metronome::{metronome_beam, MetronomeBeam};
