@@ -23,6 +23,8 @@ pub struct BakeOptions {
     pub animation: Option<usize>,
     pub mdd: Option<PathBuf>,
     pub preview: Option<PathBuf>,
+    /// Display surface (.obj) of a tet-mesh scene.
+    pub surface: Option<PathBuf>,
 }
 
 /// Parses `A..B` (inclusive frame range).
@@ -65,7 +67,14 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     let mut prepare_ms = 0.0;
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
     let mut warnings: Vec<String> = Vec::new();
+    let mut surface_report = serde_json::Value::Null;
     let (frames, displacements, fps, sim, n_points, name) = if is_gltf {
+        if let Some(s) = &o.surface {
+            bail!(
+                "--surface {} applies to tet-mesh scenes; a glTF character's own mesh is always the one written",
+                s.display()
+            );
+        }
         let mut settings = CharacterSettings::default();
         if let Some(f) = o.fps {
             settings.fps = f;
@@ -82,8 +91,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
                 "frame range ends at {b} but the animation has {} frames",
                 ch.scene.frames.len()
             );
-            ch.scene.frames = ch.scene.frames[a..=b].to_vec();
-            ch.world_frames = ch.world_frames[a..=b].to_vec();
+            ch.select_frames(a, b)?;
         }
         prepare_ms = t_prepare.elapsed().as_secs_f64() * 1e3;
         for w in &ch.warnings {
@@ -133,8 +141,27 @@ pub fn bake(o: BakeOptions) -> Result<()> {
                 "frame range ends at {b} but the scene has {} frames",
                 sc.frames.len()
             );
-            sc.frames = sc.frames[a..=b].to_vec();
+            sc.select_frames(a, b)?;
         }
+        let display = match &o.surface {
+            None => None,
+            Some(path) => {
+                let obj = overtone::io::read_obj(path)?;
+                let ds = overtone::scene::DisplaySurface::new(&sc, &obj.vertices)
+                    .with_context(|| format!("embedding {} in the tet mesh of {}", path.display(), sc.name))?;
+                for w in &ds.warnings {
+                    eprintln!("warning: {w}");
+                }
+                warnings.extend(ds.warnings.iter().cloned());
+                surface_report = json!({
+                    "file": path.display().to_string(),
+                    "vertices": ds.n_vertices(),
+                    "outside_tet_mesh": ds.embedding.outside,
+                    "max_outside_distance_normalised": ds.embedding.max_distance,
+                });
+                Some(ds)
+            }
+        };
         let kind = if o.fast {
             SolverKind::Fast(FastParams::default_for(sc.mesh.dim()))
         } else {
@@ -143,17 +170,33 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         let d = sc.mesh.dim();
         let (mut frames, mut displacements) = (Vec::new(), Vec::new());
         let mut keep = |_: usize, frame: &[f64], disp: &[f64]| -> overtone::Result<()> {
-            frames.push(frame.to_vec());
-            displacements.push(
-                disp.chunks_exact(d)
-                    .flat_map(|u| (0..3).map(move |i| if i < d { u[i] } else { 0.0 }))
-                    .collect(),
-            );
+            let disp3: Vec<f64> = disp
+                .chunks_exact(d)
+                .flat_map(|u| (0..3).map(move |i| if i < d { u[i] } else { 0.0 }))
+                .collect();
+            match &display {
+                None => {
+                    frames.push(frame.to_vec());
+                    displacements.push(disp3);
+                }
+                Some(ds) => {
+                    let mut x = vec![0.0; 3 * ds.n_vertices()];
+                    ds.positions(frame, &mut x);
+                    frames.push(x);
+                    let mut u = vec![0.0; 3 * ds.n_vertices()];
+                    ds.displacements(&disp3, &mut u);
+                    displacements.push(u);
+                }
+            }
             Ok(())
         };
         let sim = simulate_streaming(&sc, kind, 10, None, o.sidecar.as_deref(), &mut keep)?;
         let fps = o.fps.unwrap_or(1.0 / sc.dt);
-        (frames, displacements, fps, sim, sc.mesh.n_vertices(), sc.name.clone())
+        let n_points = display
+            .as_ref()
+            .map(|ds| ds.n_vertices())
+            .unwrap_or(sc.mesh.n_vertices());
+        (frames, displacements, fps, sim, n_points, sc.name.clone())
     };
     let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
     overtone::io::write_pc2(&o.out, start, 1.0, n_points, &frames)?;
@@ -183,6 +226,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "precompute_stage_ms": sim.fast.as_ref().map(|f| f.stage_ms.iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>()),
             "prepare_ms": prepare_ms,
             "warnings": warnings,
+            "display_surface": surface_report,
             "per_frame": sim.steps.iter().zip(&sim.step_ms).map(|(s, ms)| json!({"relative_residual": s.relative_residual, "step_ms": ms})).collect::<Vec<_>>(),
         });
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report)?.as_bytes())?;

@@ -132,6 +132,10 @@ enum Command {
         /// Also draw a PNG: rig vs rig + secondary at a few frames, and the motion over time.
         #[arg(long)]
         preview: Option<PathBuf>,
+        /// Display surface (.obj) of a tet-mesh scene: the cache then holds this surface's
+        /// vertices, in its order and units, each carried by its tet's barycentric coordinates.
+        #[arg(long)]
+        surface: Option<PathBuf>,
     },
     /// Print what a sidecar (.ovt) holds.
     Inspect { file: PathBuf },
@@ -212,6 +216,7 @@ fn real_main() -> Result<()> {
             animation,
             mdd,
             preview,
+            surface,
         } => bake::bake(bake::BakeOptions {
             input,
             out,
@@ -225,6 +230,7 @@ fn real_main() -> Result<()> {
             animation,
             mdd,
             preview,
+            surface,
         }),
         Command::Export { scene, out } => {
             let sc = scenes::load(&scene)?;
@@ -311,6 +317,7 @@ fn demo(out_dir: &Path) -> Result<()> {
             animation: None,
             mdd: None,
             preview: Some(files[2].clone()),
+            surface: None,
         })?;
         Ok(files.to_vec())
     };

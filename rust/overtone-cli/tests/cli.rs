@@ -187,3 +187,135 @@ fn bake_gltf_writes_caches_preview_and_reuses_the_sidecar() {
         }
     }
 }
+
+/// `bake SCENE --surface FILE.obj` on the reference elephant: the cache has one point per `.obj`
+/// vertex (635), and its frame 0 (the rig pose of frame 100, where the bake starts at rest) equals
+/// the rig pose of the tet vertices (a bake without `--surface`) carried to each display vertex
+/// inside a tet by barycentric coordinates the test finds by brute force, in the `.obj`'s units
+/// (normalisation recomputed from the `.mesh`), to f32 precision (2e-6 of the model size). A
+/// surface moved far from the mesh is refused without writing a cache.
+#[test]
+fn bake_scene_onto_its_display_surface() {
+    let dir = tmpdir("surface");
+    let base =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/complementary-dynamics-cpp/elephant");
+    let (scene, obj) = (base.join("elephant.json"), base.join("elephant.obj"));
+    let (with, without, report) = (dir.join("surface.pc2"), dir.join("tets.pc2"), dir.join("r.json"));
+    for (out, surface) in [(&with, true), (&without, false)] {
+        let mut cmd = bin();
+        cmd.args([
+            "bake",
+            scene.to_str().unwrap(),
+            "--frames",
+            "100..103",
+            "--solver",
+            "full",
+            "--out",
+        ])
+        .arg(out);
+        if surface {
+            cmd.arg("--surface").arg(&obj).arg("--report").arg(&report);
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let obj_text = std::fs::read_to_string(&obj).unwrap();
+    let obj_v: Vec<[f64; 3]> = obj_text
+        .lines()
+        .filter(|l| l.starts_with("v "))
+        .map(|l| {
+            let x: Vec<f64> = l.split_whitespace().skip(1).map(|t| t.parse().unwrap()).collect();
+            [x[0], x[1], x[2]]
+        })
+        .collect();
+    let pc = overtone::io::read_pc2(&with).unwrap();
+    let tets = overtone::io::read_pc2(&without).unwrap();
+    assert_eq!((pc.num_points, pc.num_samples()), (obj_v.len(), 4));
+    assert_eq!(pc.num_points, 635);
+    // The reference normalisation, from the .mesh itself.
+    let mesh = overtone::io::read_medit(&base.join("elephant.mesh")).unwrap();
+    let nv = mesh.vertices.len() / 3;
+    let mut centre = [0.0; 3];
+    for i in 0..3 {
+        let c = (0..nv).map(|v| mesh.vertices[3 * v + i]);
+        centre[i] = 0.5 * (c.clone().fold(f64::NEG_INFINITY, f64::max) + c.fold(f64::INFINITY, f64::min));
+    }
+    let scale = (0..3 * nv)
+        .map(|k| (mesh.vertices[k] - centre[k % 3]).abs())
+        .fold(0.0, f64::max);
+    let rest = |v: usize| -> [f64; 3] { std::array::from_fn(|i| (mesh.vertices[3 * v + i] - centre[i]) / scale) };
+    let mut checked = 0;
+    for (s, x) in obj_v.iter().enumerate() {
+        let p: [f64; 3] = std::array::from_fn(|i| (x[i] - centre[i]) / scale);
+        let found = mesh.tetrahedra.chunks_exact(4).find_map(|t| {
+            let [a, b, c, d] = [rest(t[0]), rest(t[1]), rest(t[2]), rest(t[3])];
+            let m = [
+                [b[0] - a[0], c[0] - a[0], d[0] - a[0]],
+                [b[1] - a[1], c[1] - a[1], d[1] - a[1]],
+                [b[2] - a[2], c[2] - a[2], d[2] - a[2]],
+            ];
+            let r = [p[0] - a[0], p[1] - a[1], p[2] - a[2]];
+            let det = |m: [[f64; 3]; 3]| {
+                m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+                    + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+            };
+            let l: Vec<f64> = (0..3)
+                .map(|col| {
+                    let mut mc = m;
+                    for row in 0..3 {
+                        mc[row][col] = r[row];
+                    }
+                    det(mc) / det(m)
+                })
+                .collect();
+            let bc = [1.0 - l[0] - l[1] - l[2], l[0], l[1], l[2]];
+            bc.iter().all(|&w| w >= -1e-10).then(|| (t.to_vec(), bc))
+        });
+        let Some((t, bc)) = found else { continue };
+        checked += 1;
+        for i in 0..3 {
+            let posed: f64 = (0..4).map(|k| bc[k] * tets.positions[3 * t[k] + i] as f64).sum();
+            let expected = centre[i] + scale * posed;
+            let got = pc.positions[3 * s + i] as f64;
+            assert!(
+                (got - expected).abs() <= 2e-6 * scale,
+                "vertex {s}: {got} vs {expected}"
+            );
+        }
+    }
+    assert!(checked >= 350, "only {checked} display vertices inside a tet");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["display_surface"]["vertices"], 635);
+    assert_eq!(
+        r["display_surface"]["outside_tet_mesh"].as_u64().unwrap() as usize + checked,
+        635
+    );
+
+    // Far away: refused, nothing written.
+    let far = dir.join("far.obj");
+    let shifted: String = obj_text
+        .lines()
+        .map(|l| {
+            if let Some(rest) = l.strip_prefix("v ") {
+                let x: Vec<f64> = rest.split_whitespace().map(|t| t.parse().unwrap()).collect();
+                format!("v {} {} {}\n", x[0] + 500.0, x[1], x[2])
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(&far, shifted).unwrap();
+    let out = dir.join("far.pc2");
+    let o = bin()
+        .args(["bake", scene.to_str().unwrap(), "--frames", "0..2", "--out"])
+        .arg(&out)
+        .arg("--surface")
+        .arg(&far)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("from the tet mesh"), "{err}");
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}

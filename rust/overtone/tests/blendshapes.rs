@@ -91,6 +91,7 @@ fn box_scene(two_bones: bool) -> Scene {
             n_targets: 2,
             weights: bw,
         }),
+        normalisation: None,
     };
     scene.validate().unwrap();
     scene

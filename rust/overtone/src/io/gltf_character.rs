@@ -381,32 +381,30 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
                     .ok_or_else(|| err(path, "a channel has no input times"))?
                     .map(|t| t as f64)
                     .collect();
-                let values: Vec<Vec<f64>> = match r
-                    .read_outputs()
-                    .ok_or_else(|| err(path, "a channel has no outputs"))?
-                {
-                    ReadOutputs::Translations(it) => it.map(|v| v.iter().map(|x| *x as f64).collect()).collect(),
-                    ReadOutputs::Scales(it) => it.map(|v| v.iter().map(|x| *x as f64).collect()).collect(),
-                    ReadOutputs::Rotations(it) => {
-                        it.into_f32().map(|v| v.iter().map(|x| *x as f64).collect()).collect()
-                    }
-                    ReadOutputs::MorphTargetWeights(it) => {
-                        if ch.target().node().index() != node.index() || n_targets == 0 {
-                            continue; // another mesh's morph weights
+                let values: Vec<Vec<f64>> =
+                    match r.read_outputs().ok_or_else(|| err(path, "a channel has no outputs"))? {
+                        ReadOutputs::Translations(it) => it.map(|v| v.iter().map(|x| *x as f64).collect()).collect(),
+                        ReadOutputs::Scales(it) => it.map(|v| v.iter().map(|x| *x as f64).collect()).collect(),
+                        ReadOutputs::Rotations(it) => {
+                            it.into_f32().map(|v| v.iter().map(|x| *x as f64).collect()).collect()
                         }
-                        let flat: Vec<f64> = it.into_f32().map(|x| x as f64).collect();
-                        if flat.len() % n_targets != 0 {
-                            return Err(err(
-                                path,
-                                format!(
+                        ReadOutputs::MorphTargetWeights(it) => {
+                            if ch.target().node().index() != node.index() || n_targets == 0 {
+                                continue; // another mesh's morph weights
+                            }
+                            let flat: Vec<f64> = it.into_f32().map(|x| x as f64).collect();
+                            if flat.len() % n_targets != 0 {
+                                return Err(err(
+                                    path,
+                                    format!(
                                     "a weights channel has {} values, not a multiple of the {n_targets} morph targets",
                                     flat.len()
                                 ),
-                            ));
+                                ));
+                            }
+                            flat.chunks(n_targets).map(|c| c.to_vec()).collect()
                         }
-                        flat.chunks(n_targets).map(|c| c.to_vec()).collect()
-                    }
-                };
+                    };
                 let interpolation = ch.sampler().interpolation();
                 let per = if interpolation == Interpolation::CubicSpline {
                     3

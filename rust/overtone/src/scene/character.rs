@@ -318,6 +318,7 @@ impl Character {
             momentum_weights,
             examples: None,
             blendshapes,
+            normalisation: Some(crate::scene::Normalisation { centre, scale }),
             model: ElasticModel::Arap,
             material: settings.material,
             dt: 1.0 / settings.fps,
@@ -343,6 +344,16 @@ impl Character {
             scale,
             morphs,
         })
+    }
+
+    /// Keeps frames `a..=b` only (lattice scene, world transforms, morph weights).
+    pub fn select_frames(&mut self, a: usize, b: usize) -> Result<()> {
+        self.scene.select_frames(a, b)?;
+        self.world_frames = self.world_frames[a..=b].to_vec();
+        if let Some(mo) = &mut self.morphs {
+            mo.weights = mo.weights[a..=b].to_vec();
+        }
+        Ok(())
     }
 
     /// The skinned surface of frame `k` (bind space → world, morphs applied first), `n_s × 3`

@@ -225,6 +225,7 @@ pub fn read_fast_cody_scene(mesh_path: &Path, rig_path: &Path, anim_path: &Path)
         momentum_weights: None,
         examples: None,
         blendshapes: None,
+        normalisation: Some(crate::scene::Normalisation { centre: c, scale: s }),
         model: ElasticModel::Arap,
         material: MATERIAL,
         dt: DT,

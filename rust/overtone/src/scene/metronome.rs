@@ -102,5 +102,6 @@ pub fn metronome_beam(cfg: MetronomeBeam) -> crate::Result<Scene> {
         gravity: vec![0.0, 0.0],
         examples: None,
         blendshapes: None,
+        normalisation: None,
     })
 }

@@ -1,6 +1,7 @@
 //! Scenes: a rest mesh, a rig with its animation, a material and time-stepping settings.
 
 mod character;
+mod display_surface;
 mod extend_weights;
 mod fast_cody;
 mod metronome;
@@ -9,6 +10,7 @@ mod reference_release;
 mod simulate;
 
 pub use character::{bake_character, character_from_gltf, Character, CharacterBake, CharacterSettings, SurfaceMorphs};
+pub use display_surface::{DisplaySurface, DISPLAY_SURFACE_MAX_DISTANCE};
 pub use extend_weights::extend_weights_inward;
 pub use fast_cody::{fast_cody_files, read_fast_cody_scene};
 pub use metronome::{metronome_beam, MetronomeBeam};
@@ -78,6 +80,34 @@ pub struct Scene {
     pub examples: Option<SceneExamples>,
     /// Blendshapes (morph targets) and their weight per frame (`None`: a bone rig).
     pub blendshapes: Option<SceneBlendshapes>,
+    /// How the scene's positions were normalised from the files they came from (`None`: the
+    /// positions are the file's own).
+    pub normalisation: Option<Normalisation>,
+}
+
+/// A normalisation `x_scene = (x_file − centre)/scale` (readers that centre and rescale, as the
+/// reference release's demo does).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Normalisation {
+    /// Bounding-box centre, file units.
+    pub centre: [f64; 3],
+    /// File units per scene unit (> 0).
+    pub scale: f64,
+}
+
+impl Normalisation {
+    /// File position → scene position (`d` components).
+    pub fn to_scene(&self, x: &[f64], out: &mut [f64]) {
+        for (i, (o, v)) in out.iter_mut().zip(x).enumerate() {
+            *o = (v - self.centre[i]) / self.scale;
+        }
+    }
+    /// Scene position → file position (`d` components).
+    pub fn to_file(&self, x: &[f64], out: &mut [f64]) {
+        for (i, (o, v)) in out.iter_mut().zip(x).enumerate() {
+            *o = self.centre[i] + self.scale * v;
+        }
+    }
 }
 
 /// Blendshapes of a scene: extra rig columns (see [`crate::rig::LbsRig::with_blendshapes`]).
@@ -124,6 +154,22 @@ impl Scene {
             None => rig.params_from_transforms_into(frame, out),
             Some(b) => rig.params_from_pose_into(frame, &b.weights[k], out),
         }
+    }
+
+    /// Keeps frames `a..=b` only (their transforms and blendshape weights).
+    pub fn select_frames(&mut self, a: usize, b: usize) -> Result<()> {
+        if !(a <= b && b < self.frames.len()) {
+            return Err(OvertoneError::setting(
+                "frames",
+                format!("{a}..{b}"),
+                format!("the animation has frames 0..{}", self.frames.len().saturating_sub(1)),
+            ));
+        }
+        self.frames = self.frames[a..=b].to_vec();
+        if let Some(bs) = &mut self.blendshapes {
+            bs.weights = bs.weights[a..=b].to_vec();
+        }
+        Ok(())
     }
 
     /// Checks that every array matches the mesh: weights `n × m`, each frame `m·d(d+1)` finite

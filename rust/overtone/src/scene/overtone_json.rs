@@ -201,6 +201,7 @@ pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
         gravity: f.gravity.unwrap_or_else(|| vec![0.0; d]),
         examples,
         blendshapes,
+        normalisation: None,
     };
     scene.validate()?;
     Ok(scene)

@@ -13,7 +13,7 @@ use crate::dynamics::Material;
 use crate::error::{OvertoneError, Result};
 use crate::io::{read_dmat, read_medit, read_point_handle_anim, read_skeleton_anim, read_tgf};
 use crate::mesh::SimplexMesh;
-use crate::scene::{ElasticModel, Scene};
+use crate::scene::{ElasticModel, Normalisation, Scene};
 
 /// Density of the release's lumped mass (its mass matrix is scaled by 1000).
 const REFERENCE_DENSITY: f64 = 1000.0;
@@ -108,6 +108,7 @@ pub fn read_reference_scene(path: &Path, json: &serde_json::Value) -> Result<Sce
         gravity: vec![0.0; 3],
         examples: None,
         blendshapes: None,
+        normalisation: Some(Normalisation { centre, scale: s }),
     };
     scene.validate()?;
     Ok(scene)
