@@ -317,5 +317,19 @@ fn bake_scene_onto_its_display_surface() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("from the tet mesh"), "{err}");
     assert!(!out.exists());
+    // A glTF character always writes its own mesh: --surface is refused.
+    let glb = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/khronos-gltf-sample-assets/RiggedSimple.glb");
+    let o = bin()
+        .arg("bake")
+        .arg(&glb)
+        .arg("--out")
+        .arg(&out)
+        .arg("--surface")
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--surface"));
+    assert!(!out.exists());
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -294,7 +294,7 @@ fn blendshape_delta_is_projected_out() {
 }
 
 /// Refusals: wrong delta length, NaN, an all-zero target, per-frame weights of the wrong
-/// length or count. Dependent targets are handled by rank revelation: a target equal to twice
+/// length or count, bone-only parameters for a blendshape rig, Newton's method with blendshapes. Dependent targets are handled by rank revelation: a target equal to twice
 /// another and a target the bone can make (a uniform offset) add no constraint direction, and
 /// the run still keeps the residual ≤ 1e-8.
 #[test]
@@ -324,6 +324,21 @@ fn bad_blendshapes_are_refused_or_rank_revealed() {
     assert!(matches!(bad.validate(), Err(OvertoneError::Size { .. })));
     let rig = base.clone().with_blendshapes(&d0, 1).unwrap();
     assert!(rig.params_from_transforms(&sc.frames[0]).is_err());
+    // Newton's method (neo-Hookean) runs bone rigs only.
+    let p0 = rig.params_from_pose(&sc.frames[0], &[0.0]).unwrap();
+    let dw1 = vec![1.0; n];
+    let e = overtone::dynamics::NewtonCdSolver::new(
+        &sc.mesh,
+        rig.clone(),
+        &dw1,
+        overtone::energy::EnergyModel::NeoHookean,
+        &sc.material,
+        &params(),
+        &p0,
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(e, OvertoneError::Unsupported(_)), "{e}");
 
     // Dependent: Δ_1 = 2 Δ_0, Δ_2 = uniform offset (a rig motion of the single bone).
     let mut dep = d0.clone();

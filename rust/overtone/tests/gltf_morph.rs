@@ -323,3 +323,35 @@ fn bake_frame_zero_equals_morph_then_skin() {
     assert!(largest > 1e-3, "largest secondary displacement {largest:e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Broken morph data is refused with the file named: default weights of the wrong count, a
+/// weights channel whose value count is not a multiple of the target count, primitives with
+/// different target counts.
+#[test]
+fn broken_morph_data_is_refused() {
+    let dir = tmp("broken");
+    let path = write_morph_box(&dir);
+    let good: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut cases: Vec<(&str, serde_json::Value, &str)> = Vec::new();
+    let mut w3 = good.clone();
+    w3["meshes"][0]["weights"] = serde_json::json!([0.0, 0.0, 0.0]);
+    cases.push(("weights3.gltf", w3, "default morph weights"));
+    let mut odd = good.clone();
+    odd["accessors"][8]["count"] = serde_json::json!(9);
+    cases.push(("odd.gltf", odd, "not a multiple"));
+    let mut two = good.clone();
+    let mut second = two["meshes"][0]["primitives"][0].clone();
+    second.as_object_mut().unwrap().remove("targets");
+    two["meshes"][0]["primitives"].as_array_mut().unwrap().push(second);
+    cases.push(("primitives.gltf", two, "morph targets"));
+    for (name, doc, needle) in cases {
+        let p = dir.join(name);
+        std::fs::write(&p, doc.to_string()).unwrap();
+        let e = read_gltf_character(&p, Some(0), 8.0)
+            .err()
+            .unwrap_or_else(|| panic!("{name} accepted"));
+        let msg = e.to_string();
+        assert!(msg.contains(name) && msg.contains(needle), "{name}: {msg}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
