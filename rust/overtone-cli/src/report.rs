@@ -39,6 +39,8 @@ pub fn summary(scene: &Scene, sim: &Simulation) -> Value {
         "examples": scene.examples.as_ref().map_or(0, |e| e.poses.len()),
         "example_beta": scene.examples.as_ref().map(|e| e.beta),
         "example_manifold": scene.examples.as_ref().map(|e| e.manifold.name()),
+        "blendshapes": scene.blendshapes.as_ref().map_or(0, |b| b.n_targets),
+        "max_blendshape_relative_residual": sim.blendshape_relative_residual.iter().cloned().fold(0.0, f64::max),
     });
     if let Some(f) = &sim.fast {
         v["fast"] = json!({

@@ -1,13 +1,13 @@
 //! The fast solver's per-frame path allocates nothing: a counting global allocator sees zero
-//! allocations across hundreds of steps and reconstructions (2D and 3D, beam and elephant).
+//! allocations across hundreds of steps and reconstructions (2D and 3D, beam and elephant, the
+//! elephant also with blendshapes).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use overtone::dynamics::{FastParams, FastSolver, SolverParams};
 use overtone::leak::default_momentum_weights;
-use overtone::rig::LbsRig;
-use overtone::scene::{load_scene, metronome_beam, MetronomeBeam, Scene};
+use overtone::scene::{load_scene, metronome_beam, MetronomeBeam, Scene, SceneBlendshapes};
 
 struct Counting;
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
@@ -27,10 +27,12 @@ static GLOBAL: Counting = Counting;
 
 fn count_step_allocations(sc: &Scene) -> usize {
     let (n, d) = (sc.mesh.n_vertices(), sc.mesh.dim());
-    let rig = LbsRig::new(d, sc.mesh.vertices(), &sc.weights, sc.n_bones).unwrap();
+    let rig = sc.rig().unwrap();
     let mut params: Vec<Vec<f64>> = Vec::new();
-    for f in &sc.frames {
-        params.push(rig.params_from_transforms(f).unwrap());
+    for k in 0..sc.frames.len() {
+        let mut p = vec![0.0; rig.n_params()];
+        sc.frame_params_into(&rig, k, &mut p).unwrap();
+        params.push(p);
     }
     let dw = default_momentum_weights(&sc.mesh).unwrap();
     let sp = SolverParams {
@@ -72,6 +74,29 @@ fn fast_steps_and_reconstruction_do_not_allocate() {
     let mut elephant = load_scene(&data.join("complementary-dynamics-cpp/elephant/elephant.json")).unwrap();
     elephant.frames.truncate(100);
     assert_eq!(count_step_allocations(&elephant), 0, "3D elephant");
+    // The elephant with two animated blendshapes (extended rig parameters every step).
+    let n = elephant.mesh.n_vertices();
+    let x = elephant.mesh.vertices().to_vec();
+    let deltas: Vec<f64> = (0..2)
+        .flat_map(|t| (0..n).map(move |v| (t, v)))
+        .flat_map(|(t, v)| {
+            let (a, b) = (x[3 * v], x[3 * v + 1]);
+            if t == 0 {
+                [0.0, 0.1 * a * a, 0.0]
+            } else {
+                [0.05 * (3.0 * b).sin(), 0.0, 0.0]
+            }
+        })
+        .collect();
+    let weights = (0..elephant.frames.len())
+        .map(|k| vec![(0.2 * k as f64).sin(), (0.1 * k as f64).cos()])
+        .collect();
+    elephant.blendshapes = Some(SceneBlendshapes {
+        deltas,
+        n_targets: 2,
+        weights,
+    });
+    assert_eq!(count_step_allocations(&elephant), 0, "3D elephant with blendshapes");
     // 10,000 vertices reconstruct on rayon's pool: handing the job to the pool may allocate.
     let mut fish = load_scene(&data.join("fast-complementary-dynamics/cd_fish/cd_fish_rig.json")).unwrap();
     fish.frames.truncate(40);

@@ -29,6 +29,9 @@ pub struct Simulation {
     pub max_displacement: Vec<f64>,
     /// The fast solver's precompute (eigenvalues, clusters, structural orthogonality, stages).
     pub fast: Option<FastPrecompute>,
+    /// Per step, `‖G u_c‖/(‖G‖‖u_c‖)` against the blendshape columns alone (empty without
+    /// blendshapes).
+    pub blendshape_relative_residual: Vec<f64>,
 }
 
 /// Which solver runs a scene.
@@ -79,6 +82,7 @@ pub fn simulate_with_sidecar(
         constraint_rank: solver.constraint_rank(),
         max_displacement: run.max_displacement,
         fast: solver.fast_precompute(),
+        blendshape_relative_residual: run.blendshape_residual,
     })
 }
 
@@ -86,6 +90,7 @@ struct FrameRun {
     steps: Vec<StepReport>,
     step_ms: Vec<f64>,
     max_displacement: Vec<f64>,
+    blendshape_residual: Vec<f64>,
 }
 
 /// Steps through every frame of the scene, handing each frame's final positions (`n × 3`) and
@@ -100,7 +105,9 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
         steps: Vec::with_capacity(scene.frames.len()),
         step_ms: Vec::with_capacity(scene.frames.len()),
         max_displacement: vec![0.0],
+        blendshape_residual: Vec::new(),
     };
+    let has_blendshapes = solver.rig().n_targets() > 0;
     let mut p = vec![0.0; solver.rig().n_params()];
     for k in 1..scene.frames.len() {
         scene.frame_params_into(solver.rig(), k, &mut p)?;
@@ -113,6 +120,9 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
             residual,
             relative_residual,
         });
+        if has_blendshapes {
+            run.blendshape_residual.push(solver.blendshape_residual().1);
+        }
         let md = solver.write_frame(&mut frame, &mut disp);
         run.max_displacement.push(md);
         on_frame(k, &frame, &disp)?;
@@ -144,6 +154,7 @@ pub fn simulate_streaming(
         constraint_rank: solver.constraint_rank(),
         max_displacement: run.max_displacement,
         fast: solver.fast_precompute(),
+        blendshape_relative_residual: run.blendshape_residual,
     })
 }
 
@@ -229,6 +240,10 @@ trait Stepper {
     fn fast_precompute(&self) -> Option<FastPrecompute> {
         None
     }
+    /// `(‖G u_c‖, relative)` against the blendshape columns (zeros without blendshapes).
+    fn blendshape_residual(&self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
 }
 
 /// Frame output of the full-order solvers, whose state is coordinate-major: positions to
@@ -268,6 +283,9 @@ impl Stepper for FullOrderSolver {
     }
     fn constraint_rank(&self) -> (usize, usize) {
         FullOrderSolver::constraint_rank(self)
+    }
+    fn blendshape_residual(&self) -> (f64, f64) {
+        FullOrderSolver::blendshape_residual(self)
     }
 }
 
@@ -318,5 +336,8 @@ impl Stepper for FastSolver {
     }
     fn fast_precompute(&self) -> Option<FastPrecompute> {
         Some(self.precompute().clone())
+    }
+    fn blendshape_residual(&self) -> (f64, f64) {
+        FastSolver::blendshape_residual(self)
     }
 }
