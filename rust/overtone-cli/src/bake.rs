@@ -68,6 +68,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
     let mut warnings: Vec<String> = Vec::new();
     let mut surface_report = serde_json::Value::Null;
+    let mut n_blendshapes = 0;
     let (frames, displacements, fps, sim, n_points, name) = if is_gltf {
         if let Some(s) = &o.surface {
             bail!(
@@ -94,6 +95,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             ch.select_frames(a, b)?;
         }
         prepare_ms = t_prepare.elapsed().as_secs_f64() * 1e3;
+        n_blendshapes = ch.scene.blendshapes.as_ref().map_or(0, |b| b.n_targets);
         for w in &ch.warnings {
             eprintln!("warning: {w}");
         }
@@ -143,6 +145,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             );
             sc.select_frames(a, b)?;
         }
+        n_blendshapes = sc.blendshapes.as_ref().map_or(0, |b| b.n_targets);
         let display = match &o.surface {
             None => None,
             Some(path) => {
@@ -221,6 +224,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "precompute_ms": sim.precompute_ms,
             "median_step_ms": crate::report::median(&sim.step_ms),
             "max_relative_residual": worst,
+            "blendshapes": n_blendshapes,
             "max_blendshape_relative_residual": sim.blendshape_relative_residual.iter().cloned().fold(0.0, f64::max),
             "max_displacement_normalised": sim.max_displacement.iter().cloned().fold(0.0, f64::max),
             "sidecar": sim.fast.as_ref().map(|f| f.cache.clone()),

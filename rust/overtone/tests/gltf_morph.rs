@@ -355,3 +355,74 @@ fn broken_morph_data_is_refused() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A target without position deltas is dropped with a warning (its column of `J` would be
+/// zero); a target duplicating another is kept and the full solver's rank revelation keeps one
+/// constraint direction for the pair, with the residual still ≤ 1e-8.
+#[test]
+fn empty_and_duplicate_morph_targets() {
+    let dir = tmp("dup");
+    let path = write_morph_box(&dir);
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let nv = doc["accessors"][0]["count"].as_u64().unwrap() as usize;
+    let mut bin = std::fs::read(dir.join("morph_box.bin")).unwrap();
+    let offset = bin.len();
+    bin.extend(vec![0u8; nv * 12]);
+    std::fs::write(dir.join("morph_box.bin"), &bin).unwrap();
+    doc["buffers"][0]["byteLength"] = serde_json::json!(bin.len());
+    doc["bufferViews"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"buffer": 0, "byteOffset": offset, "byteLength": nv * 12}));
+    let view = doc["bufferViews"].as_array().unwrap().len() - 1;
+    doc["accessors"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"bufferView": view,
+        "componentType": 5126, "count": nv, "type": "VEC3", "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0]}));
+    let zero = doc["accessors"].as_array().unwrap().len() - 1;
+    let settings = CharacterSettings {
+        lattice_resolution: 10,
+        animation: Some(0),
+        ..CharacterSettings::default()
+    };
+    let mut empty = doc.clone();
+    empty["meshes"][0]["primitives"][0]["targets"][1]["POSITION"] = serde_json::json!(zero);
+    let p = dir.join("empty.gltf");
+    std::fs::write(&p, empty.to_string()).unwrap();
+    let ch = character_from_gltf(&p, &settings, None).unwrap();
+    assert_eq!(ch.scene.blendshapes.as_ref().unwrap().n_targets, 1);
+    assert!(
+        ch.warnings.iter().any(|w| w.contains("no position deltas")),
+        "{:?}",
+        ch.warnings
+    );
+
+    let mut dup = doc.clone();
+    dup["meshes"][0]["primitives"][0]["targets"][1]["POSITION"] = serde_json::json!(4);
+    let p = dir.join("dup.gltf");
+    std::fs::write(&p, dup.to_string()).unwrap();
+    let ch = character_from_gltf(&p, &settings, None).unwrap();
+    let sc = &ch.scene;
+    assert_eq!(sc.blendshapes.as_ref().unwrap().n_targets, 2);
+    let rig = sc.rig().unwrap();
+    let dw = default_momentum_weights(&sc.mesh).unwrap();
+    let params = SolverParams {
+        dt: sc.dt,
+        iterations: 10,
+        tolerance: None,
+        gravity: vec![0.0; 3],
+    };
+    let p = |k: usize| {
+        let mut p = vec![0.0; rig.n_params()];
+        sc.frame_params_into(&rig, k, &mut p).unwrap();
+        p
+    };
+    let mut full = FullOrderSolver::new(&sc.mesh, rig.clone(), &dw, &sc.material, &params, &p(0)).unwrap();
+    assert_eq!(full.blendshape_rank(), (1, 2));
+    for k in 1..sc.frames.len() {
+        full.step(&p(k)).unwrap();
+        assert!(full.blendshape_residual().1 <= 1e-8);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -51,6 +51,16 @@ impl LbsRig {
     /// Refuses non-finite or negative weights (below −[`NEGATIVE_WEIGHT_TOLERANCE`]; smaller negatives are solver round-off and are clamped to zero) and rows whose sum differs from one
     /// by more than [`WEIGHT_SUM_TOLERANCE`]; rows within it are renormalised.
     pub fn new(dim: usize, rest: &[f64], weights: &[f64], n_bones: usize) -> Result<Self> {
+        if dim != 2 && dim != 3 {
+            return Err(OvertoneError::setting("dimension", dim, "rigs are 2D or 3D"));
+        }
+        if rest.len() % dim != 0 {
+            return Err(OvertoneError::size(
+                "rest positions",
+                format!("a multiple of {dim} numbers"),
+                rest.len(),
+            ));
+        }
         let n = rest.len() / dim;
         if n_bones == 0 {
             return Err(OvertoneError::setting(

@@ -69,7 +69,8 @@ impl RigConstraint {
     /// the rows the fast solver's subspace must satisfy.
     pub fn per_coordinate_rows(&self) -> Mat<f64> {
         let (c, n) = (self.scalar.nrows(), self.scalar.ncols());
-        let (nt, d) = (self.n_targets(), if n == 0 { 0 } else { self.blend.ncols() / n.max(1) });
+        // `G` has `d·n` columns.
+        let (nt, d) = (self.n_targets(), self.blend.ncols() / n.max(1));
         Mat::from_fn(c + nt * d, n, |r, v| {
             if r < c {
                 self.scalar[(r, v)]

@@ -109,10 +109,32 @@ pub fn character_from_gltf(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let morphs = (ch.n_morph_targets > 0).then(|| SurfaceMorphs {
-        deltas: ch.morph_deltas.clone(),
-        n_targets: ch.n_morph_targets,
-        weights: ch.morph_weights.clone(),
+    // Targets without any position delta (empty shape keys, normal-only targets) move nothing:
+    // they are dropped with a warning (exact: their column of J would be zero).
+    let ns = ch.vertices.len() / 3;
+    let nt = ch.n_morph_targets;
+    let moving: Vec<usize> = (0..nt)
+        .filter(|&t| ch.morph_deltas[t * ns * 3..(t + 1) * ns * 3].iter().any(|&x| x != 0.0))
+        .collect();
+    let mut dropped = Vec::new();
+    if moving.len() < nt {
+        dropped.push(format!(
+            "{} of {nt} morph targets have no position deltas and were ignored (targets {:?})",
+            nt - moving.len(),
+            (0..nt).filter(|t| !moving.contains(t)).collect::<Vec<_>>()
+        ));
+    }
+    let morphs = (!moving.is_empty()).then(|| SurfaceMorphs {
+        deltas: moving
+            .iter()
+            .flat_map(|&t| ch.morph_deltas[t * ns * 3..(t + 1) * ns * 3].iter().copied())
+            .collect(),
+        n_targets: moving.len(),
+        weights: ch
+            .morph_weights
+            .iter()
+            .map(|w| moving.iter().map(|&t| w[t]).collect())
+            .collect(),
     });
     let mut c = Character::from_surface_with_morphs(
         &name,
@@ -126,6 +148,7 @@ pub fn character_from_gltf(
         momentum_weights_surface,
     )?;
     c.original_to_welded = ch.original_to_welded;
+    c.warnings.extend(dropped);
     Ok(c)
 }
 
