@@ -68,7 +68,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
     let mut warnings: Vec<String> = Vec::new();
     let mut surface_report = serde_json::Value::Null;
-    let mut n_blendshapes = 0;
+    let n_blendshapes;
     let (frames, displacements, fps, sim, n_points, name) = if is_gltf {
         if let Some(s) = &o.surface {
             bail!(
