@@ -15,3 +15,8 @@ fi
 bash scripts/build_blender_addon.sh >/dev/null
 RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
   timeout 900 "$VENV/bin/python" plugin/blender/tests/test_addon.py
+# The zip as a user installs it, into a throw-away user folder.
+INSTALL_HOME=$(mktemp -d)
+trap 'rm -rf "$INSTALL_HOME"' EXIT
+HOME="$INSTALL_HOME" RUST_BACKTRACE=0 timeout 300 "$VENV/bin/python" plugin/blender/tests/test_install.py \
+  target/blender/overtone-0.1.0-linux-x64.zip

@@ -129,6 +129,8 @@ class RigBinding:
             raise BindError(f"no vertex of '{ob.name}' is weighted to a deform bone of '{self.armature}'; "
                             "paint weights or parent with automatic weights")
         self.weights = np.ascontiguousarray(w)
+        self._weights_t = np.ascontiguousarray(w.T)
+        self._offsets = np.zeros((n, 3), dtype=np.float64)
         self.vertex_count = n
         self.static_vertices = int(static.sum())
         pose_names = [pb.name for pb in mod.object.pose.bones]
@@ -174,7 +176,24 @@ class RigBinding:
     def rest_offsets(self, transforms, u):
         """Pulls a world displacement back to rest space: ``d_v = A_v⁻¹ u_v`` with
         ``A_v = Σ_b w_vb W_b[:3, :3]``, so that skinning ``X + d`` gives ``skin(X) + u`` exactly
-        (LBS is affine per vertex). ``transforms`` is ``bones x 12``, ``u`` is ``n x 3``."""
+        (LBS is affine per vertex). ``transforms`` is ``bones x 12``, ``u`` is ``n x 3``.
+
+        Blends all vertices at once (``(9 x bones) · (bones x n)``) and inverts by cofactors (adjugate over
+        determinant); a vertex whose blended matrix is singular (a bone scaled to zero) gets
+        ``d = 0`` rather than an infinity."""
         lin = transforms.reshape(-1, 3, 4)[:, :, :3].reshape(-1, 9)
-        a = (self.weights @ lin).reshape(-1, 3, 3)
-        return np.linalg.solve(a, u[:, :, None])[:, :, 0]
+        a = lin.T @ self._weights_t
+        a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
+        c0 = a4 * a8 - a5 * a7
+        c1 = a5 * a6 - a3 * a8
+        c2 = a3 * a7 - a4 * a6
+        det = a0 * c0 + a1 * c1 + a2 * c2
+        scale = np.abs(a).max(axis=0) ** 3
+        ok = np.abs(det) > 1e-12 * np.maximum(scale, 1e-300)
+        inv_det = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+        x, y, z = u[:, 0], u[:, 1], u[:, 2]
+        out = self._offsets
+        out[:, 0] = (c0 * x + (a2 * a7 - a1 * a8) * y + (a1 * a5 - a2 * a4) * z) * inv_det
+        out[:, 1] = (c1 * x + (a0 * a8 - a2 * a6) * y + (a2 * a3 - a0 * a5) * z) * inv_det
+        out[:, 2] = (c2 * x + (a1 * a6 - a0 * a7) * y + (a0 * a4 - a1 * a3) * z) * inv_det
+        return out
