@@ -54,7 +54,7 @@ def update(scene, depsgraph):
     for ob in _live_objects(scene):
         try:
             s = session.get(ob)
-            if s is None:
+            if s is None or s.fps != scene.render.fps / scene.render.fps_base:
                 s = session.create(ob, scene, depsgraph)
             if frame <= scene.frame_start:
                 s.reset(ob, depsgraph, frame)
@@ -90,16 +90,28 @@ def on_frame_change(scene, depsgraph=None):
     update(scene, depsgraph)
 
 
+@persistent
+def on_load_pre(*_args):
+    """Another file is about to replace this one: free every native deformer."""
+    session.drop_all()
+
+
+def _remove(handlers, fn):
+    for h in list(handlers):
+        if getattr(h, "__name__", "") == fn.__name__ and getattr(h, "__module__", "") == fn.__module__:
+            handlers.remove(h)
+
+
 def register():
-    if on_frame_change not in bpy.app.handlers.frame_change_post:
-        bpy.app.handlers.frame_change_post.append(on_frame_change)
+    _remove(bpy.app.handlers.frame_change_post, on_frame_change)
+    _remove(bpy.app.handlers.load_pre, on_load_pre)
+    bpy.app.handlers.frame_change_post.append(on_frame_change)
+    bpy.app.handlers.load_pre.append(on_load_pre)
 
 
 def unregister():
-    for h in list(bpy.app.handlers.frame_change_post):
-        if getattr(h, "__name__", "") == on_frame_change.__name__ and \
-                getattr(h, "__module__", "") == on_frame_change.__module__:
-            bpy.app.handlers.frame_change_post.remove(h)
+    _remove(bpy.app.handlers.frame_change_post, on_frame_change)
+    _remove(bpy.app.handlers.load_pre, on_load_pre)
     session.drop_all()
 
 

@@ -80,6 +80,7 @@ class Session:
         self.deformer = native.Deformer(native_settings(props, scene), b.rest, b.triangles, b.weights,
                                         leak, pose, sidecar)
         self.sidecar = sidecar
+        self.fps = scene.render.fps / scene.render.fps_base
         self.last_frame = None
         self.u = np.zeros_like(b.rest)
         self.offsets = np.zeros_like(b.rest)

@@ -153,8 +153,12 @@ def test_error_paths_report_and_leave_the_scene_intact():
     expect_error(lambda: bpy.ops.object.overtone_add(), "no Armature modifier")
     check(not bpy.context.active_object.overtone.enabled, "a failed add left Overtone enabled")
     check(bpy.context.active_object.data.shape_keys is None, "a failed add left a shape key")
-    # 2. Unusable sidecar path (a folder).
+    # 2. An Armature modifier Overtone cannot mirror (dual quaternions), then an unusable sidecar
+    #    path (a folder).
     scene, ob, _ = tube_scene("errors")
+    ob.modifiers["Armature"].use_deform_preserve_volume = True
+    expect_error(lambda: bpy.ops.object.overtone_add(), "Preserve Volume")
+    ob.modifiers["Armature"].use_deform_preserve_volume = False
     ob.overtone.sidecar = TMP
     expect_error(lambda: bpy.ops.object.overtone_add(), "is a folder")
     check(ob.data.shape_keys is None and not ob.overtone.enabled, "a failed add changed the object")
@@ -197,6 +201,28 @@ def test_error_paths_report_and_leave_the_scene_intact():
     expect_error(lambda: bpy.ops.object.overtone_add(), "clusters")
     check(ob.overtone.enabled and ob.overtone.bound_vertex_count == len(ob.data.vertices),
           "a refused rebind changed the bound state")
+
+
+def test_saved_file_reopens_and_previews_from_the_sidecar():
+    scene, ob, _ = tube_scene("saved")
+    blend = os.path.join(TMP, "saved.blend")
+    ob.overtone.sidecar = ""
+    ob.overtone.cache_file = ""
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    bpy.ops.object.overtone_add()
+    check(ob.overtone.sidecar == "//overtone/Tube.ovt", f"default sidecar path {ob.overtone.sidecar!r}")
+    check(os.path.isfile(os.path.join(TMP, "overtone", "Tube.ovt")), "the sidecar is not next to the .blend")
+    before = scenes.play(scene, ob, range(1, 21))
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=blend)
+    scene = bpy.context.scene
+    ob = scene.objects["Tube"]
+    check(session.get(ob) is None, "a session survived reopening the file")
+    after = scenes.play(scene, ob, range(1, 21))
+    check(np.abs(after - before).max() <= 1e-6, "the reopened file previews differently")
+    check(session.get(ob).deformer.cache_status() == "loaded from sidecar", session.get(ob).deformer.cache_status())
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake with the default // path failed")
+    check(os.path.isfile(os.path.join(TMP, "overtone", "Tube.pc2")), "the bake is not next to the .blend")
 
 
 def test_remove_restores_the_plain_rig():
