@@ -66,13 +66,14 @@ def update(scene, depsgraph):
                 done.append((ob, s))
             else:
                 pending.append((ob, s))
-        except (BindError, native.NativeError, session.SettingsError) as e:
-            _fail(ob, e)
+        except Exception as e:  # a frame handler must never break playback
+            _fail(ob, e if isinstance(e, (BindError, native.NativeError, session.SettingsError))
+                  else f"internal error ({type(e).__name__}: {e}); please report")
     if pending:
         try:
             replay(scene, pending, frame)
             done.extend(pending)
-        except (BindError, native.NativeError, session.SettingsError) as e:
+        except Exception as e:
             for ob, _ in pending:
                 _fail(ob, e)
     for ob, s in done:

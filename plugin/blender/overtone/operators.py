@@ -115,6 +115,11 @@ class OBJECT_OT_overtone_bake(bpy.types.Operator):
                 ob.overtone.status = f"error: {e}"
                 self.report({'ERROR'}, f"Overtone bake failed: {e}")
                 return {'CANCELLED'}
+            except Exception as e:  # the scene was restored by bake(); say what happened
+                ob.overtone.status = f"error: {e}"
+                self.report({'ERROR'}, f"Overtone bake failed with an internal error ({type(e).__name__}: {e}); "
+                                       "please report")
+                return {'CANCELLED'}
         _cache_report(self, ob, result["cache"])
         ob.overtone.status = (f"baked {result['frames']} frames to {result['path']} "
                               f"(residual ≤ {result['max_residual']:.1e})")

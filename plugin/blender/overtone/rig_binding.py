@@ -155,8 +155,9 @@ class RigBinding:
     def skin_transforms(self, ob, depsgraph):
         """Per bone, the 3 x 4 world skin transform ``W_b`` at the evaluated frame
         (``bones x 12``, row-major; a view reused by the next call)."""
-        arm_ob = ob.modifiers[self.modifier_index].object if self.modifier_index < len(ob.modifiers) else None
-        if arm_ob is None or arm_ob.name != self.armature:
+        index, mod = armature_modifier(ob)
+        arm_ob = mod.object
+        if index != self.modifier_index or arm_ob.name != self.armature:
             raise BindError(f"the Armature modifier of '{ob.name}' changed since Overtone was added; "
                             "press Overtone ▸ Rebind")
         arm_eval = arm_ob.evaluated_get(depsgraph)
