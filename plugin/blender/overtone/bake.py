@@ -13,7 +13,7 @@ import bpy
 import numpy as np
 
 from . import cache_modifier, live, pc2, session, shape_key
-from .rig_binding import BindError
+from .rig_binding import BindError, affine_inverse
 
 
 def _evaluated_positions(ob, depsgraph, n):
@@ -62,7 +62,7 @@ def bake(ob, scene, progress=None):
                 s.step(ob, dg, f)
             step_s += time.perf_counter() - t
             mo = np.array(ob.evaluated_get(dg).matrix_world, dtype=np.float64)
-            world_to_object = np.linalg.inv(mo[:3, :3])
+            world_to_object = affine_inverse(mo)[:3, :3]
             frames[i] = _evaluated_positions(ob, dg, n) + (s.u @ world_to_object.T).astype(np.float32)
             if progress is not None:
                 progress(i + 1, end - start + 1)

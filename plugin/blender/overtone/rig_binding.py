@@ -16,6 +16,30 @@ with ``W = Mo``. Weights are normalised per vertex as the modifier does.
 import numpy as np
 
 
+def affine_inverse(m):
+    """Inverse of a 4 x 4 affine matrix ``[[A, t], [0, 1]]`` as ``[[A⁻¹, -A⁻¹ t], [0, 1]]``, by
+    cofactors (``np.linalg.inv`` costs ~0.5 ms per call on a busy machine through its thread pool;
+    this runs every frame). Raises BindError for a singular ``A`` (an object scaled to zero)."""
+    a = m[:3, :3]
+    c = np.empty((3, 3))
+    c[0, 0] = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
+    c[0, 1] = a[0, 2] * a[2, 1] - a[0, 1] * a[2, 2]
+    c[0, 2] = a[0, 1] * a[1, 2] - a[0, 2] * a[1, 1]
+    c[1, 0] = a[1, 2] * a[2, 0] - a[1, 0] * a[2, 2]
+    c[1, 1] = a[0, 0] * a[2, 2] - a[0, 2] * a[2, 0]
+    c[1, 2] = a[0, 2] * a[1, 0] - a[0, 0] * a[1, 2]
+    c[2, 0] = a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]
+    c[2, 1] = a[0, 1] * a[2, 0] - a[0, 0] * a[2, 1]
+    c[2, 2] = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
+    det = a[0, 0] * c[0, 0] + a[0, 1] * c[1, 0] + a[0, 2] * c[2, 0]
+    if not abs(det) > 1e-300:
+        raise BindError("an object or armature is scaled to zero; Overtone cannot follow it")
+    out = np.eye(4)
+    out[:3, :3] = c / det
+    out[:3, 3] = -(out[:3, :3] @ m[:3, 3])
+    return out
+
+
 class BindError(ValueError):
     """The object cannot be bound; the message says what to change."""
 
@@ -166,7 +190,7 @@ class RigBinding:
         pose = self._pose_buf.reshape(-1, 4, 4).transpose(0, 2, 1)[self._pose_index]
         ma = np.array(arm_eval.matrix_world, dtype=np.float64)
         mo = np.array(ob_eval.matrix_world, dtype=np.float64)
-        tail = np.linalg.inv(ma) @ mo
+        tail = affine_inverse(ma) @ mo
         m = len(self._pose_index)
         self._world[:m] = ma @ pose @ self._rest_inv @ tail
         if m < len(self.bone_names):
