@@ -28,6 +28,10 @@ def write_pc2(path, frames, start_frame, sample_rate=1.0):
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".overtone-", suffix=".pc2.tmp", dir=folder)
     try:
+        # mkstemp makes the file private (0600); a cache is shared like any file the user writes.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as f:
             f.write(header)
             f.write(frames.tobytes())

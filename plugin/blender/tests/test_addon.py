@@ -90,6 +90,10 @@ def test_tube_preview_bake_and_contract():
     check(np.abs(preview[0] - rig_only[0]).max() < 1e-6, "the start frame is not the rig pose")
     diff = np.abs(baked - preview).max()
     check(diff <= CACHE_TOL, f"baked cache differs from the live preview by {diff:.2e}")
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = os.stat(ob.overtone.cache_file).st_mode & 0o777
+    check(mode == 0o666 & ~umask, f"the cache has mode {mode:o}, not the user's default {0o666 & ~umask:o}")
     data, start, rate = pc2.read_pc2(ob.overtone.cache_file)
     check(data.shape == (60, len(ob.data.vertices), 3) and start == 1.0 and rate == 1.0, "PC2 layout")
     mods = [m.type for m in ob.modifiers]
