@@ -80,6 +80,63 @@ def _preview_rig_and_bake(scene, ob, frames):
     return preview, rig_only, baked, residual
 
 
+class _Layout:
+    """Stands in for a UI layout (there is no window headless): records and checks every call."""
+
+    def __init__(self, calls):
+        self.calls = calls
+        self.enabled = True
+
+    def column(self, **_):
+        return self
+
+    row = column
+
+    def separator(self, **_):
+        pass
+
+    def label(self, text="", icon='NONE'):
+        check(icon in bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items, icon)
+        self.calls.append(("label", text))
+
+    def prop(self, data, name, **_):
+        check(name in data.bl_rna.properties, f"panel draws a missing property {name}")
+        self.calls.append(("prop", name))
+
+    def prop_search(self, data, name, search_data, search_name, **_):
+        check(name in data.bl_rna.properties and search_name in search_data.bl_rna.properties, name)
+        self.calls.append(("prop", name))
+
+    def operator(self, idname, text="", icon='NONE'):
+        module, op = idname.split(".")
+        check(hasattr(getattr(bpy.ops, module), op), f"panel shows a missing operator {idname}")
+        check(icon in bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items, icon)
+        self.calls.append(("operator", idname))
+
+
+def test_panel_draws_every_setting():
+    from overtone.panel import PHYSICS_PT_overtone
+    scene, ob, _ = tube_scene("panel")
+
+    class Ctx:
+        object = ob
+
+    for enabled in (False, True):
+        ob.overtone.enabled = enabled
+        calls = []
+        panel = type("P", (), {"layout": _Layout(calls)})()
+        PHYSICS_PT_overtone.draw(panel, Ctx())
+        if enabled:
+            shown = {name for kind, name in calls if kind == "prop"}
+            wanted = {"youngs_modulus", "density", "solver", "modes", "clusters", "lattice_resolution",
+                      "leak_group", "sidecar", "cache_file", "live_preview", "poisson_ratio"}
+            check(wanted <= shown, f"panel lacks {wanted - shown}")
+            check(("operator", "object.overtone_bake") in calls, "no bake button")
+        else:
+            check(calls[0] == ("operator", "object.overtone_add"), "no add button")
+    ob.overtone.enabled = False
+
+
 def test_tube_preview_bake_and_contract():
     scene, ob, _ = tube_scene()
     frames = range(1, 61)
