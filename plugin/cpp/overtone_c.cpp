@@ -68,4 +68,27 @@ OVERTONE_EXPORT double overtone_residual(const overtone_deformer* d) {
   return d ? d->d.residual() : 0.0;
 }
 
+OVERTONE_EXPORT int overtone_cache_status(const overtone_deformer* d, char* buf, size_t len) {
+  if (!d) return fail("overtone_cache_status: null deformer", buf, len);
+  if (buf && len > 0) {
+    std::strncpy(buf, d->d.cache_status().c_str(), len - 1);
+    buf[len - 1] = '\0';
+  }
+  return 0;
+}
+
+OVERTONE_EXPORT size_t overtone_vertex_count(const overtone_deformer* d) {
+  return d ? d->d.vertices() : 0;
+}
+
+OVERTONE_EXPORT size_t overtone_bone_count(const overtone_deformer* d) {
+  return d ? d->d.bones() : 0;
+}
+
+OVERTONE_EXPORT int overtone_debug_panic(overtone_deformer* d, char* err, size_t err_len) {
+  if (!d) return fail("overtone_debug_panic: null deformer", err, err_len);
+  auto st = d->d.debug_panic();
+  return st ? 0 : fail(st.message, err, err_len);
+}
+
 OVERTONE_EXPORT void overtone_destroy(overtone_deformer* d) { delete d; }

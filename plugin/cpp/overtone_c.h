@@ -24,6 +24,14 @@ int overtone_create(const overtone_settings* s, const double* rest, size_t verti
 int overtone_step(overtone_deformer* d, const double* pose, double* out, char* err, size_t err_len);
 int overtone_reset(overtone_deformer* d, const double* pose, char* err, size_t err_len);
 double overtone_residual(const overtone_deformer* d);
+/* Where the precompute came from ("loaded from sidecar", "rebuilt (...) and saved", ...);
+ * writes a NUL-terminated string truncated to `len`; returns 0, or -1 for a null deformer. */
+int overtone_cache_status(const overtone_deformer* d, char* buf, size_t len);
+/* Surface vertices and bones the deformer was created with (0 for a null deformer). */
+size_t overtone_vertex_count(const overtone_deformer* d);
+size_t overtone_bone_count(const overtone_deformer* d);
+/* Test hook: forces a Rust panic inside the core; returns -1 with the message (the host lives). */
+int overtone_debug_panic(overtone_deformer* d, char* err, size_t err_len);
 void overtone_destroy(overtone_deformer* d);
 #ifdef __cplusplus
 }

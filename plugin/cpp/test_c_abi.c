@@ -35,7 +35,23 @@ int main(void) {
     printf("FAIL: a NaN pose was accepted\n");
     return 1;
   }
-  printf("C ABI ok (residual %.2e); refused as expected: %s\n", overtone_residual(d), err);
+  printf("C ABI: refused as expected: %s\n", err);
+  char status[256];
+  if (overtone_cache_status(d, status, sizeof status) != 0 || overtone_vertex_count(d) != 6 ||
+      overtone_bone_count(d) != 1) {
+    printf("FAIL: cache status / sizes\n");
+    return 1;
+  }
+  if (overtone_debug_panic(d, err, sizeof err) == 0) {
+    printf("FAIL: the forced panic was not reported\n");
+    return 1;
+  }
+  pose[0] = 1.0;
+  if (overtone_step(d, pose, out, err, sizeof err) != 0) {
+    printf("FAIL: the deformer stopped working after a contained panic: %s\n", err);
+    return 1;
+  }
+  printf("C ABI ok (residual %.2e, cache: %s); panic contained: %s\n", overtone_residual(d), status, err);
   overtone_destroy(d);
   return 0;
 }

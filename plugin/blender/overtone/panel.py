@@ -1,0 +1,50 @@
+"""The Overtone panel in the Properties editor's Physics tab."""
+
+import bpy
+
+
+class PHYSICS_PT_overtone(bpy.types.Panel):
+    bl_label = "Overtone"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "physics"
+
+    @classmethod
+    def poll(cls, context):
+        ob = context.object
+        return ob is not None and ob.type == 'MESH'
+
+    def draw(self, context):
+        layout = self.layout
+        ob = context.object
+        props = ob.overtone
+        if not props.enabled:
+            layout.operator("object.overtone_add", icon='MOD_ARMATURE')
+            if props.status:
+                layout.label(text=props.status, icon='ERROR')
+            return
+        col = layout.column()
+        col.prop(props, "solver")
+        sub = col.column()
+        sub.enabled = props.solver == 'FAST'
+        sub.prop(props, "modes")
+        sub.prop(props, "clusters")
+        col.separator()
+        col.prop(props, "youngs_modulus")
+        col.prop(props, "poisson_ratio")
+        col.prop(props, "density")
+        col.prop(props, "lattice_resolution")
+        col.prop_search(props, "leak_group", ob, "vertex_groups")
+        col.separator()
+        col.prop(props, "sidecar")
+        col.prop(props, "cache_file")
+        col.prop(props, "live_preview")
+        row = layout.row()
+        row.operator("object.overtone_bake", icon='REC')
+        row.operator("object.overtone_add", text="Rebind", icon='FILE_REFRESH')
+        layout.operator("object.overtone_remove", icon='X')
+        if props.status:
+            layout.label(text=props.status, icon='ERROR' if props.status.startswith("error") else 'INFO')
+
+
+classes = (PHYSICS_PT_overtone,)

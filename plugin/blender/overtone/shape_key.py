@@ -1,0 +1,58 @@
+"""The live preview's write-back: a shape key holding the rest-space offsets ``d`` (shape keys act
+before the Armature modifier, so the modifier maps ``X + d`` to ``skin(X) + u``)."""
+
+import numpy as np
+
+SHAPE_KEY = "Overtone"
+
+
+def ensure(ob):
+    """The object's Overtone shape key (value 1, relative to the reference key), created with a
+    Basis if the mesh had no shape keys. Returns ``(key_block, created_basis)``."""
+    created_basis = False
+    if ob.data.shape_keys is None:
+        ob.shape_key_add(name="Basis", from_mix=False)
+        created_basis = True
+    kb = ob.data.shape_keys.key_blocks.get(SHAPE_KEY)
+    if kb is None:
+        kb = ob.shape_key_add(name=SHAPE_KEY, from_mix=False)
+    kb.value = 1.0
+    return kb, created_basis
+
+
+def get(ob):
+    keys = ob.data.shape_keys
+    return None if keys is None else keys.key_blocks.get(SHAPE_KEY)
+
+
+def reference_positions(ob):
+    """Positions of the key the Overtone key is relative to (``n x 3`` float32)."""
+    kb = get(ob)
+    ref = kb.relative_key if kb is not None else None
+    n = len(ob.data.vertices)
+    out = np.empty(3 * n, dtype=np.float32)
+    if ref is None or ref == kb:
+        ob.data.vertices.foreach_get("co", out)
+    else:
+        ref.data.foreach_get("co", out)
+    return out.reshape(n, 3)
+
+
+def write(ob, reference, offsets):
+    """Sets the Overtone key to ``reference + offsets`` (both ``n x 3``) and tags the mesh."""
+    kb = get(ob)
+    if kb is None:
+        return
+    co = (reference + offsets).astype(np.float32, copy=False)
+    kb.data.foreach_set("co", co.ravel())
+    ob.data.update()
+
+
+def remove(ob, created_basis):
+    """Removes the Overtone key, and the Basis too when Overtone created it and nothing else uses it."""
+    kb = get(ob)
+    if kb is not None:
+        ob.shape_key_remove(kb)
+    keys = ob.data.shape_keys
+    if created_basis and keys is not None and len(keys.key_blocks) == 1:
+        ob.shape_key_clear()

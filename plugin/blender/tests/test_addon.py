@@ -1,0 +1,351 @@
+"""Headless Blender tests of the Overtone add-on (run by scripts/test_blender.sh under a timeout).
+
+Each test builds its scene from scratch; the process ends with ``os._exit`` after unregistering
+the add-on (bpy 4.5 can hang at interpreter exit otherwise)."""
+
+import os
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.environ["OVERTONE_ADDON_DIR"])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+import overtone  # noqa: E402
+import scenes  # noqa: E402
+from overtone import native, pc2, properties, session, shape_key  # noqa: E402
+
+TMP = tempfile.mkdtemp(prefix="overtone-blender-")
+# The library's residual is relative (|Jᵀ M D u| over |Jᵀ M D| |u|); the contract is 1e-8.
+RESIDUAL_TOL = 1e-8
+# The baked cache (float32 PC2) against the live preview (float32 shape key through the modifier).
+CACHE_TOL = 1e-5
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def sidecar_key(path):
+    """The blake3 key in a sidecar's header (layout in rust/overtone/src/cache/sidecar.rs)."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    check(head[:8] == b"OVTCACHE", f"{path} is not a sidecar")
+    vlen = int.from_bytes(head[12:16], "little")
+    return head[16 + vlen:48 + vlen]
+
+
+def tube_scene(name="tube"):
+    session.drop_all()
+    scene = scenes.empty_scene()
+    ob, rig = scenes.rigged_tube()
+    ob.overtone.sidecar = os.path.join(TMP, f"{name}.ovt")
+    ob.overtone.cache_file = os.path.join(TMP, f"{name}.pc2")
+    return scene, ob, rig
+
+
+def expect_error(op, needle):
+    """Runs ``op`` and checks that Blender reported an error containing ``needle``."""
+    try:
+        op()
+    except RuntimeError as e:
+        check(needle in str(e), f"error message {str(e)!r} lacks {needle!r}")
+        return str(e)
+    raise AssertionError(f"expected an error containing {needle!r}, the operator succeeded")
+
+
+def test_defaults_match_the_library():
+    s = native.default_settings()
+    check(s.youngs_modulus == properties.DEFAULT_YOUNGS_MODULUS, "Young's modulus default")
+    check(s.poisson_ratio == properties.DEFAULT_POISSON_RATIO, "Poisson ratio default")
+    check(s.density == properties.DEFAULT_DENSITY, "density default")
+    check(s.lattice_resolution == properties.DEFAULT_LATTICE_RESOLUTION, "lattice default")
+    check(s.modes == properties.DEFAULT_MODES and s.clusters == properties.DEFAULT_CLUSTERS, "subspace")
+
+
+def _preview_rig_and_bake(scene, ob, frames):
+    """Plays the live preview, the plain rig (preview off) and the baked cache over ``frames``."""
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    preview = scenes.play(scene, ob, frames)
+    residual = session.get(ob).max_residual
+    ob.overtone.live_preview = False
+    rig_only = scenes.play(scene, ob, frames)
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake failed")
+    baked = scenes.play(scene, ob, frames)
+    return preview, rig_only, baked, residual
+
+
+class _Layout:
+    """Stands in for a UI layout (there is no window headless): records and checks every call."""
+
+    def __init__(self, calls):
+        self.calls = calls
+        self.enabled = True
+
+    def column(self, **_):
+        return self
+
+    row = column
+
+    def separator(self, **_):
+        pass
+
+    def label(self, text="", icon='NONE'):
+        check(icon in bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items, icon)
+        self.calls.append(("label", text))
+
+    def prop(self, data, name, **_):
+        check(name in data.bl_rna.properties, f"panel draws a missing property {name}")
+        self.calls.append(("prop", name))
+
+    def prop_search(self, data, name, search_data, search_name, **_):
+        check(name in data.bl_rna.properties and search_name in search_data.bl_rna.properties, name)
+        self.calls.append(("prop", name))
+
+    def operator(self, idname, text="", icon='NONE'):
+        module, op = idname.split(".")
+        check(hasattr(getattr(bpy.ops, module), op), f"panel shows a missing operator {idname}")
+        check(icon in bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items, icon)
+        self.calls.append(("operator", idname))
+
+
+def test_panel_draws_every_setting():
+    from overtone.panel import PHYSICS_PT_overtone
+    scene, ob, _ = tube_scene("panel")
+
+    class Ctx:
+        object = ob
+
+    for enabled in (False, True):
+        ob.overtone.enabled = enabled
+        calls = []
+        panel = type("P", (), {"layout": _Layout(calls)})()
+        PHYSICS_PT_overtone.draw(panel, Ctx())
+        if enabled:
+            shown = {name for kind, name in calls if kind == "prop"}
+            wanted = {"youngs_modulus", "density", "solver", "modes", "clusters", "lattice_resolution",
+                      "leak_group", "sidecar", "cache_file", "live_preview", "poisson_ratio"}
+            check(wanted <= shown, f"panel lacks {wanted - shown}")
+            check(("operator", "object.overtone_bake") in calls, "no bake button")
+        else:
+            check(calls[0] == ("operator", "object.overtone_add"), "no add button")
+    ob.overtone.enabled = False
+
+
+def test_tube_preview_bake_and_contract():
+    scene, ob, _ = tube_scene()
+    frames = range(1, 61)
+    preview, rig_only, baked, residual = _preview_rig_and_bake(scene, ob, frames)
+    check(residual <= RESIDUAL_TOL, f"rig residual {residual:.2e} > {RESIDUAL_TOL}")
+    secondary = np.abs(preview - rig_only).max()
+    check(secondary > 1e-3, f"no secondary motion (max {secondary:.2e})")
+    check(np.abs(preview[0] - rig_only[0]).max() < 1e-6, "the start frame is not the rig pose")
+    diff = np.abs(baked - preview).max()
+    check(diff <= CACHE_TOL, f"baked cache differs from the live preview by {diff:.2e}")
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = os.stat(ob.overtone.cache_file).st_mode & 0o777
+    check(mode == 0o666 & ~umask, f"the cache has mode {mode:o}, not the user's default {0o666 & ~umask:o}")
+    data, start, rate = pc2.read_pc2(ob.overtone.cache_file)
+    check(data.shape == (60, len(ob.data.vertices), 3) and start == 1.0 and rate == 1.0, "PC2 layout")
+    mods = [m.type for m in ob.modifiers]
+    check(mods == ['ARMATURE', 'MESH_CACHE'], f"modifier stack {mods}")
+    print(f"    tube: secondary max {secondary:.4f}, cache vs preview {diff:.1e}, residual {residual:.1e}")
+
+
+def test_rewind_and_jump_replay_from_the_start():
+    scene, ob, _ = tube_scene("replay")
+    bpy.ops.object.overtone_add()
+    sequential = scenes.play(scene, ob, range(1, 41))
+    scene.frame_set(25)
+    back = scenes.evaluated_positions(ob)
+    check(np.abs(back - sequential[24]).max() <= 1e-6, "rewinding to 25 does not replay frame 25")
+    scene.frame_set(40)
+    jump = scenes.evaluated_positions(ob)
+    check(np.abs(jump - sequential[39]).max() <= 1e-6, "jumping 25 -> 40 does not replay frame 40")
+    scene.frame_set(1)
+    check(np.abs(scenes.evaluated_positions(ob) - sequential[0]).max() <= 1e-6, "start frame is not at rest")
+
+
+def test_leak_group_changes_the_result_and_the_sidecar_key():
+    scene, ob, _ = tube_scene("leak")
+    frames = range(1, 41)
+    bpy.ops.object.overtone_add()
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "first bake failed")
+    first = scenes.play(scene, ob, frames)
+    key_first = sidecar_key(ob.overtone.sidecar)
+    z = np.array([v.co.z for v in ob.data.vertices])
+    vg = ob.vertex_groups.new(name="leak")
+    for v in np.nonzero(z > 2.0)[0]:
+        vg.add([int(v)], 1.0, 'REPLACE')
+    ob.overtone.leak_group = "leak"
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "second bake failed")
+    second = scenes.play(scene, ob, frames)
+    key_second = sidecar_key(ob.overtone.sidecar)
+    check(key_first != key_second, "painting the leak group did not change the sidecar key")
+    change = np.abs(second - first).max()
+    check(change > 1e-4, f"painting the leak group changed the bake by only {change:.2e}")
+    print(f"    leak group: bake changed by {change:.4f}, key changed")
+
+
+def test_sidecar_is_reused_and_corrupt_sidecar_rebuilt_with_a_warning():
+    scene, ob, _ = tube_scene("reuse")
+    bpy.ops.object.overtone_add()
+    check("rebuilt" in ob.overtone.status, ob.overtone.status)
+    bpy.ops.object.overtone_add()
+    check("loaded from sidecar" in ob.overtone.status, ob.overtone.status)
+    with open(ob.overtone.sidecar, "r+b") as f:
+        f.seek(200)
+        f.write(b"\xff" * 64)
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "a corrupt sidecar stopped the add")
+    check("rebuilt" in ob.overtone.status and "corrupt" in ob.overtone.status, ob.overtone.status)
+
+
+def test_error_paths_report_and_leave_the_scene_intact():
+    session.drop_all()
+    scene = scenes.empty_scene()
+    # 1. No armature.
+    bpy.ops.mesh.primitive_uv_sphere_add()
+    expect_error(lambda: bpy.ops.object.overtone_add(), "no Armature modifier")
+    check(not bpy.context.active_object.overtone.enabled, "a failed add left Overtone enabled")
+    check(bpy.context.active_object.data.shape_keys is None, "a failed add left a shape key")
+    # 2. An Armature modifier Overtone cannot mirror (dual quaternions), then an unusable sidecar
+    #    path (a folder).
+    scene, ob, _ = tube_scene("errors")
+    ob.modifiers["Armature"].use_deform_preserve_volume = True
+    expect_error(lambda: bpy.ops.object.overtone_add(), "Preserve Volume")
+    ob.modifiers["Armature"].use_deform_preserve_volume = False
+    ob.overtone.sidecar = TMP
+    expect_error(lambda: bpy.ops.object.overtone_add(), "is a folder")
+    check(ob.data.shape_keys is None and not ob.overtone.enabled, "a failed add changed the object")
+    # 3. Vertex count changed after add: bake refuses, the live preview reports and shows the rig.
+    ob.overtone.sidecar = os.path.join(TMP, "errors.ovt")
+    bpy.ops.object.overtone_add()
+    scenes.play(scene, ob, range(1, 10))
+    ob.shape_key_clear()
+    ob.overtone.created_basis = False
+    import bmesh
+    bm = bmesh.new()
+    bm.from_mesh(ob.data)
+    bm.verts.new((5.0, 5.0, 5.0))
+    bm.to_mesh(ob.data)
+    bm.free()
+    ob.data.update()
+    expect_error(lambda: bpy.ops.object.overtone_bake(), "vertices but had")
+    scene.frame_set(12)
+    check(ob.overtone.status.startswith("error") and "vertices" in ob.overtone.status, ob.overtone.status)
+    scenes.evaluated_positions(ob)
+    # 4. Bake to a //-relative path in an unsaved file.
+    scene, ob, _ = tube_scene("unsaved")
+    bpy.ops.object.overtone_add()
+    ob.overtone.cache_file = "//overtone/unsaved.pc2"
+    expect_error(lambda: bpy.ops.object.overtone_bake(), "save the .blend file first")
+    check(ob.overtone.live_preview and not any(m.type == 'MESH_CACHE' for m in ob.modifiers),
+          "a failed bake changed the object")
+    # 5. A panic inside the native library comes back as an error and the deformer keeps working.
+    s = session.get(ob)
+    try:
+        s.deformer.debug_panic()
+        raise AssertionError("the forced panic was not reported")
+    except native.NativeError as e:
+        check("internal error" in str(e), str(e))
+    scenes.play(scene, ob, range(1, 6))
+    check(session.get(ob) is s and s.last_frame == 5, "the deformer stopped after a contained panic")
+    # 6. Refused settings: the library's message reaches the TD, the bound state is kept.
+    ob.overtone.lattice_resolution = 2
+    ob.overtone.clusters = 100000
+    expect_error(lambda: bpy.ops.object.overtone_add(), "clusters")
+    check(ob.overtone.enabled and ob.overtone.bound_vertex_count == len(ob.data.vertices),
+          "a refused rebind changed the bound state")
+
+
+def test_saved_file_reopens_and_previews_from_the_sidecar():
+    scene, ob, _ = tube_scene("saved")
+    blend = os.path.join(TMP, "saved.blend")
+    ob.overtone.sidecar = ""
+    ob.overtone.cache_file = ""
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    bpy.ops.object.overtone_add()
+    check(ob.overtone.sidecar == "//overtone/Tube.ovt", f"default sidecar path {ob.overtone.sidecar!r}")
+    check(os.path.isfile(os.path.join(TMP, "overtone", "Tube.ovt")), "the sidecar is not next to the .blend")
+    before = scenes.play(scene, ob, range(1, 21))
+    bpy.ops.wm.save_mainfile()
+    bpy.ops.wm.open_mainfile(filepath=blend)
+    scene = bpy.context.scene
+    ob = scene.objects["Tube"]
+    check(session.get(ob) is None, "a session survived reopening the file")
+    after = scenes.play(scene, ob, range(1, 21))
+    check(np.abs(after - before).max() <= 1e-6, "the reopened file previews differently")
+    check(session.get(ob).deformer.cache_status() == "loaded from sidecar", session.get(ob).deformer.cache_status())
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake with the default // path failed")
+    check(os.path.isfile(os.path.join(TMP, "overtone", "Tube.pc2")), "the bake is not next to the .blend")
+
+
+def test_remove_restores_the_plain_rig():
+    scene, ob, _ = tube_scene("remove")
+    ob.overtone.live_preview = False
+    scene.frame_set(12)
+    rig_only = scenes.evaluated_positions(ob)
+    bpy.ops.object.overtone_add()
+    bpy.ops.object.overtone_bake()
+    scene.frame_set(12)
+    check(np.abs(scenes.evaluated_positions(ob) - rig_only).max() > 1e-4, "no secondary motion at frame 12")
+    check(bpy.ops.object.overtone_remove() == {'FINISHED'}, "remove failed")
+    check(ob.data.shape_keys is None, "remove left shape keys")
+    check([m.type for m in ob.modifiers] == ['ARMATURE'], "remove left modifiers")
+    check(session.get(ob) is None and not ob.overtone.enabled, "remove left runtime state")
+    scene.frame_set(13)
+    scene.frame_set(12)
+    check(np.abs(scenes.evaluated_positions(ob) - rig_only).max() < 1e-6, "the plain rig is not restored")
+
+
+def test_cesium_man_preview_and_bake():
+    session.drop_all()
+    scene = scenes.empty_scene()
+    ob = scenes.cesium_man()
+    ob.overtone.sidecar = os.path.join(TMP, "cesium.ovt")
+    ob.overtone.cache_file = os.path.join(TMP, "cesium.pc2")
+    frames = range(1, 61)
+    preview, rig_only, baked, residual = _preview_rig_and_bake(scene, ob, frames)
+    check(residual <= RESIDUAL_TOL, f"rig residual {residual:.2e}")
+    secondary = np.abs(preview - rig_only).max()
+    check(secondary > 1e-4, f"no secondary motion on CesiumMan ({secondary:.2e})")
+    diff = np.abs(baked - preview).max()
+    check(diff <= CACHE_TOL, f"CesiumMan: baked cache differs from the preview by {diff:.2e}")
+    print(f"    CesiumMan: {len(ob.data.vertices)} vertices, secondary max {secondary:.4f}, "
+          f"cache vs preview {diff:.1e}, residual {residual:.1e}")
+
+
+TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
+
+
+def main():
+    overtone.register()
+    failed = 0
+    for t in TESTS:
+        t0 = time.perf_counter()
+        try:
+            t()
+            print(f"ok   {t.__name__} ({time.perf_counter() - t0:.1f} s)")
+        except Exception:
+            failed += 1
+            print(f"FAIL {t.__name__}")
+            traceback.print_exc()
+    overtone.unregister()
+    print(f"{len(TESTS) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    code = 1
+    try:
+        code = main()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)

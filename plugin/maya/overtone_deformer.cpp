@@ -1,0 +1,350 @@
+// overtoneDeformer: Overtone's complementary dynamics as a Maya deformer placed after a skinCluster.
+//
+// The node reads, once per bind, the skinCluster's rest geometry, weights, geomMatrix and
+// bindPreMatrix, and per frame the joints' world matrices (its `matrix[]` array, connected from
+// the same joints as skinCluster.matrix[], logical indices kept); it adds the complementary
+// displacement to the skinned points it receives. The leak field is the node's own paintable
+// deformer weights when `useLeakWeights` is on. Time going backwards (or to `startFrame`) resets
+// the simulation; every failure is shown with MGlobal::displayError and leaves the points as the
+// skinCluster made them.
+#include <maya/MArrayDataHandle.h>
+#include <maya/MDagPath.h>
+#include <maya/MDagPathArray.h>
+#include <maya/MDataBlock.h>
+#include <maya/MDataHandle.h>
+#include <maya/MDoubleArray.h>
+#include <maya/MFileIO.h>
+#include <maya/MFnEnumAttribute.h>
+#include <maya/MFnMatrixAttribute.h>
+#include <maya/MFnMatrixData.h>
+#include <maya/MFnMesh.h>
+#include <maya/MFnMessageAttribute.h>
+#include <maya/MFnNumericAttribute.h>
+#include <maya/MFnPlugin.h>
+#include <maya/MFnSingleIndexedComponent.h>
+#include <maya/MFnSkinCluster.h>
+#include <maya/MFnTypedAttribute.h>
+#include <maya/MFnUnitAttribute.h>
+#include <maya/MGlobal.h>
+#include <maya/MIntArray.h>
+#include <maya/MItGeometry.h>
+#include <maya/MMatrix.h>
+#include <maya/MObjectArray.h>
+#include <maya/MPlug.h>
+#include <maya/MPlugArray.h>
+#include <maya/MPointArray.h>
+#include <maya/MPxDeformerNode.h>
+#include <maya/MString.h>
+#include <maya/MTime.h>
+#include <maya/MTypeId.h>
+#include <maya/MVector.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "overtone.hpp"
+
+namespace {
+
+// Maya's block for plug-ins developed in house (0x00000 - 0x7ffff); register a permanent id with
+// Autodesk before distributing outside a studio.
+const MTypeId kNodeId(0x0007A1F0);
+
+// One skin transform in the library's layout: 3 x 4 row-major, x' = A x + t (column vectors),
+// from Maya's row-vector matrix m (p' = p m).
+void to_rows(const MMatrix& m, double* out) {
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) out[4 * r + c] = m(c, r);
+}
+
+MMatrix plug_matrix(const MPlug& plug) {
+  MObject o = plug.asMObject();
+  return o.isNull() ? MMatrix() : MFnMatrixData(o).matrix();
+}
+
+}  // namespace
+
+class OvertoneDeformer : public MPxDeformerNode {
+ public:
+  static void* creator() { return new OvertoneDeformer(); }
+  static MStatus initialize();
+  MStatus deform(MDataBlock& block, MItGeometry& iter, const MMatrix& local_to_world,
+                 unsigned int multi_index) override;
+  SchedulingType schedulingType() const override { return SchedulingType::kUntrusted; }
+
+  static MObject aYoungsModulus, aPoissonRatio, aDensity, aSolver, aModes, aClusters, aLattice;
+  static MObject aSidecar, aUseLeak, aTime, aStartFrame, aMatrix, aSkinCluster, aRebind;
+
+ private:
+  struct Bind {
+    std::vector<unsigned> logical;  // skinCluster.matrix[] logical index of each bone
+    std::vector<MMatrix> pre;       // geomMatrix * bindPreMatrix per bone
+    std::size_t vertices = 0;
+  };
+  MStatus bind(MDataBlock& block, unsigned multi_index);
+  bool read_pose(MDataBlock& block);
+  void fail(const MString& what);
+  std::string settings_signature(MDataBlock& block) const;
+
+  overtone::Deformer deformer_;
+  Bind bind_;
+  std::string signature_;
+  std::vector<double> pose_, disp_;
+  double last_frame_ = 0.0;
+  bool started_ = false;
+  MString last_error_;
+};
+
+MObject OvertoneDeformer::aYoungsModulus, OvertoneDeformer::aPoissonRatio, OvertoneDeformer::aDensity;
+MObject OvertoneDeformer::aSolver, OvertoneDeformer::aModes, OvertoneDeformer::aClusters;
+MObject OvertoneDeformer::aLattice, OvertoneDeformer::aSidecar, OvertoneDeformer::aUseLeak;
+MObject OvertoneDeformer::aTime, OvertoneDeformer::aStartFrame, OvertoneDeformer::aMatrix;
+MObject OvertoneDeformer::aSkinCluster, OvertoneDeformer::aRebind;
+
+MStatus OvertoneDeformer::initialize() {
+  const overtone::Settings d = overtone::Settings::defaults();
+  MFnNumericAttribute n;
+  aYoungsModulus = n.create("youngsModulus", "ym", MFnNumericData::kDouble, d.youngs_modulus);
+  n.setMin(1e-3);
+  aPoissonRatio = n.create("poissonRatio", "pr", MFnNumericData::kDouble, d.poisson_ratio);
+  n.setMin(0.0);
+  n.setMax(0.499);
+  aDensity = n.create("density", "den", MFnNumericData::kDouble, d.density);
+  n.setMin(1e-6);
+  aModes = n.create("modes", "mod", MFnNumericData::kInt, static_cast<int>(d.modes));
+  n.setMin(1);
+  aClusters = n.create("clusters", "cl", MFnNumericData::kInt, static_cast<int>(d.clusters));
+  n.setMin(1);
+  aLattice = n.create("latticeResolution", "lr", MFnNumericData::kInt, static_cast<int>(d.lattice_resolution));
+  n.setMin(2);
+  aUseLeak = n.create("useLeakWeights", "ulw", MFnNumericData::kBoolean, false);
+  aStartFrame = n.create("startFrame", "sf", MFnNumericData::kDouble, 1.0);
+  aRebind = n.create("rebind", "rb", MFnNumericData::kInt, 0);
+  MFnEnumAttribute e;
+  aSolver = e.create("solver", "sol", 0);
+  e.addField("fast", 0);
+  e.addField("full", 1);
+  MFnTypedAttribute t;
+  aSidecar = t.create("sidecar", "sc", MFnData::kString);
+  MFnUnitAttribute u;
+  aTime = u.create("time", "tm", MFnUnitAttribute::kTime, 0.0);
+  MFnMatrixAttribute m;
+  aMatrix = m.create("matrix", "ma");
+  m.setArray(true);
+  m.setUsesArrayDataBuilder(true);
+  MFnMessageAttribute msg;
+  aSkinCluster = msg.create("skinCluster", "skc");
+  for (MObject* a : {&aYoungsModulus, &aPoissonRatio, &aDensity, &aSolver, &aModes, &aClusters, &aLattice,
+                     &aSidecar, &aUseLeak, &aTime, &aStartFrame, &aMatrix, &aSkinCluster, &aRebind}) {
+    MStatus s = addAttribute(*a);
+    if (!s) return s;
+  }
+  for (MObject* a : {&aYoungsModulus, &aPoissonRatio, &aDensity, &aSolver, &aModes, &aClusters, &aLattice,
+                     &aSidecar, &aUseLeak, &aTime, &aStartFrame, &aMatrix, &aRebind}) {
+    attributeAffects(*a, outputGeom);
+  }
+  MGlobal::executeCommand("makePaintable -attrType multiFloat -sm deformer overtoneDeformer weights");
+  return MS::kSuccess;
+}
+
+void OvertoneDeformer::fail(const MString& what) {
+  if (what != last_error_) {
+    const std::string text = std::string("overtoneDeformer ") + name().asChar() + ": " + what.asChar();
+    MGlobal::displayError(text.c_str());
+  }
+  last_error_ = what;
+}
+
+std::string OvertoneDeformer::settings_signature(MDataBlock& block) const {
+  std::string s;
+  for (const MObject* a : {&aYoungsModulus, &aPoissonRatio, &aDensity})
+    s += std::to_string(block.inputValue(*a).asDouble()) + ";";
+  for (const MObject* a : {&aModes, &aClusters, &aLattice, &aRebind})
+    s += std::to_string(block.inputValue(*a).asInt()) + ";";
+  s += std::to_string(block.inputValue(aSolver).asShort()) + ";";
+  s += std::to_string(block.inputValue(aUseLeak).asBool()) + ";";
+  s += block.inputValue(aSidecar).asString().asChar();
+  s += ";" + std::to_string(MTime(1.0, MTime::kSeconds).as(MTime::uiUnit()));
+  return s;
+}
+
+// Reads the skinCluster (rest mesh, weights, bind matrices) and creates the native deformer.
+MStatus OvertoneDeformer::bind(MDataBlock& block, unsigned multi_index) {
+  MPlugArray src;
+  MPlug(thisMObject(), aSkinCluster).connectedTo(src, true, false);
+  if (src.length() == 0 || !src[0].node().hasFn(MFn::kSkinClusterFilter)) {
+    fail("connect a skinCluster's message to .skinCluster (overtone_maya.create() does this)");
+    return MS::kFailure;
+  }
+  MStatus st;
+  MFnSkinCluster skin(src[0].node(), &st);
+  MDagPath shape;
+  if (!skin.getPathAtIndex(0, shape)) {
+    fail("the skinCluster deforms no shape");
+    return MS::kFailure;
+  }
+  MObjectArray inputs;
+  skin.getInputGeometry(inputs);
+  if (inputs.length() == 0 || !inputs[0].hasFn(MFn::kMeshData)) {
+    fail("the skinCluster's input is not a polygon mesh");
+    return MS::kFailure;
+  }
+  MFnMesh rest_mesh(inputs[0]);
+  MPointArray rest_points;
+  rest_mesh.getPoints(rest_points, MSpace::kObject);
+  MIntArray tri_counts, tri_vertices;
+  rest_mesh.getTriangles(tri_counts, tri_vertices);
+  const unsigned n = rest_points.length();
+  MDagPathArray influences;
+  const unsigned m = skin.influenceObjects(influences);
+  MFnSingleIndexedComponent comp;
+  MObject all = comp.create(MFn::kMeshVertComponent);
+  comp.setCompleteData(static_cast<int>(n));
+  MDoubleArray w;
+  unsigned count = 0;
+  if (!skin.getWeights(shape, all, w, count) || count != m || w.length() != n * m) {
+    fail("cannot read the skinCluster's weights");
+    return MS::kFailure;
+  }
+  // Keep the influences that weigh something; normalise each vertex as the skinCluster does.
+  std::vector<unsigned> used;
+  for (unsigned b = 0; b < m; ++b) {
+    double total = 0.0;
+    for (unsigned v = 0; v < n; ++v) total += w[v * m + b];
+    if (total > 0.0) used.push_back(b);
+  }
+  const MMatrix geom = plug_matrix(skin.findPlug("geomMatrix", true));
+  const MPlug bind_pre = skin.findPlug("bindPreMatrix", true);
+  Bind b;
+  b.vertices = n;
+  std::vector<double> weights(static_cast<std::size_t>(n) * used.size());
+  for (unsigned v = 0; v < n; ++v) {
+    double total = 0.0;
+    for (unsigned k = 0; k < used.size(); ++k) total += w[v * m + used[k]];
+    if (!(total > 0.0)) {
+      fail(("vertex " + std::to_string(v) + " has no skin weight; paint or prune weights and rebind").c_str());
+      return MS::kFailure;
+    }
+    for (unsigned k = 0; k < used.size(); ++k) weights[v * used.size() + k] = w[v * m + used[k]] / total;
+  }
+  for (unsigned k : used) {
+    const unsigned logical = skin.indexForInfluenceObject(influences[k]);
+    b.logical.push_back(logical);
+    b.pre.push_back(geom * plug_matrix(bind_pre.elementByLogicalIndex(logical)));
+  }
+  std::vector<double> rest(3 * static_cast<std::size_t>(n));
+  for (unsigned v = 0; v < n; ++v)
+    for (int i = 0; i < 3; ++i) rest[3 * v + i] = rest_points[v][i];
+  std::vector<std::uint32_t> tris(tri_vertices.length());
+  for (unsigned i = 0; i < tri_vertices.length(); ++i) tris[i] = static_cast<std::uint32_t>(tri_vertices[i]);
+  std::vector<double> leak;
+  if (block.inputValue(aUseLeak).asBool()) {
+    leak.resize(n);
+    for (unsigned v = 0; v < n; ++v) leak[v] = weightValue(block, multi_index, v);
+  }
+  bind_ = b;
+  pose_.assign(12 * b.logical.size(), 0.0);
+  if (!read_pose(block)) return MS::kFailure;
+  overtone::Settings s = overtone::Settings::defaults();
+  s.youngs_modulus = block.inputValue(aYoungsModulus).asDouble();
+  s.poisson_ratio = block.inputValue(aPoissonRatio).asDouble();
+  s.density = block.inputValue(aDensity).asDouble();
+  s.fps = MTime(1.0, MTime::kSeconds).as(MTime::uiUnit());
+  s.lattice_resolution = static_cast<std::size_t>(block.inputValue(aLattice).asInt());
+  s.fast = block.inputValue(aSolver).asShort() == 0;
+  s.modes = static_cast<std::size_t>(block.inputValue(aModes).asInt());
+  s.clusters = static_cast<std::size_t>(block.inputValue(aClusters).asInt());
+  std::string sidecar = block.inputValue(aSidecar).asString().asChar();
+  if (sidecar.empty()) {
+    std::string scene = MFileIO::currentFile().asChar();
+    const auto slash = scene.find_last_of("/\\");
+    if (slash != std::string::npos) sidecar = scene.substr(0, slash) + "/overtone/" + name().asChar() + ".ovt";
+  }
+  overtone::Deformer fresh;
+  auto status = fresh.create(s, rest.data(), n, tris.data(), tris.size() / 3, weights.data(), used.size(),
+                             leak.empty() ? nullptr : leak.data(), pose_.data(), sidecar);
+  if (!status) {
+    fail(MString(status.message.c_str()));
+    return MS::kFailure;
+  }
+  deformer_ = std::move(fresh);
+  disp_.assign(3 * static_cast<std::size_t>(n), 0.0);
+  started_ = false;
+  last_error_ = "";
+  const std::string info = std::string("overtoneDeformer ") + name().asChar() + ": bound " + std::to_string(n) +
+                           " vertices, " + std::to_string(used.size()) + " joints; " + deformer_.cache_status();
+  MGlobal::displayInfo(info.c_str());
+  return MS::kSuccess;
+}
+
+// Per bone W = geomMatrix * bindPreMatrix * world (row vectors), into the library's layout.
+bool OvertoneDeformer::read_pose(MDataBlock& block) {
+  MArrayDataHandle h = block.inputArrayValue(aMatrix);
+  for (std::size_t k = 0; k < bind_.logical.size(); ++k) {
+    if (!h.jumpToElement(bind_.logical[k])) {
+      const std::string i = std::to_string(bind_.logical[k]);
+      fail(("matrix[" + i + "] is not connected (connect it to the joint driving skinCluster.matrix[" + i + "])")
+               .c_str());
+      return false;
+    }
+    to_rows(bind_.pre[k] * h.inputValue().asMatrix(), &pose_[12 * k]);
+  }
+  return true;
+}
+
+MStatus OvertoneDeformer::deform(MDataBlock& block, MItGeometry& iter, const MMatrix& local_to_world,
+                                 unsigned int multi_index) {
+  const std::string sig = settings_signature(block);
+  if (!deformer_.valid() || sig != signature_) {
+    signature_ = sig;
+    if (!bind(block, multi_index)) return MS::kSuccess;  // points stay as the skinCluster made them
+  }
+  if (static_cast<std::size_t>(iter.count()) != bind_.vertices) {
+    fail(("the mesh has " + std::to_string(iter.count()) + " vertices but had " + std::to_string(bind_.vertices) +
+          " when bound; set .rebind to a new value")
+             .c_str());
+    return MS::kSuccess;
+  }
+  if (!read_pose(block)) return MS::kSuccess;
+  const double frame = block.inputValue(aTime).asTime().as(MTime::uiUnit());
+  const double start = block.inputValue(aStartFrame).asDouble();
+  overtone::Status st;
+  if (!started_ || frame <= start || frame < last_frame_) {
+    st = deformer_.reset(pose_.data());
+    std::fill(disp_.begin(), disp_.end(), 0.0);
+    started_ = st.ok;
+    last_frame_ = frame;
+  } else if (frame > last_frame_) {
+    st = deformer_.step(pose_.data(), disp_.data());
+    last_frame_ = frame;
+  }
+  if (!st) {
+    fail(MString(st.message.c_str()));
+    std::fill(disp_.begin(), disp_.end(), 0.0);
+    started_ = false;
+    return MS::kSuccess;
+  }
+  const float env = block.inputValue(envelope).asFloat();
+  const MMatrix world_to_local = local_to_world.inverse();
+  for (iter.reset(); !iter.isDone(); iter.next()) {
+    const std::size_t v = static_cast<std::size_t>(iter.index());
+    const MVector u(disp_[3 * v], disp_[3 * v + 1], disp_[3 * v + 2]);
+    iter.setPosition(iter.position() + (u * world_to_local) * env);
+  }
+  return MS::kSuccess;
+}
+
+MStatus initializePlugin(MObject obj) {
+  MFnPlugin plugin(obj, "Overtone", "0.1.0", "Any");
+  return plugin.registerNode("overtoneDeformer", kNodeId, OvertoneDeformer::creator, OvertoneDeformer::initialize,
+                             MPxNode::kDeformerNode);
+}
+
+MStatus uninitializePlugin(MObject obj) {
+  MFnPlugin plugin(obj);
+  return plugin.deregisterNode(kNodeId);
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds libovertone_c.so (the C ABI over the cxx bridge, for Python hosts) into target/cpp/ and
+# checks that it exports nothing but its overtone_* functions.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p overtone-ffi
+mkdir -p target/cpp
+INC="-I target/cxxbridge -I plugin/cpp"
+LIBS="-L target/release -lovertone_ffi -lpthread -ldl -lm"
+g++ -std=c++17 -O2 -fPIC -shared -fvisibility=hidden plugin/cpp/overtone_c.cpp plugin/cpp/overtone.cpp \
+  $INC $LIBS -Wl,--exclude-libs,ALL -Wl,-z,defs -o target/cpp/libovertone_c.so
+exported=$(nm -D --defined-only target/cpp/libovertone_c.so | awk '{print $3}' | grep -v '^overtone_' || true)
+if [ -n "$exported" ]; then
+  echo "libovertone_c.so exports symbols besides the C ABI:"; echo "$exported"; exit 1
+fi
