@@ -161,6 +161,7 @@ fn full_solver_keeps_blendshape_and_bone_residuals_at_roundoff() {
             largest > 1e-3,
             "no secondary motion (two bones: {two_bones}): {largest:e}"
         );
+        eprintln!("full, two bones: {two_bones}: largest |u_c| {largest:.3e}");
     }
 }
 
@@ -242,6 +243,7 @@ fn fast_solver_subspace_is_orthogonal_to_blendshapes() {
             largest > 1e-4,
             "no secondary motion (two bones: {two_bones}): {largest:e}"
         );
+        eprintln!("fast, two bones: {two_bones}: structural orthogonality {orth:.1e}, largest |u_c| {largest:.3e}");
     }
 }
 
