@@ -47,6 +47,11 @@ def _cache_report(op, ob, status):
         op.report({'WARNING'}, f"Overtone: '{ob.name}': {status}")
 
 
+def _active_mesh(context):
+    ob = context.active_object
+    return ob is not None and ob.type == 'MESH'
+
+
 class OBJECT_OT_overtone_add(bpy.types.Operator):
     """Bind Overtone to the active mesh: read its armature weights, build (or load) the precompute
     and start the live preview"""
@@ -57,8 +62,7 @@ class OBJECT_OT_overtone_add(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == 'MESH'
+        return _active_mesh(context)
 
     def execute(self, context):
         ob = context.active_object
@@ -103,8 +107,7 @@ class OBJECT_OT_overtone_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == 'MESH' and ob.overtone.enabled
+        return _active_mesh(context) and context.active_object.overtone.enabled
 
     def execute(self, context):
         ob = context.active_object
@@ -138,8 +141,7 @@ class OBJECT_OT_overtone_remove(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == 'MESH'
+        return _active_mesh(context)
 
     def execute(self, context):
         ob = context.active_object

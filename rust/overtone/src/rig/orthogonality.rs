@@ -163,10 +163,16 @@ fn stacked_norm(a: &Mat<f64>, g: &Mat<f64>, d: usize) -> Result<f64> {
         }
     }
     gram.as_mut().submatrix_mut(d * c, d * c, nt, nt).copy_from(&ggt);
+    sqrt_largest_eigenvalue(&gram, "spectral norm of the rig constraint")
+}
+
+/// `√λ_max` of a symmetric positive semi-definite Gram matrix `G = MᵀM` (or `MMᵀ`): the largest
+/// singular value of `M`.
+fn sqrt_largest_eigenvalue(gram: &Mat<f64>, what: &str) -> Result<f64> {
     Ok(gram
         .self_adjoint_eigenvalues(Side::Lower)
         .map_err(|e| OvertoneError::Factorization {
-            what: "spectral norm of the rig constraint".into(),
+            what: what.into(),
             reason: format!("{e:?}"),
         })?
         .into_iter()
@@ -190,15 +196,7 @@ pub fn spectral_norm(m: &Mat<f64>) -> Result<f64> {
     } else {
         m.transpose() * m
     };
-    Ok(g.self_adjoint_eigenvalues(Side::Lower)
-        .map_err(|e| OvertoneError::Factorization {
-            what: "spectral norm".into(),
-            reason: format!("{e:?}"),
-        })?
-        .into_iter()
-        .fold(0.0, f64::max)
-        .max(0.0)
-        .sqrt())
+    sqrt_largest_eigenvalue(&g, "spectral norm")
 }
 
 /// The checks every complementary-dynamics solver makes on its inputs: the rig matches the
