@@ -45,9 +45,18 @@ class Deformer {
                 const std::uint32_t* triangles, std::size_t triangle_count,
                 const double* weights, std::size_t bones, const double* leak,
                 const double* first_pose, const std::string& sidecar) noexcept;
-  // One frame; `out` receives vertices x 3 doubles. On error nothing changes.
-  Status step(const double* pose, double* out) noexcept;
-  Status reset(const double* pose) noexcept;
+  // The same with `targets` blendshapes: `morph_deltas` targets x vertices x 3 bind-space
+  // offsets, `first_morph_weights` targets values; each step then takes `targets` weights.
+  Status create(const Settings& settings, const double* rest, std::size_t vertices,
+                const std::uint32_t* triangles, std::size_t triangle_count,
+                const double* weights, std::size_t bones, const double* morph_deltas,
+                std::size_t targets, const double* first_morph_weights, const double* leak,
+                const double* first_pose, const std::string& sidecar) noexcept;
+  // One frame; `out` receives vertices x 3 doubles; `morph_weights` holds targets() values
+  // (may be null without blendshapes). On error nothing changes.
+  Status step(const double* pose, double* out, const double* morph_weights = nullptr) noexcept;
+  Status reset(const double* pose, const double* morph_weights = nullptr) noexcept;
+  std::size_t targets() const noexcept { return targets_; }
   double residual() const noexcept;
   std::string cache_status() const noexcept;
   std::size_t vertices() const noexcept { return vertices_; }
@@ -61,6 +70,7 @@ class Deformer {
   std::unique_ptr<Impl> impl_;
   std::size_t vertices_ = 0;
   std::size_t bones_ = 0;
+  std::size_t targets_ = 0;
 };
 
 }  // namespace overtone

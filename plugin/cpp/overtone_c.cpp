@@ -29,19 +29,21 @@ OVERTONE_EXPORT void overtone_default_settings(overtone_settings* out) {
           s.fast ? 1 : 0, s.modes, s.clusters};
 }
 
-OVERTONE_EXPORT int overtone_create(const overtone_settings* s, const double* rest, size_t vertices,
-                                    const uint32_t* triangles, size_t triangle_count,
-                                    const double* weights, size_t bones, const double* leak,
-                                    const double* first_pose, const char* sidecar,
-                                    overtone_deformer** out, char* err, size_t err_len) {
+OVERTONE_EXPORT int overtone_create_with_morphs(
+    const overtone_settings* s, const double* rest, size_t vertices, const uint32_t* triangles,
+    size_t triangle_count, const double* weights, size_t bones, const double* morph_deltas,
+    size_t targets, const double* first_morph_weights, const double* leak,
+    const double* first_pose, const char* sidecar, overtone_deformer** out, char* err,
+    size_t err_len) {
   if (!s || !out) return fail("overtone_create: settings and out are required", err, err_len);
   *out = nullptr;
   auto* h = new (std::nothrow) overtone_deformer();
   if (!h) return fail("overtone_create: out of memory", err, err_len);
   overtone::Settings cs{s->youngs_modulus, s->poisson_ratio, s->density, s->fps,
                         s->lattice_resolution, s->fast != 0, s->modes, s->clusters};
-  auto st = h->d.create(cs, rest, vertices, triangles, triangle_count, weights, bones, leak,
-                        first_pose, sidecar ? std::string(sidecar) : std::string());
+  auto st = h->d.create(cs, rest, vertices, triangles, triangle_count, weights, bones, morph_deltas,
+                        targets, first_morph_weights, leak, first_pose,
+                        sidecar ? std::string(sidecar) : std::string());
   if (!st) {
     delete h;
     return fail(st.message, err, err_len);
@@ -50,18 +52,40 @@ OVERTONE_EXPORT int overtone_create(const overtone_settings* s, const double* re
   return 0;
 }
 
+OVERTONE_EXPORT int overtone_create(const overtone_settings* s, const double* rest, size_t vertices,
+                                    const uint32_t* triangles, size_t triangle_count,
+                                    const double* weights, size_t bones, const double* leak,
+                                    const double* first_pose, const char* sidecar,
+                                    overtone_deformer** out, char* err, size_t err_len) {
+  return overtone_create_with_morphs(s, rest, vertices, triangles, triangle_count, weights, bones,
+                                     nullptr, 0, nullptr, leak, first_pose, sidecar, out, err,
+                                     err_len);
+}
+
+OVERTONE_EXPORT int overtone_step_with_morphs(overtone_deformer* d, const double* pose,
+                                              const double* morph_weights, double* out, char* err,
+                                              size_t err_len) {
+  if (!d) return fail("overtone_step: null deformer", err, err_len);
+  auto st = d->d.step(pose, out, morph_weights);
+  return st ? 0 : fail(st.message, err, err_len);
+}
+
 OVERTONE_EXPORT int overtone_step(overtone_deformer* d, const double* pose, double* out, char* err,
                                   size_t err_len) {
-  if (!d) return fail("overtone_step: null deformer", err, err_len);
-  auto st = d->d.step(pose, out);
+  return overtone_step_with_morphs(d, pose, nullptr, out, err, err_len);
+}
+
+OVERTONE_EXPORT int overtone_reset_with_morphs(overtone_deformer* d, const double* pose,
+                                               const double* morph_weights, char* err,
+                                               size_t err_len) {
+  if (!d) return fail("overtone_reset: null deformer", err, err_len);
+  auto st = d->d.reset(pose, morph_weights);
   return st ? 0 : fail(st.message, err, err_len);
 }
 
 OVERTONE_EXPORT int overtone_reset(overtone_deformer* d, const double* pose, char* err,
                                    size_t err_len) {
-  if (!d) return fail("overtone_reset: null deformer", err, err_len);
-  auto st = d->d.reset(pose);
-  return st ? 0 : fail(st.message, err, err_len);
+  return overtone_reset_with_morphs(d, pose, nullptr, err, err_len);
 }
 
 OVERTONE_EXPORT double overtone_residual(const overtone_deformer* d) {
@@ -83,6 +107,10 @@ OVERTONE_EXPORT size_t overtone_vertex_count(const overtone_deformer* d) {
 
 OVERTONE_EXPORT size_t overtone_bone_count(const overtone_deformer* d) {
   return d ? d->d.bones() : 0;
+}
+
+OVERTONE_EXPORT size_t overtone_target_count(const overtone_deformer* d) {
+  return d ? d->d.targets() : 0;
 }
 
 OVERTONE_EXPORT int overtone_debug_panic(overtone_deformer* d, char* err, size_t err_len) {

@@ -23,6 +23,19 @@ int overtone_create(const overtone_settings* s, const double* rest, size_t verti
                     const char* sidecar, overtone_deformer** out, char* err, size_t err_len);
 int overtone_step(overtone_deformer* d, const double* pose, double* out, char* err, size_t err_len);
 int overtone_reset(overtone_deformer* d, const double* pose, char* err, size_t err_len);
+/* Blendshape rigs (shape keys, morph targets): `morph_deltas` is targets x vertices x 3
+ * bind-space offsets, `first_morph_weights` and each step's `morph_weights` hold `targets`
+ * values. The displacement is orthogonal to the targets too; the rig pose is morph-then-skin. */
+int overtone_create_with_morphs(const overtone_settings* s, const double* rest, size_t vertices,
+                                const uint32_t* triangles, size_t triangle_count,
+                                const double* weights, size_t bones, const double* morph_deltas,
+                                size_t targets, const double* first_morph_weights,
+                                const double* leak, const double* first_pose, const char* sidecar,
+                                overtone_deformer** out, char* err, size_t err_len);
+int overtone_step_with_morphs(overtone_deformer* d, const double* pose, const double* morph_weights,
+                              double* out, char* err, size_t err_len);
+int overtone_reset_with_morphs(overtone_deformer* d, const double* pose,
+                               const double* morph_weights, char* err, size_t err_len);
 double overtone_residual(const overtone_deformer* d);
 /* Where the precompute came from ("loaded from sidecar", "rebuilt (...) and saved", ...);
  * writes a NUL-terminated string truncated to `len`; returns 0, or -1 for a null deformer. */
@@ -30,6 +43,7 @@ int overtone_cache_status(const overtone_deformer* d, char* buf, size_t len);
 /* Surface vertices and bones the deformer was created with (0 for a null deformer). */
 size_t overtone_vertex_count(const overtone_deformer* d);
 size_t overtone_bone_count(const overtone_deformer* d);
+size_t overtone_target_count(const overtone_deformer* d);
 /* Test hook: forces a Rust panic inside the core; returns -1 with the message (the host lives). */
 int overtone_debug_panic(overtone_deformer* d, char* err, size_t err_len);
 void overtone_destroy(overtone_deformer* d);

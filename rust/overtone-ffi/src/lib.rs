@@ -33,9 +33,10 @@ mod ffi {
     extern "Rust" {
         type Deformer;
         fn default_settings() -> Settings;
-        /// `rest`: n × 3; `triangles`: t × 3; `weights`: n × bones; `leak`: n values or empty
-        /// for the default; `first_pose`: bones × 12 (3 × 4 row-major skin transforms);
-        /// `sidecar`: a .ovt path or empty.
+        /// `rest`: n × 3; `triangles`: t × 3; `weights`: n × bones; `morph_deltas`: T × n × 3
+        /// blendshape offsets (empty and `targets = 0` for none); `first_morph_weights`: T;
+        /// `leak`: n values or empty for the default; `first_pose`: bones × 12 (3 × 4
+        /// row-major skin transforms); `sidecar`: a .ovt path or empty.
         #[allow(clippy::too_many_arguments)]
         fn create_deformer(
             settings: &Settings,
@@ -43,15 +44,22 @@ mod ffi {
             triangles: &[u32],
             weights: &[f64],
             bones: usize,
+            morph_deltas: &[f64],
+            targets: usize,
+            first_morph_weights: &[f64],
             leak: &[f64],
             first_pose: &[f64],
             sidecar: &str,
         ) -> Result<Box<Deformer>>;
-        /// One frame: `pose` bones × 12, `out` n × 3 displacement (world units).
-        fn step(self: &mut Deformer, pose: &[f64], out: &mut [f64]) -> Result<()>;
-        /// Back to rest in `pose`.
-        fn reset(self: &mut Deformer, pose: &[f64]) -> Result<()>;
-        /// Relative rig-orthogonality residual of the last step (0 before the first).
+        /// One frame: `pose` bones × 12, `morph_weights` T (empty without blendshapes), `out`
+        /// n × 3 displacement (world units).
+        fn step(self: &mut Deformer, pose: &[f64], morph_weights: &[f64], out: &mut [f64]) -> Result<()>;
+        /// Back to rest in `pose` (with the frame's `morph_weights`).
+        fn reset(self: &mut Deformer, pose: &[f64], morph_weights: &[f64]) -> Result<()>;
+        /// Blendshape targets T.
+        fn target_count(self: &Deformer) -> usize;
+        /// Relative rig-orthogonality residual of the last step, bones and blendshapes (0 before
+        /// the first).
         fn residual(self: &Deformer) -> f64;
         fn cache_status(self: &Deformer) -> String;
         fn vertex_count(self: &Deformer) -> usize;
@@ -102,6 +110,9 @@ fn create_deformer(
     triangles: &[u32],
     weights: &[f64],
     bones: usize,
+    morph_deltas: &[f64],
+    targets: usize,
+    first_morph_weights: &[f64],
     leak: &[f64],
     first_pose: &[f64],
     sidecar: &str,
@@ -129,23 +140,45 @@ fn create_deformer(
         let tris: Vec<usize> = triangles.iter().map(|&i| i as usize).collect();
         let leak = (!leak.is_empty()).then_some(leak);
         let sidecar = (!sidecar.is_empty()).then(|| Path::new(sidecar));
-        SurfaceDeformer::new(&s, rest, &tris, weights, bones, leak, first_pose, sidecar)
-            .map(|inner| Box::new(Deformer { inner }))
-            .map_err(|e| e.to_string())
+        SurfaceDeformer::with_morphs(
+            &s,
+            rest,
+            &tris,
+            weights,
+            bones,
+            morph_deltas,
+            targets,
+            first_morph_weights,
+            leak,
+            first_pose,
+            sidecar,
+        )
+        .map(|inner| Box::new(Deformer { inner }))
+        .map_err(|e| e.to_string())
     })
 }
 
 impl Deformer {
-    fn step(&mut self, pose: &[f64], out: &mut [f64]) -> Result<(), String> {
+    fn step(&mut self, pose: &[f64], morph_weights: &[f64], out: &mut [f64]) -> Result<(), String> {
         guarded("step", || {
-            self.inner.step(pose, out).map(|_| ()).map_err(|e| e.to_string())
+            self.inner
+                .step_with_morphs(pose, morph_weights, out)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
         })
     }
-    fn reset(&mut self, pose: &[f64]) -> Result<(), String> {
-        guarded("reset", || self.inner.reset(pose).map_err(|e| e.to_string()))
+    fn reset(&mut self, pose: &[f64], morph_weights: &[f64]) -> Result<(), String> {
+        guarded("reset", || {
+            self.inner
+                .reset_with_morphs(pose, morph_weights)
+                .map_err(|e| e.to_string())
+        })
+    }
+    fn target_count(&self) -> usize {
+        self.inner.n_targets()
     }
     fn residual(&self) -> f64 {
-        self.inner.last_report().map(|r| r.relative_residual).unwrap_or(0.0)
+        self.inner.relative_residual()
     }
     fn cache_status(&self) -> String {
         self.inner.cache_status().to_string()

@@ -7,8 +7,8 @@ use crate::cache::CacheStatus;
 use crate::dynamics::{FastParams, FastSolver, FullOrderSolver, SolverParams, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::leak::default_momentum_weights;
-use crate::rig::{compose_affine, normalisation_pair, LbsRig};
-use crate::scene::{Character, CharacterSettings};
+use crate::rig::{compose_affine, normalisation_pair};
+use crate::scene::{Character, CharacterSettings, SurfaceMorphs};
 
 /// Settings of a [`SurfaceDeformer`]; every field documents its default.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,19 +68,64 @@ impl SurfaceDeformer {
         first_pose: &[f64],
         sidecar: Option<&Path>,
     ) -> Result<Self> {
-        let character = Character::from_surface(
+        Self::with_morphs(
+            settings,
+            vertices,
+            triangles,
+            weights,
+            n_bones,
+            &[],
+            0,
+            &[],
+            leak,
+            first_pose,
+            sidecar,
+        )
+    }
+
+    /// [`new`](Self::new) for a rig with blendshapes (shape keys, morph targets):
+    /// `morph_deltas` is `T × n × 3` row-major (bind-space offsets, the surface's units),
+    /// `first_morph_weights` the `T` weights of the first frame. The rig pose is morph-then-skin
+    /// and the complementary displacement is also orthogonal to every target (an expression is
+    /// never undone); each step then takes the frame's `T` weights. `n_targets = 0` is `new`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_morphs(
+        settings: &DeformerSettings,
+        vertices: &[f64],
+        triangles: &[usize],
+        weights: &[f64],
+        n_bones: usize,
+        morph_deltas: &[f64],
+        n_targets: usize,
+        first_morph_weights: &[f64],
+        leak: Option<&[f64]>,
+        first_pose: &[f64],
+        sidecar: Option<&Path>,
+    ) -> Result<Self> {
+        let morphs = if n_targets > 0 || !morph_deltas.is_empty() || !first_morph_weights.is_empty() {
+            Some(SurfaceMorphs {
+                deltas: morph_deltas.to_vec(),
+                n_targets,
+                weights: vec![first_morph_weights.to_vec()],
+            })
+        } else {
+            None
+        };
+        let character = Character::from_surface_with_morphs(
             "deformer",
             vertices,
             triangles,
             weights,
             n_bones,
             vec![first_pose.to_vec()],
+            morphs,
             &settings.character,
             leak,
         )?;
         let sc = &character.scene;
-        let rig = LbsRig::new(3, sc.mesh.vertices(), &sc.weights, n_bones)?;
-        let p0 = rig.params_from_transforms(&sc.frames[0])?;
+        let rig = sc.rig()?;
+        let mut p0 = vec![0.0; rig.n_params()];
+        sc.frame_params_into(&rig, 0, &mut p0)?;
         let dw = match &sc.momentum_weights {
             Some(d) => d.clone(),
             None => default_momentum_weights(&sc.mesh)?,
@@ -150,8 +195,33 @@ impl SurfaceDeformer {
         self.last
     }
 
-    /// Converts a world pose into rig parameters in `self.params` (no allocation).
-    fn load_params(&mut self, pose: &[f64]) -> Result<()> {
+    /// The contract after the last step, relative (`‖Gᵀu‖ / (‖G‖ ‖u‖)`, dimensionless): the larger
+    /// of the residual against the bone columns and, with blendshapes, against the blendshape
+    /// columns. 0 before the first step.
+    pub fn relative_residual(&self) -> f64 {
+        let Some(r) = self.last else { return 0.0 };
+        let blend = if self.n_targets() == 0 {
+            0.0
+        } else {
+            match &self.solver {
+                Solver::Fast(s) => s.blendshape_residual().1,
+                Solver::Full(s) => s.blendshape_residual().1,
+            }
+        };
+        r.relative_residual.max(blend)
+    }
+
+    /// Blendshape targets `T` (0 for a bones-only rig).
+    pub fn n_targets(&self) -> usize {
+        match &self.solver {
+            Solver::Fast(s) => s.rig().n_targets(),
+            Solver::Full(s) => s.rig().n_targets(),
+        }
+    }
+
+    /// Converts a world pose and the blendshape weights into rig parameters in `self.params`
+    /// (no allocation; `self.params` is untouched on error).
+    fn load_params(&mut self, pose: &[f64], morph_weights: &[f64]) -> Result<()> {
         let m = self.n_bones();
         if pose.len() != 12 * m {
             return Err(OvertoneError::size(
@@ -171,12 +241,17 @@ impl SurfaceDeformer {
             Solver::Fast(s) => s.rig(),
             Solver::Full(s) => s.rig(),
         };
-        rig.params_from_transforms_into(&self.pose, &mut self.params)
+        rig.params_from_pose_into(&self.pose, morph_weights, &mut self.params)
     }
 
     /// Restarts at rest in `pose` (zero secondary motion and velocity).
     pub fn reset(&mut self, pose: &[f64]) -> Result<()> {
-        self.load_params(pose)?;
+        self.reset_with_morphs(pose, &[])
+    }
+
+    /// [`reset`](Self::reset) with the frame's `T` blendshape weights.
+    pub fn reset_with_morphs(&mut self, pose: &[f64], morph_weights: &[f64]) -> Result<()> {
+        self.load_params(pose, morph_weights)?;
         match &mut self.solver {
             Solver::Fast(s) => s.reset(&self.params)?,
             Solver::Full(s) => s.reset(&self.params)?,
@@ -188,11 +263,17 @@ impl SurfaceDeformer {
     /// Advances one frame to `pose` and writes the displacement of every surface vertex
     /// (`n × 3`, world units) into `out`.
     pub fn step(&mut self, pose: &[f64], out: &mut [f64]) -> Result<StepReport> {
+        self.step_with_morphs(pose, &[], out)
+    }
+
+    /// [`step`](Self::step) with the frame's `T` blendshape weights (refused if their count is
+    /// not the deformer's [`n_targets`](Self::n_targets)).
+    pub fn step_with_morphs(&mut self, pose: &[f64], morph_weights: &[f64], out: &mut [f64]) -> Result<StepReport> {
         let n = self.n_vertices();
         if out.len() != 3 * n {
             return Err(OvertoneError::size("displacement output", 3 * n, out.len()));
         }
-        self.load_params(pose)?;
+        self.load_params(pose, morph_weights)?;
         let p = &self.params;
         let report = match &mut self.solver {
             Solver::Fast(s) => {

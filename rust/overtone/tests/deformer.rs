@@ -89,3 +89,85 @@ fn deformer_keeps_the_contract_and_refuses_bad_poses_without_side_effects() {
     fresh.step(&pose(0.35), &mut out2).unwrap();
     assert!(out == out2, "reset differs from a fresh start");
 }
+
+/// Two blendshapes on the tube: a bulge of the middle third and a sideways bend of the tip half.
+fn tube_morphs(v: &[f64]) -> Vec<f64> {
+    let n = v.len() / 3;
+    let mut d = vec![0.0; 2 * n * 3];
+    for i in 0..n {
+        let (x, y, z) = (v[3 * i], v[3 * i + 1], v[3 * i + 2]);
+        let r = (x * x + z * z).sqrt();
+        if (1.0..=2.0).contains(&y) && r > 1e-9 {
+            let s = 0.15 * (std::f64::consts::PI * (y - 1.0)).sin();
+            d[3 * i] = s * x / r;
+            d[3 * i + 2] = s * z / r;
+        }
+        let t = ((y - 1.5) / 1.5).max(0.0);
+        d[3 * n + 3 * i] = 0.4 * t * t;
+    }
+    d
+}
+
+#[test]
+fn blendshape_deformer_is_orthogonal_to_the_targets_too() {
+    let (v, t, w) = tube();
+    let n = v.len() / 3;
+    let deltas = tube_morphs(&v);
+    let settings = DeformerSettings::default();
+    let mut def = SurfaceDeformer::with_morphs(
+        &settings,
+        &v,
+        &t,
+        &w,
+        2,
+        &deltas,
+        2,
+        &[0.0, 0.0],
+        None,
+        &pose(0.0),
+        None,
+    )
+    .unwrap();
+    assert_eq!(def.n_targets(), 2);
+    let mut out = vec![0.0; 3 * n];
+    let mut worst: f64 = 0.0;
+    let mut moved: f64 = 0.0;
+    // Only the blendshapes animate for 30 frames (the bones hold), then both.
+    for k in 1..60 {
+        let s = (0.3 * k as f64).sin();
+        let weights = [s.abs(), 0.5 * (1.0 - (0.2 * k as f64).cos())];
+        let angle = if k < 30 {
+            0.0
+        } else {
+            0.4 * (0.2 * (k - 30) as f64).sin()
+        };
+        def.step_with_morphs(&pose(angle), &weights, &mut out).unwrap();
+        worst = worst.max(def.relative_residual());
+        moved = moved.max(out.iter().fold(0.0_f64, |a, x| a.max(x.abs())));
+    }
+    eprintln!("blendshape deformer: relative residual {worst:.2e}, largest displacement {moved:.4}");
+    // The contract against bones and blendshapes: 1e-8 relative.
+    assert!(worst <= 1e-8, "relative residual {worst:.2e}");
+    assert!(moved > 1e-4, "no secondary motion from the blendshapes ({moved:.2e})");
+    // The weights are required, one per target, finite; a refusal changes nothing.
+    let before = out.clone();
+    assert!(def.step(&pose(0.1), &mut out).is_err());
+    assert!(def.step_with_morphs(&pose(0.1), &[0.1], &mut out).is_err());
+    assert!(def.step_with_morphs(&pose(0.1), &[0.1, f64::NAN], &mut out).is_err());
+    assert_eq!(out, before);
+    // A target of the wrong size is refused at creation.
+    assert!(SurfaceDeformer::with_morphs(
+        &settings,
+        &v,
+        &t,
+        &w,
+        2,
+        &deltas[..3 * n],
+        2,
+        &[0.0, 0.0],
+        None,
+        &pose(0.0),
+        None
+    )
+    .is_err());
+}
