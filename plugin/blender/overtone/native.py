@@ -65,13 +65,13 @@ def load():
     vp = ctypes.c_void_p
     lib.overtone_default_settings.argtypes = [ctypes.POINTER(Settings)]
     lib.overtone_default_settings.restype = None
-    lib.overtone_create.argtypes = [ctypes.POINTER(Settings), dp, sz, up, sz, dp, sz, dp, dp, cp,
-                                    ctypes.POINTER(vp), cp, sz]
-    lib.overtone_create.restype = ctypes.c_int
-    lib.overtone_step.argtypes = [vp, dp, dp, cp, sz]
-    lib.overtone_step.restype = ctypes.c_int
-    lib.overtone_reset.argtypes = [vp, dp, cp, sz]
-    lib.overtone_reset.restype = ctypes.c_int
+    lib.overtone_create_with_morphs.argtypes = [ctypes.POINTER(Settings), dp, sz, up, sz, dp, sz, dp, sz, dp,
+                                                dp, dp, cp, ctypes.POINTER(vp), cp, sz]
+    lib.overtone_create_with_morphs.restype = ctypes.c_int
+    lib.overtone_step_with_morphs.argtypes = [vp, dp, dp, dp, cp, sz]
+    lib.overtone_step_with_morphs.restype = ctypes.c_int
+    lib.overtone_reset_with_morphs.argtypes = [vp, dp, dp, cp, sz]
+    lib.overtone_reset_with_morphs.restype = ctypes.c_int
     lib.overtone_residual.argtypes = [vp]
     lib.overtone_residual.restype = ctypes.c_double
     lib.overtone_cache_status.argtypes = [vp, cp, sz]
@@ -107,9 +107,13 @@ def _f64(name, a, shape):
 
 
 class Deformer:
-    """One native deformer: created from a rest surface, stepped one pose per frame."""
+    """One native deformer: created from a rest surface, stepped one pose per frame.
 
-    def __init__(self, settings, rest, triangles, weights, leak, first_pose, sidecar):
+    ``morph_deltas`` (``targets x n x 3``, bind space) are blendshapes (shape keys) the rig
+    animates before skinning; each frame then gives their ``targets`` weights."""
+
+    def __init__(self, settings, rest, triangles, weights, leak, first_pose, sidecar, morph_deltas=None,
+                 first_morph_weights=None):
         lib = load()
         rest = np.ascontiguousarray(rest, dtype=np.float64)
         if rest.ndim != 2 or rest.shape[1] != 3:
@@ -124,11 +128,17 @@ class Deformer:
         bones = weights.shape[1]
         first_pose = _f64("first pose", first_pose, (bones, 12))
         leak_arr = None if leak is None else _f64("leak field", leak, (n,))
+        targets = 0 if morph_deltas is None else len(morph_deltas)
+        if targets:
+            morph_deltas = _f64("shape key offsets", morph_deltas, (targets, n, 3))
+            first_morph_weights = _f64("shape key values", first_morph_weights, (targets,))
         err = ctypes.create_string_buffer(_ERR_LEN)
         handle = ctypes.c_void_p()
-        rc = lib.overtone_create(
+        rc = lib.overtone_create_with_morphs(
             ctypes.byref(settings), _ptr(rest, ctypes.c_double), n, _ptr(tris, ctypes.c_uint32),
             tris.shape[0], _ptr(weights, ctypes.c_double), bones,
+            _ptr(morph_deltas, ctypes.c_double) if targets else None, targets,
+            _ptr(first_morph_weights, ctypes.c_double) if targets else None,
             None if leak_arr is None else _ptr(leak_arr, ctypes.c_double),
             _ptr(first_pose, ctypes.c_double), (sidecar or "").encode("utf-8"), ctypes.byref(handle),
             err, _ERR_LEN)
@@ -138,6 +148,7 @@ class Deformer:
         self._h = handle
         self.vertices = n
         self.bones = bones
+        self.targets = targets
         self._err = err
         self.out = np.zeros((n, 3), dtype=np.float64)
         self._out_ptr = _ptr(self.out, ctypes.c_double)
@@ -152,25 +163,35 @@ class Deformer:
             raise NativeError(f"pose has shape {pose.shape}, expected ({self.bones}, 12)")
         return pose
 
-    def step(self, pose):
-        """Advances one frame to ``pose``; returns the ``n x 3`` displacement (a view that the
-        next call overwrites)."""
+    def _morphs(self, morph_weights):
+        if self.targets == 0:
+            return None
+        w = _f64("shape key values", morph_weights, (self.targets,))
+        return w, _ptr(w, ctypes.c_double)
+
+    def step(self, pose, morph_weights=None):
+        """Advances one frame to ``pose`` (and the shape keys' ``morph_weights``); returns the
+        ``n x 3`` displacement (a view that the next call overwrites)."""
         if not self._h:
             raise NativeError("the deformer was freed")
         pose = self._pose(pose)
-        self._check(self._lib.overtone_step(self._h, _ptr(pose, ctypes.c_double), self._out_ptr,
-                                            self._err, _ERR_LEN))
+        m = self._morphs(morph_weights)
+        self._check(self._lib.overtone_step_with_morphs(self._h, _ptr(pose, ctypes.c_double),
+                                                        m[1] if m else None, self._out_ptr, self._err, _ERR_LEN))
         return self.out
 
-    def reset(self, pose):
+    def reset(self, pose, morph_weights=None):
         """Back to rest (no secondary motion, no velocity) in ``pose``."""
         if not self._h:
             raise NativeError("the deformer was freed")
         pose = self._pose(pose)
-        self._check(self._lib.overtone_reset(self._h, _ptr(pose, ctypes.c_double), self._err, _ERR_LEN))
+        m = self._morphs(morph_weights)
+        self._check(self._lib.overtone_reset_with_morphs(self._h, _ptr(pose, ctypes.c_double),
+                                                         m[1] if m else None, self._err, _ERR_LEN))
 
     def residual(self):
-        """Relative rig-orthogonality residual ``|Jᵀ M D u| / (|Jᵀ M D| |u|)`` of the last step."""
+        """Relative rig-orthogonality residual ``|Jᵀ M D u| / (|Jᵀ M D| |u|)`` of the last step,
+        against the bones and the shape keys."""
         return float(self._lib.overtone_residual(self._h)) if self._h else 0.0
 
     def cache_status(self):

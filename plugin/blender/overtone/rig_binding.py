@@ -15,6 +15,8 @@ with ``W = Mo``. Weights are normalised per vertex as the modifier does.
 
 import numpy as np
 
+from .shape_key import SHAPE_KEY
+
 
 def affine_inverse(m):
     """Inverse of a 4 x 4 affine matrix ``[[A, t], [0, 1]]`` as ``[[A⁻¹, -A⁻¹ t], [0, 1]]``, by
@@ -117,6 +119,7 @@ class RigBinding:
         rest = np.empty(3 * n, dtype=np.float64)
         mesh.vertices.foreach_get("co", rest)
         self.rest = rest.reshape(n, 3)
+        self._read_shape_keys(ob)
         self.triangles = _triangles(mesh)
         if len(self.triangles) == 0:
             raise BindError(f"'{ob.name}' has no faces; Overtone needs a surface")
@@ -168,6 +171,60 @@ class RigBinding:
         self._pose_buf = np.empty(16 * len(pose_names), dtype=np.float64)
         self._out = np.empty((len(self.bone_names), 12), dtype=np.float64)
         self._world = np.empty((len(self.bone_names), 4, 4), dtype=np.float64)
+
+    def _read_shape_keys(self, ob):
+        """The mesh's own shape keys become blendshape columns of the rig (``targets x n x 3``
+        offsets ``co - relative_key.co``, scaled by the key's vertex group if it has one); muted
+        keys, keys that move nothing and Overtone's own key are left out. The rest shape is the
+        reference key."""
+        self.shape_key_names = []
+        self.morph_deltas = None
+        keys = ob.data.shape_keys
+        if keys is None:
+            return
+        if not keys.use_relative:
+            raise BindError(f"'{ob.name}' uses absolute shape keys (Evaluation Time); Overtone supports "
+                            "relative shape keys only")
+        n = len(ob.data.vertices)
+
+        def co(kb):
+            buf = np.empty(3 * n, dtype=np.float64)
+            kb.data.foreach_get("co", buf)
+            return buf.reshape(n, 3)
+
+        ref = keys.reference_key
+        self.rest = co(ref)
+        deltas = []
+        for kb in keys.key_blocks:
+            if kb == ref or kb.name == SHAPE_KEY or kb.mute:
+                continue
+            if kb.relative_key is not None and kb.relative_key.name == SHAPE_KEY:
+                raise BindError(f"shape key '{kb.name}' is relative to Overtone's own key; make it relative "
+                                "to the Basis")
+            delta = co(kb) - co(kb.relative_key if kb.relative_key is not None else ref)
+            if kb.vertex_group:
+                delta *= vertex_group_weights(ob, kb.vertex_group)[:, None]
+            if not np.any(delta):
+                continue
+            self.shape_key_names.append(kb.name)
+            deltas.append(delta)
+        if deltas:
+            self.morph_deltas = np.ascontiguousarray(np.array(deltas))
+            self._key_values = np.empty(len(deltas), dtype=np.float64)
+
+    def shape_key_values(self, ob, depsgraph):
+        """The evaluated values of the target shape keys at this frame (``targets``), or None."""
+        if self.morph_deltas is None:
+            return None
+        keys = ob.data.shape_keys
+        blocks = keys.evaluated_get(depsgraph).key_blocks if keys is not None else {}
+        for i, name in enumerate(self.shape_key_names):
+            kb = blocks.get(name)
+            if kb is None:
+                raise BindError(f"shape key '{name}' of '{ob.name}' is gone since Overtone was added; press "
+                                "Overtone ▸ Rebind")
+            self._key_values[i] = kb.value
+        return self._key_values
 
     def check_object(self, ob):
         """Raises BindError if the mesh no longer matches what was bound."""

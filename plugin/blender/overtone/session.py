@@ -78,7 +78,7 @@ class Session:
         pose = self.binding.skin_transforms(ob, depsgraph)
         b = self.binding
         self.deformer = native.Deformer(native_settings(props, scene), b.rest, b.triangles, b.weights,
-                                        leak, pose, sidecar)
+                                        leak, pose, sidecar, b.morph_deltas, b.shape_key_values(ob, depsgraph))
         self.sidecar = sidecar
         self.fps = scene.render.fps / scene.render.fps_base
         self.last_frame = None
@@ -90,7 +90,7 @@ class Session:
     def reset(self, ob, depsgraph, frame):
         """Back to rest at ``frame`` (no secondary motion)."""
         self.binding.check_object(ob)
-        self.deformer.reset(self.binding.skin_transforms(ob, depsgraph))
+        self.deformer.reset(self.binding.skin_transforms(ob, depsgraph), self.binding.shape_key_values(ob, depsgraph))
         self.u[:] = 0.0
         self.offsets[:] = 0.0
         self.last_frame = frame
@@ -100,7 +100,7 @@ class Session:
         """One frame forward to ``frame``: the world displacement ``u`` and its rest-space offsets."""
         self.binding.check_object(ob)
         pose = self.binding.skin_transforms(ob, depsgraph)
-        self.u[:] = self.deformer.step(pose)
+        self.u[:] = self.deformer.step(pose, self.binding.shape_key_values(ob, depsgraph))
         self.offsets[:] = self.binding.rest_offsets(pose, self.u)
         self.last_frame = frame
         self.max_residual = max(self.max_residual, self.deformer.residual())

@@ -220,6 +220,11 @@ def test_error_paths_report_and_leave_the_scene_intact():
     ob.modifiers["Armature"].use_deform_preserve_volume = True
     expect_error(lambda: bpy.ops.object.overtone_add(), "Preserve Volume")
     ob.modifiers["Armature"].use_deform_preserve_volume = False
+    ob.shape_key_add(name="Basis", from_mix=False)
+    ob.shape_key_add(name="Key 1", from_mix=False)
+    ob.data.shape_keys.use_relative = False
+    expect_error(lambda: bpy.ops.object.overtone_add(), "absolute shape keys")
+    ob.shape_key_clear()
     ob.overtone.sidecar = TMP
     expect_error(lambda: bpy.ops.object.overtone_add(), "is a folder")
     check(ob.data.shape_keys is None and not ob.overtone.enabled, "a failed add changed the object")
@@ -262,6 +267,42 @@ def test_error_paths_report_and_leave_the_scene_intact():
     expect_error(lambda: bpy.ops.object.overtone_add(), "clusters")
     check(ob.overtone.enabled and ob.overtone.bound_vertex_count == len(ob.data.vertices),
           "a refused rebind changed the bound state")
+
+
+def test_shape_keys_are_rig_columns_too():
+    """A face-rig-like setup: the bones hold still while two animated shape keys (a bulge and a
+    bend) drive the tube. Overtone adds secondary motion that is orthogonal to the shape keys
+    (the library's residual covers them) and the bake still equals the preview."""
+    scene, ob, rig = tube_scene("keys")
+    rig.animation_data_clear()
+    ob.shape_key_add(name="Basis", from_mix=False)
+    co = np.array([v.co[:] for v in ob.data.vertices])
+    r = np.hypot(co[:, 0], co[:, 1])
+    bulge = ob.shape_key_add(name="Bulge", from_mix=False)
+    bend = ob.shape_key_add(name="Bend", from_mix=False)
+    mid = (co[:, 2] > 1.0) & (co[:, 2] < 2.0) & (r > 1e-6)
+    b = co.copy()
+    s = 0.15 * np.sin(np.pi * (co[:, 2] - 1.0))
+    b[mid, 0] += s[mid] * co[mid, 0] / r[mid]
+    b[mid, 1] += s[mid] * co[mid, 1] / r[mid]
+    bulge.data.foreach_set("co", b.astype(np.float32).ravel())
+    t = np.clip((co[:, 2] - 1.5) / 1.5, 0.0, None)
+    c = co.copy()
+    c[:, 0] += 0.5 * t * t
+    bend.data.foreach_set("co", c.astype(np.float32).ravel())
+    for f, (vb, vn) in ((1, (0, 0)), (8, (1, 0.3)), (16, (0, 1)), (24, (0.6, 0)), (30, (0, 0))):
+        bulge.value, bend.value = vb, vn
+        bulge.keyframe_insert("value", frame=f)
+        bend.keyframe_insert("value", frame=f)
+    frames = range(1, 41)
+    preview, rig_only, baked, residual = _preview_rig_and_bake(scene, ob, frames)
+    check(session.get(ob).binding.shape_key_names == ["Bulge", "Bend"], "the shape keys were not read")
+    check(residual <= RESIDUAL_TOL, f"residual against bones and shape keys {residual:.2e}")
+    secondary = np.abs(preview - rig_only).max()
+    check(secondary > 1e-3, f"the shape keys drive no secondary motion ({secondary:.2e})")
+    diff = np.abs(baked - preview).max()
+    check(diff <= CACHE_TOL, f"baked cache differs from the preview by {diff:.2e}")
+    print(f"    shape keys: secondary max {secondary:.4f}, cache vs preview {diff:.1e}, residual {residual:.1e}")
 
 
 def test_saved_file_reopens_and_previews_from_the_sidecar():
