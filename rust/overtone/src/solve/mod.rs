@@ -4,6 +4,7 @@
 mod constrained_solve;
 mod newton;
 mod sparse_cholesky;
+mod supernodal_llt;
 
 pub use constrained_solve::{
     field_mut, field_ref, orthonormal_constraint_basis, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE,
@@ -11,3 +12,4 @@ pub use constrained_solve::{
 };
 pub use newton::{newton_minimize, NewtonIteration, NewtonParams, NewtonProblem, NewtonReport};
 pub use sparse_cholesky::SparseCholesky;
+pub use supernodal_llt::SupernodalLlt;
