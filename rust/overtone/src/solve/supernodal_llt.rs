@@ -454,7 +454,7 @@ impl UpdateBlock<'_> {
             i0 += 8;
         }
         while i0 < r {
-            let m = (r - i0).min(4);
+            let m = r - i0;
             let acc = products_tail::<FMA, NR>(self.ld, self.dnr, self.dnc, self.off + i0, self.off + j0, m);
             let rows = &self.map[i0..i0 + m];
             for jj in 0..NR {
@@ -506,7 +506,7 @@ fn panel_update<const FMA: bool, const NR: usize>(ls: &mut [f64], nr: usize, j0:
             sub_tile(rest, nr, &acc, i0);
             i0 += 8;
         } else {
-            let m = (nr - i0).min(4);
+            let m = nr - i0;
             let acc = products_tail::<FMA, NR>(done, nr, j0, i0, j0, m);
             for jj in 0..NR {
                 let c = &mut rest[jj * nr + i0..jj * nr + i0 + m];
@@ -529,7 +529,7 @@ fn sub_tile<const MR: usize, const NR: usize>(rest: &mut [f64], nr: usize, acc: 
     }
 }
 
-/// [`products`] for a tile of `m ≤ 4` rows (entries `m..4` of each column are zero).
+/// [`products`] for a tile of `m < 8` rows (entries `m..8` of each column are zero).
 #[inline(always)]
 fn products_tail<const FMA: bool, const NR: usize>(
     src: &[f64],
@@ -538,12 +538,12 @@ fn products_tail<const FMA: bool, const NR: usize>(
     ia: usize,
     jb: usize,
     m: usize,
-) -> [[f64; 4]; NR] {
+) -> [[f64; 8]; NR] {
     if k == 0 {
-        return [[0.0; 4]; NR];
+        return [[0.0; 8]; NR];
     }
     assert!(
-        m <= 4 && (k - 1) * lds + (ia + m).max(jb + NR) <= src.len(),
+        m <= 8 && (k - 1) * lds + (ia + m).max(jb + NR) <= src.len(),
         "tile inside the block"
     );
     #[cfg(target_arch = "x86_64")]
@@ -552,7 +552,7 @@ fn products_tail<const FMA: bool, const NR: usize>(
         // and the masked load reads only the first `m` rows.
         return unsafe { avx::products_masked::<NR>(src.as_ptr(), lds, k, ia, jb, m) };
     }
-    let mut acc = [[0.0f64; 4]; NR];
+    let mut acc = [[0.0f64; 8]; NR];
     for p in 0..k {
         let base = p * lds;
         for jj in 0..NR {
@@ -644,7 +644,7 @@ mod avx {
         acc
     }
 
-    /// [`super::products_tail`] with AVX2 + FMA: rows `m..4` are masked out of every load.
+    /// [`super::products_tail`] with AVX2 + FMA: rows `m..8` are masked out of every load.
     #[target_feature(enable = "avx2,fma")]
     #[inline]
     pub(super) unsafe fn products_masked<const NR: usize>(
@@ -654,21 +654,39 @@ mod avx {
         ia: usize,
         jb: usize,
         m: usize,
-    ) -> [[f64; 4]; NR] {
+    ) -> [[f64; 8]; NR] {
         let lane = |i: usize| if i < m { -1i64 } else { 0 };
-        let mask = _mm256_set_epi64x(lane(3), lane(2), lane(1), lane(0));
-        let mut acc = [_mm256_setzero_pd(); NR];
-        for p in 0..k {
-            let col = src.add(p * lds);
-            let a = _mm256_maskload_pd(col.add(ia), mask);
+        let mask_lo = _mm256_set_epi64x(lane(3), lane(2), lane(1), lane(0));
+        let mut lo = [_mm256_setzero_pd(); NR];
+        let mut out = [[0.0f64; 8]; NR];
+        if m > 4 {
+            let mask_hi = _mm256_set_epi64x(lane(7), lane(6), lane(5), lane(4));
+            let mut hi = [_mm256_setzero_pd(); NR];
+            for p in 0..k {
+                let col = src.add(p * lds);
+                let a0 = _mm256_maskload_pd(col.add(ia), mask_lo);
+                let a1 = _mm256_maskload_pd(col.add(ia + 4), mask_hi);
+                for jj in 0..NR {
+                    let b = _mm256_broadcast_sd(&*col.add(jb + jj));
+                    lo[jj] = _mm256_fmadd_pd(a0, b, lo[jj]);
+                    hi[jj] = _mm256_fmadd_pd(a1, b, hi[jj]);
+                }
+            }
             for jj in 0..NR {
-                let b = _mm256_broadcast_sd(&*col.add(jb + jj));
-                acc[jj] = _mm256_fmadd_pd(a, b, acc[jj]);
+                _mm256_storeu_pd(out[jj].as_mut_ptr().add(4), hi[jj]);
+            }
+        } else {
+            for p in 0..k {
+                let col = src.add(p * lds);
+                let a = _mm256_maskload_pd(col.add(ia), mask_lo);
+                for jj in 0..NR {
+                    let b = _mm256_broadcast_sd(&*col.add(jb + jj));
+                    lo[jj] = _mm256_fmadd_pd(a, b, lo[jj]);
+                }
             }
         }
-        let mut out = [[0.0f64; 4]; NR];
         for jj in 0..NR {
-            _mm256_storeu_pd(out[jj].as_mut_ptr(), acc[jj]);
+            _mm256_storeu_pd(out[jj].as_mut_ptr(), lo[jj]);
         }
         out
     }
