@@ -4,9 +4,9 @@
 use rayon::prelude::*;
 
 use crate::error::{OvertoneError, Result};
-use crate::polar::closest_rotation_3d;
+use crate::polar::{closest_rotation_3d, closest_rotation_3d_x4};
 use crate::shape_matching::rigid_motion::damp_non_rigid_velocity;
-use crate::shape_matching::stretch::{det3, inverse3, mul3, polar_stretch_3d, stretch_matrix_3d};
+use crate::shape_matching::stretch::{det3, inverse3, mul3, polar_stretch_3d, stretch_matrix_3d, stretch_of_3d};
 use crate::shape_matching::{ExampleManifold, ManifoldScope, Regions, ShapeMatchingParams};
 
 /// Accuracy (radians) of the per-region rotations: far below what one explicit step resolves.
@@ -39,8 +39,10 @@ pub enum ExampleGoal {
 /// Per-region state and results of the last step.
 #[derive(Clone, Copy, Debug)]
 struct RegionState {
-    /// Warm start of the rotation (unit quaternion).
+    /// Warm start of the rotation (unit quaternion); after a step, the step's rotation.
     warm: [f64; 4],
+    /// The rotation of the step before (unit quaternion), for the extrapolated warm start.
+    prev: [f64; 4],
     /// Rotation `R_r` (row-major).
     rot: [f64; 9],
     /// Stretch vector of `S_r` (examples only).
@@ -82,9 +84,10 @@ pub struct ShapeMatchingSolver {
     region_inv_mass: Vec<f64>,
     /// Per region, `(Σ m̃ q qᵀ)⁻¹`.
     aqq_inv: Vec<[f64; 9]>,
-    /// Region-major slots: `m̃` and `m̃ q`.
-    slot_m: Vec<f64>,
-    slot_mq: Vec<[f64; 3]>,
+    /// Per region, the rest centroid `c⁰_r`.
+    rest_centre: Vec<[f64; 3]>,
+    /// Region-major slots: `(m̃, m̃ q)`.
+    slot_mq: Vec<[f64; 4]>,
     /// Particle-major slots: the region and `q` of each of the particle's memberships.
     p_start: Vec<usize>,
     p_region: Vec<usize>,
@@ -142,7 +145,7 @@ impl ShapeMatchingSolver {
         let n_reg = regions.n_regions();
         let mut region_inv_mass = Vec::with_capacity(n_reg);
         let mut aqq_inv = Vec::with_capacity(n_reg);
-        let mut slot_m = Vec::with_capacity(regions.n_slots());
+        let mut rest_centre = Vec::with_capacity(n_reg);
         let mut slot_mq = Vec::with_capacity(regions.n_slots());
         let mut slot_q = Vec::with_capacity(regions.n_slots());
         for r in 0..n_reg {
@@ -175,8 +178,7 @@ impl ShapeMatchingSolver {
                         aqq[a * 3 + b] += mt * q[a] * q[b];
                     }
                 }
-                slot_m.push(mt);
-                slot_mq.push([mt * q[0], mt * q[1], mt * q[2]]);
+                slot_mq.push([mt, mt * q[0], mt * q[1], mt * q[2]]);
                 slot_q.push(q);
             }
             let eig = nalgebra::Matrix3::from_row_slice(&aqq).symmetric_eigenvalues();
@@ -191,6 +193,7 @@ impl ShapeMatchingSolver {
                 });
             }
             region_inv_mass.push(1.0 / total);
+            rest_centre.push(c0);
             aqq_inv.push(inverse3(&aqq).ok_or_else(|| OvertoneError::DegenerateRegion {
                 region: r,
                 reason: "its rest moment matrix is singular".into(),
@@ -227,7 +230,7 @@ impl ShapeMatchingSolver {
             regions,
             region_inv_mass,
             aqq_inv,
-            slot_m,
+            rest_centre,
             slot_mq,
             p_start,
             p_region,
@@ -240,6 +243,7 @@ impl ShapeMatchingSolver {
             state: vec![
                 RegionState {
                     warm: [1.0, 0.0, 0.0, 0.0],
+                    prev: [1.0, 0.0, 0.0, 0.0],
                     rot: identity,
                     stretch: [1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
                     centre: [0.0; 3],
@@ -390,6 +394,10 @@ impl ShapeMatchingSolver {
             self.x[i] = [positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]];
             self.v[i] = [velocities[3 * i], velocities[3 * i + 1], velocities[3 * i + 2]];
         }
+        // A jump in state: no rotation to extrapolate from.
+        for st in &mut self.state {
+            st.prev = st.warm;
+        }
         Ok(())
     }
 
@@ -406,21 +414,98 @@ impl ShapeMatchingSolver {
     fn region_moments(&self, r: usize, pos: impl Fn(usize) -> [f64; 3]) -> ([f64; 3], [f64; 9]) {
         let range = self.regions.slot_range(r);
         let mem = self.regions.members(r);
-        let (sm, smq) = (&self.slot_m[range.clone()], &self.slot_mq[range]);
-        let mut c = [0.0; 3];
-        let mut a = [0.0; 9];
-        for k in 0..mem.len() {
-            let x = pos(mem[k]);
-            let (m, mq) = (sm[k], smq[k]);
-            for i in 0..3 {
-                c[i] += m * x[i];
-                a[i * 3] += x[i] * mq[0];
-                a[i * 3 + 1] += x[i] * mq[1];
-                a[i * 3 + 2] += x[i] * mq[2];
+        let smq = &self.slot_mq[range];
+        // Row i of `acc` is Σ xᵢ (m̃, m̃ q): the centroid's numerator and row i of A_pq.
+        let mut acc = [[0.0; 4]; 3];
+        for (&i, mq) in mem.iter().zip(smq) {
+            let x = pos(i);
+            for a in 0..3 {
+                for b in 0..4 {
+                    acc[a][b] += x[a] * mq[b];
+                }
             }
         }
         let im = self.region_inv_mass[r];
-        ([c[0] * im, c[1] * im, c[2] * im], a)
+        (
+            [acc[0][0] * im, acc[1][0] * im, acc[2][0] * im],
+            [
+                acc[0][1], acc[0][2], acc[0][3], acc[1][1], acc[1][2], acc[1][3], acc[2][1], acc[2][2], acc[2][3],
+            ],
+        )
+    }
+
+    /// Phase 1 of a step for region `r`: centroid, `A`, its polar decomposition and, without a
+    /// manifold or with a per-region one (`fused`), the goal map.
+    #[inline(always)]
+    fn update_region(&self, r: usize, st: &mut RegionState, fused: bool) {
+        let f = self.prepare_region(r, st);
+        closest_rotation_3d(&f, &mut st.warm, &mut st.rot, ROTATION_ACCURACY);
+        self.finish_region(r, st, &f, fused);
+    }
+
+    /// [`update_region`](Self::update_region) for regions `r0..r0 + states.len()`; four at a
+    /// time share one [`closest_rotation_3d_x4`] (the same results as one at a time).
+    #[inline(always)]
+    fn update_regions(&self, r0: usize, states: &mut [RegionState], fused: bool) {
+        if states.len() != 4 {
+            for (k, st) in states.iter_mut().enumerate() {
+                self.update_region(r0 + k, st, fused);
+            }
+            return;
+        }
+        let states: &mut [RegionState; 4] = states.try_into().expect("four regions");
+        let f: [[f64; 9]; 4] = std::array::from_fn(|k| self.prepare_region(r0 + k, &mut states[k]));
+        let mut warm = states.each_ref().map(|st| st.warm);
+        let mut rot = [[0.0; 9]; 4];
+        closest_rotation_3d_x4(&f, &mut warm, &mut rot, ROTATION_ACCURACY);
+        for k in 0..4 {
+            states[k].warm = warm[k];
+            states[k].rot = rot[k];
+            self.finish_region(r0 + k, &mut states[k], &f[k], fused);
+        }
+    }
+
+    /// Centroid and warm start of region `r`; returns the matrix whose rotation is wanted:
+    /// `A_pq` without a manifold, `A = A_pq A_qq⁻¹` with one.
+    #[inline(always)]
+    fn prepare_region(&self, r: usize, st: &mut RegionState) -> [f64; 9] {
+        let (c, apq) = self.region_moments(r, |i| self.x[i]);
+        st.centre = c;
+        // Warm start: the last two rotations extrapolated at constant angular velocity.
+        let current = st.warm;
+        st.warm = extrapolate_rotation(&st.prev, &current);
+        st.prev = current;
+        match &self.manifold {
+            None => apq,
+            Some(_) => mul3(&apq, &self.aqq_inv[r]),
+        }
+    }
+
+    /// The goal map of region `r` once `st.rot` is the rotation of `f` (see
+    /// [`prepare_region`](Self::prepare_region)).
+    #[inline(always)]
+    fn finish_region(&self, r: usize, st: &mut RegionState, f: &[f64; 9], fused: bool) {
+        match &self.manifold {
+            None => st.goal_map = st.rot,
+            Some(m) => {
+                st.stretch = stretch_of_3d(f, &st.rot);
+                if fused {
+                    let mut w = [0.0; 16];
+                    let ne = m.n_examples();
+                    let mut target = [0.0; 6];
+                    if ne <= 16 {
+                        m.unit_weights(r, &st.stretch, &mut w[..ne]);
+                        m.target(r, &w[..ne], &mut target);
+                    } else {
+                        let mut wv = vec![0.0; ne];
+                        m.unit_weights(r, &st.stretch, &mut wv);
+                        m.target(r, &wv, &mut target);
+                    }
+                    st.goal_map = mul3(&st.rot, &stretch_matrix_3d(&target));
+                    st.weights_for_shape = w;
+                }
+            }
+        }
     }
 
     /// Advances one time step (eq. 1-5 with gravity, damping and the floor).
@@ -428,45 +513,38 @@ impl ShapeMatchingSolver {
     /// Fails if the state became non-finite (a time step far too large for the forces); the
     /// state is then left as computed and should be [`reset`](Self::reset).
     pub fn step(&mut self) -> Result<()> {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the processor has AVX2 and FMA (checked just above).
+            return unsafe { self.step_avx2() };
+        }
+        self.step_impl()
+    }
+
+    /// [`step`](Self::step) compiled for AVX2 + FMA processors.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn step_avx2(&mut self) -> Result<()> {
+        self.step_impl()
+    }
+
+    #[inline(always)]
+    fn step_impl(&mut self) -> Result<()> {
         let parallel = self.regions.n_regions() >= PARALLEL_MIN_REGIONS;
         let fused = self.manifold.as_ref().is_none_or(|m| m.n_groups() == m.n_units());
         // Phase 1: per region, the centroid, A, its polar decomposition and (fused) the goal map.
         let mut state = std::mem::take(&mut self.state);
         {
             let this = &*self;
-            let work = |r: usize, st: &mut RegionState| {
-                let (c, apq) = this.region_moments(r, |i| this.x[i]);
-                st.centre = c;
-                match &this.manifold {
-                    None => {
-                        closest_rotation_3d(&apq, &mut st.warm, &mut st.rot, ROTATION_ACCURACY);
-                        st.goal_map = st.rot;
-                    }
-                    Some(m) => {
-                        let a = mul3(&apq, &this.aqq_inv[r]);
-                        st.stretch = polar_stretch_3d(&a, &mut st.warm, &mut st.rot, ROTATION_ACCURACY);
-                        if fused {
-                            let mut w = [0.0; 16];
-                            let ne = m.n_examples();
-                            let mut target = [0.0; 6];
-                            if ne <= 16 {
-                                m.unit_weights(r, &st.stretch, &mut w[..ne]);
-                                m.target(r, &w[..ne], &mut target);
-                            } else {
-                                let mut wv = vec![0.0; ne];
-                                m.unit_weights(r, &st.stretch, &mut wv);
-                                m.target(r, &wv, &mut target);
-                            }
-                            st.goal_map = mul3(&st.rot, &stretch_matrix_3d(&target));
-                            st.weights_for_shape = w;
-                        }
-                    }
-                }
-            };
             if parallel {
-                state.par_iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+                state
+                    .par_chunks_mut(4)
+                    .enumerate()
+                    .for_each(|(c, sts)| this.update_regions(4 * c, sts, fused));
             } else {
-                state.iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+                for (c, sts) in state.chunks_mut(4).enumerate() {
+                    this.update_regions(4 * c, sts, fused);
+                }
             }
         }
         self.state = state;
@@ -512,52 +590,50 @@ impl ShapeMatchingSolver {
                 self.state[r].goal_map = self.state[r].rot;
             }
         }
-        for (g, st) in self.goals.iter_mut().zip(&self.state) {
-            g[..9].copy_from_slice(&st.goal_map);
-            g[9..].copy_from_slice(&st.centre);
+        // Per region `[G | t]`: the goal map and, without example shapes, `t = c − G c⁰`, so
+        // that `G q + c = G x⁰ + t` and a particle's goal sum needs no per-slot product.
+        for ((g, st), c0) in self.goals.iter_mut().zip(&self.state).zip(&self.rest_centre) {
+            let gm = &st.goal_map;
+            g[..9].copy_from_slice(gm);
+            for a in 0..3 {
+                g[9 + a] = if shape_goal {
+                    st.centre[a]
+                } else {
+                    st.centre[a] - (gm[a * 3] * c0[0] + gm[a * 3 + 1] * c0[1] + gm[a * 3 + 2] * c0[2])
+                };
+            }
         }
         // Phase 3: per particle, the averaged goal and the velocity update (eq. 4).
         let (h, alpha, grav) = (self.params.dt, self.params.alpha, self.params.gravity);
         {
-            let (goals, p_start, p_region, p_q, inv_count) =
-                (&self.goals, &self.p_start, &self.p_region, &self.p_q, &self.inv_count);
-            let (p_d, region_w) = (&self.p_d, &self.region_w);
-            let ne = if shape_goal {
-                self.manifold.as_ref().map_or(0, |m| m.n_examples())
-            } else {
-                0
-            };
-            let k = alpha / h;
-            let work = |i: usize, x: &[f64; 3], v: &mut [f64; 3]| {
-                let mut g = [0.0; 3];
-                for s in p_start[i]..p_start[i + 1] {
-                    let r = p_region[s];
-                    let gr = &goals[r];
-                    let mut q = p_q[s];
-                    for j in 0..ne {
-                        let (w, d) = (region_w[r * ne + j], &p_d[s * ne + j]);
-                        for a in 0..3 {
-                            q[a] += w * d[a];
-                        }
-                    }
-                    for a in 0..3 {
-                        g[a] += gr[a * 3] * q[0] + gr[a * 3 + 1] * q[1] + gr[a * 3 + 2] * q[2] + gr[9 + a];
-                    }
-                }
-                let ic = inv_count[i];
-                for a in 0..3 {
-                    v[a] += k * (g[a] * ic - x[a]) + h * grav[a];
-                }
+            let sums = GoalSums {
+                goals: &self.goals,
+                p_start: &self.p_start,
+                p_region: &self.p_region,
+                p_q: &self.p_q,
+                inv_count: &self.inv_count,
+                rest: &self.rest,
+                p_d: &self.p_d,
+                region_w: &self.region_w,
+                ne: if shape_goal {
+                    self.manifold.as_ref().map_or(0, |m| m.n_examples())
+                } else {
+                    0
+                },
+                shape_goal,
+                k: alpha / h,
+                h,
+                grav,
             };
             if parallel {
                 self.v
                     .par_iter_mut()
                     .zip(self.x.par_iter())
                     .enumerate()
-                    .for_each(|(i, (v, x))| work(i, x, v));
+                    .for_each(|(i, (v, x))| sums.update_velocity(i, x, v));
             } else {
                 for (i, (v, x)) in self.v.iter_mut().zip(&self.x).enumerate() {
-                    work(i, x, v);
+                    sums.update_velocity(i, x, v);
                 }
             }
         }
@@ -590,6 +666,7 @@ impl ShapeMatchingSolver {
         self.v.fill([0.0; 3]);
         for st in &mut self.state {
             st.warm = [1.0, 0.0, 0.0, 0.0];
+            st.prev = st.warm;
         }
     }
 
@@ -634,4 +711,97 @@ impl ShapeMatchingSolver {
     pub fn region_stretch(&self, r: usize) -> [f64; 6] {
         self.state[r].stretch
     }
+}
+
+/// What phase 3 of a step reads: the regions' goals and the particles' slot lists.
+struct GoalSums<'a> {
+    goals: &'a [[f64; 12]],
+    p_start: &'a [usize],
+    p_region: &'a [usize],
+    p_q: &'a [[f64; 3]],
+    inv_count: &'a [f64],
+    rest: &'a [[f64; 3]],
+    p_d: &'a [[f64; 3]],
+    region_w: &'a [f64],
+    ne: usize,
+    shape_goal: bool,
+    /// `α / h`.
+    k: f64,
+    h: f64,
+    grav: [f64; 3],
+}
+
+impl GoalSums<'_> {
+    /// Eq. (4) for particle `i`: `vᵢ += α (gᵢ − xᵢ)/h + h g_ext`, `gᵢ` the mean of its goals.
+    #[inline(always)]
+    fn update_velocity(&self, i: usize, x: &[f64; 3], v: &mut [f64; 3]) {
+        let Self {
+            goals,
+            p_start,
+            p_region,
+            p_q,
+            inv_count,
+            rest,
+            p_d,
+            region_w,
+            ne,
+            shape_goal,
+            k,
+            h,
+            grav,
+        } = *self;
+        let mut g = [0.0; 3];
+        if shape_goal {
+            // g = Σ_r G_r (q + Σ_j β w_j (eʲ − q)) + c_r
+            for s in p_start[i]..p_start[i + 1] {
+                let r = p_region[s];
+                let gr = &goals[r];
+                let mut q = p_q[s];
+                for j in 0..ne {
+                    let (w, d) = (region_w[r * ne + j], &p_d[s * ne + j]);
+                    for a in 0..3 {
+                        q[a] += w * d[a];
+                    }
+                }
+                for a in 0..3 {
+                    g[a] += gr[a * 3] * q[0] + gr[a * 3 + 1] * q[1] + gr[a * 3 + 2] * q[2] + gr[9 + a];
+                }
+            }
+        } else {
+            // g = (Σ_r G_r) x⁰ + Σ_r t_r
+            let mut sum = [0.0; 12];
+            for &r in &p_region[p_start[i]..p_start[i + 1]] {
+                let gr = &goals[r];
+                for a in 0..12 {
+                    sum[a] += gr[a];
+                }
+            }
+            let x0 = rest[i];
+            for a in 0..3 {
+                g[a] = sum[a * 3] * x0[0] + sum[a * 3 + 1] * x0[1] + sum[a * 3 + 2] * x0[2] + sum[9 + a];
+            }
+        }
+        let ic = inv_count[i];
+        for a in 0..3 {
+            v[a] += k * (g[a] * ic - x[a]) + h * grav[a];
+        }
+    }
+}
+
+/// The rotation one step after `current` at constant angular velocity, `(q_c q_p⁻¹) q_c`
+/// (unit quaternions `(w, x, y, z)`; either sign of `prev` gives the same rotation).
+#[inline]
+fn extrapolate_rotation(prev: &[f64; 4], current: &[f64; 4]) -> [f64; 4] {
+    let mul = |a: &[f64; 4], b: &[f64; 4]| {
+        [
+            a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+            a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+            a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+            a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+        ]
+    };
+    let step = mul(current, &[prev[0], -prev[1], -prev[2], -prev[3]]);
+    let q = mul(&step, current);
+    let inv_norm = 1.0 / q.iter().map(|v| v * v).sum::<f64>().sqrt();
+    [q[0] * inv_norm, q[1] * inv_norm, q[2] * inv_norm, q[3] * inv_norm]
 }
