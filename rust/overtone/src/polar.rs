@@ -154,6 +154,7 @@ fn svd_rotation(f: &[f64], warm: &mut [f64; 4], r: &mut [f64]) {
 /// and SVD fallback per matrix, with the arithmetic laid out across the four (structure of
 /// arrays) so that independent matrices fill the processor's pipelines instead of waiting on
 /// one matrix's chain of divisions and square roots.
+#[inline(always)]
 pub fn closest_rotation_3d_x4(f: &[[f64; 9]; 4], warm: &mut [[f64; 4]; 4], r: &mut [[f64; 9]; 4], accuracy: f64) {
     const ACTIVE: u8 = 0;
     const DONE: u8 = 1;

@@ -19,6 +19,8 @@ pub const REGION_CONDITION_LIMIT: f64 = 1e-6;
 pub const EXAMPLE_VOLUME_LIMIT: f64 = 1e-3;
 /// Region count from which the per-region work runs on several threads.
 pub const PARALLEL_MIN_REGIONS: usize = 1024;
+/// Regions (or particles) per parallel task: a multiple of 4 (see `update_regions`).
+const PARALLEL_CHUNK: usize = 64;
 
 /// What the goal of a region is built from when the body has examples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -443,6 +445,14 @@ impl ShapeMatchingSolver {
         self.finish_region(r, st, &f, fused);
     }
 
+    /// [`update_regions`](Self::update_regions) over a block of regions starting at `r0`.
+    #[inline(always)]
+    fn update_region_block(&self, r0: usize, states: &mut [RegionState], fused: bool) {
+        for (c, sts) in states.chunks_mut(4).enumerate() {
+            self.update_regions(r0 + 4 * c, sts, fused);
+        }
+    }
+
     /// [`update_region`](Self::update_region) for regions `r0..r0 + states.len()`; four at a
     /// time share one [`closest_rotation_3d_x4`] (the same results as one at a time).
     #[inline(always)]
@@ -454,8 +464,12 @@ impl ShapeMatchingSolver {
             return;
         }
         let states: &mut [RegionState; 4] = states.try_into().expect("four regions");
-        let f: [[f64; 9]; 4] = std::array::from_fn(|k| self.prepare_region(r0 + k, &mut states[k]));
-        let mut warm = states.each_ref().map(|st| st.warm);
+        let mut f = [[0.0; 9]; 4];
+        let mut warm = [[0.0; 4]; 4];
+        for k in 0..4 {
+            f[k] = self.prepare_region(r0 + k, &mut states[k]);
+            warm[k] = states[k].warm;
+        }
         let mut rot = [[0.0; 9]; 4];
         closest_rotation_3d_x4(&f, &mut warm, &mut rot, ROTATION_ACCURACY);
         for k in 0..4 {
@@ -538,9 +552,9 @@ impl ShapeMatchingSolver {
             let this = &*self;
             if parallel {
                 state
-                    .par_chunks_mut(4)
+                    .par_chunks_mut(PARALLEL_CHUNK)
                     .enumerate()
-                    .for_each(|(c, sts)| this.update_regions(4 * c, sts, fused));
+                    .for_each(|(c, sts)| simd_region_block(this, PARALLEL_CHUNK * c, sts, fused));
             } else {
                 for (c, sts) in state.chunks_mut(4).enumerate() {
                     this.update_regions(4 * c, sts, fused);
@@ -557,16 +571,15 @@ impl ShapeMatchingSolver {
             m.weights(&self.stretch_all, &mut self.weights);
             let ne = m.n_examples();
             let weights = &self.weights;
-            let work = |r: usize, st: &mut RegionState| {
-                let g = m.group_of(r);
-                let mut target = [0.0; 6];
-                m.target(r, &weights[g * ne..(g + 1) * ne], &mut target);
-                st.goal_map = mul3(&st.rot, &stretch_matrix_3d(&target));
-            };
             if parallel {
-                self.state.par_iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+                self.state
+                    .par_chunks_mut(PARALLEL_CHUNK)
+                    .enumerate()
+                    .for_each(|(c, sts)| simd_goal_maps(m, PARALLEL_CHUNK * c, weights, ne, sts));
             } else {
-                self.state.iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+                for (r, st) in self.state.iter_mut().enumerate() {
+                    grouped_goal_map(m, r, weights, ne, st);
+                }
             }
         }
         let shape_goal = self.example_goal == ExampleGoal::Shape && self.manifold.is_some();
@@ -627,10 +640,10 @@ impl ShapeMatchingSolver {
             };
             if parallel {
                 self.v
-                    .par_iter_mut()
-                    .zip(self.x.par_iter())
+                    .par_chunks_mut(PARALLEL_CHUNK)
+                    .zip(self.x.par_chunks(PARALLEL_CHUNK))
                     .enumerate()
-                    .for_each(|(i, (v, x))| sums.update_velocity(i, x, v));
+                    .for_each(|(c, (v, x))| simd_velocities(&sums, PARALLEL_CHUNK * c, x, v));
             } else {
                 for (i, (v, x)) in self.v.iter_mut().zip(&self.x).enumerate() {
                     sums.update_velocity(i, x, v);
@@ -711,6 +724,62 @@ impl ShapeMatchingSolver {
     pub fn region_stretch(&self, r: usize) -> [f64; 6] {
         self.state[r].stretch
     }
+}
+
+/// Whether the processor has AVX2 and FMA (the parallel tasks of a step then run code compiled
+/// for them; the serial step is compiled that way as a whole).
+#[inline(always)]
+fn has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Defines `$name`, which runs `$body` compiled for AVX2 + FMA when the processor has them.
+macro_rules! simd_task {
+    ($name:ident, $avx:ident, ($($arg:ident: $ty:ty),*), $body:block) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        fn $avx($($arg: $ty),*) $body
+        fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if has_avx2_fma() {
+                // SAFETY: the processor has AVX2 and FMA (checked just above).
+                return unsafe { $avx($($arg),*) };
+            }
+            $body
+        }
+    };
+}
+
+simd_task!(simd_region_block, region_block_avx2, (this: &ShapeMatchingSolver, r0: usize, sts: &mut [RegionState], fused: bool), {
+    this.update_region_block(r0, sts, fused)
+});
+
+simd_task!(simd_goal_maps, goal_maps_avx2, (m: &ExampleManifold, r0: usize, weights: &[f64], ne: usize, sts: &mut [RegionState]), {
+    for (k, st) in sts.iter_mut().enumerate() {
+        grouped_goal_map(m, r0 + k, weights, ne, st);
+    }
+});
+
+simd_task!(simd_velocities, velocities_avx2, (sums: &GoalSums<'_>, i0: usize, x: &[[f64; 3]], v: &mut [[f64; 3]]), {
+    for (k, (v, x)) in v.iter_mut().zip(x).enumerate() {
+        sums.update_velocity(i0 + k, x, v);
+    }
+});
+
+/// The goal map `R_r S*_r` of region `r` from its group's weights (`weights` holds `N` per group).
+#[inline(always)]
+fn grouped_goal_map(m: &ExampleManifold, r: usize, weights: &[f64], ne: usize, st: &mut RegionState) {
+    let g = m.group_of(r);
+    let mut target = [0.0; 6];
+    m.target(r, &weights[g * ne..(g + 1) * ne], &mut target);
+    st.goal_map = mul3(&st.rot, &stretch_matrix_3d(&target));
 }
 
 /// What phase 3 of a step reads: the regions' goals and the particles' slot lists.
