@@ -18,7 +18,7 @@ pub const REGION_CONDITION_LIMIT: f64 = 1e-6;
 /// region and is refused.
 pub const EXAMPLE_VOLUME_LIMIT: f64 = 1e-3;
 /// Region count from which the per-region work runs on several threads.
-pub const PARALLEL_MIN_REGIONS: usize = 1024;
+pub const PARALLEL_MIN_REGIONS: usize = 8192;
 /// Regions (or particles) per parallel task: a multiple of 4 (see `update_regions`).
 const PARALLEL_CHUNK: usize = 64;
 
@@ -90,6 +90,8 @@ pub struct ShapeMatchingSolver {
     rest_centre: Vec<[f64; 3]>,
     /// Region-major slots: `(m̃, m̃ q)`.
     slot_mq: Vec<[f64; 4]>,
+    /// Region-major slots: `(m̃, m̃ A_qq⁻¹ q)`, so that `Σ x (m̃, m̃ A_qq⁻¹ q)` gives `A` directly.
+    slot_maq: Vec<[f64; 4]>,
     /// Particle-major slots: the region and `q` of each of the particle's memberships.
     p_start: Vec<usize>,
     p_region: Vec<usize>,
@@ -149,6 +151,7 @@ impl ShapeMatchingSolver {
         let mut aqq_inv = Vec::with_capacity(n_reg);
         let mut rest_centre = Vec::with_capacity(n_reg);
         let mut slot_mq = Vec::with_capacity(regions.n_slots());
+        let mut slot_maq = Vec::with_capacity(regions.n_slots());
         let mut slot_q = Vec::with_capacity(regions.n_slots());
         for r in 0..n_reg {
             let mem = regions.members(r);
@@ -196,10 +199,18 @@ impl ShapeMatchingSolver {
             }
             region_inv_mass.push(1.0 / total);
             rest_centre.push(c0);
-            aqq_inv.push(inverse3(&aqq).ok_or_else(|| OvertoneError::DegenerateRegion {
+            let inv = inverse3(&aqq).ok_or_else(|| OvertoneError::DegenerateRegion {
                 region: r,
                 reason: "its rest moment matrix is singular".into(),
-            })?);
+            })?;
+            for (s, &i) in regions.slot_range(r).zip(mem) {
+                let mt = masses[i] / counts[i] as f64;
+                let q: [f64; 3] = slot_q[s];
+                let aq: [f64; 3] =
+                    std::array::from_fn(|a| inv[a * 3] * q[0] + inv[a * 3 + 1] * q[1] + inv[a * 3 + 2] * q[2]);
+                slot_maq.push([mt, mt * aq[0], mt * aq[1], mt * aq[2]]);
+            }
+            aqq_inv.push(inv);
         }
         // Particle-major slot lists (ascending region order per particle).
         let mut p_start = vec![0usize; n + 1];
@@ -234,6 +245,7 @@ impl ShapeMatchingSolver {
             aqq_inv,
             rest_centre,
             slot_mq,
+            slot_maq,
             p_start,
             p_region,
             p_q,
@@ -414,9 +426,20 @@ impl ShapeMatchingSolver {
     /// `Σ m̃ x qᵀ = Σ m̃ (x − c) qᵀ = A_pq`.
     #[inline(always)]
     fn region_moments(&self, r: usize, pos: impl Fn(usize) -> [f64; 3]) -> ([f64; 3], [f64; 9]) {
+        self.region_moments_with(&self.slot_mq, r, pos)
+    }
+
+    /// `(c_r, Σ m̃ x wᵀ)` with `(m̃, m̃ w)` per slot from `table` (`slot_mq` or `slot_maq`).
+    #[inline(always)]
+    fn region_moments_with(
+        &self,
+        table: &[[f64; 4]],
+        r: usize,
+        pos: impl Fn(usize) -> [f64; 3],
+    ) -> ([f64; 3], [f64; 9]) {
         let range = self.regions.slot_range(r);
         let mem = self.regions.members(r);
-        let smq = &self.slot_mq[range];
+        let smq = &table[range];
         // Row i of `acc` is Σ xᵢ (m̃, m̃ q): the centroid's numerator and row i of A_pq.
         let mut acc = [[0.0; 4]; 3];
         for (&i, mq) in mem.iter().zip(smq) {
@@ -439,27 +462,27 @@ impl ShapeMatchingSolver {
     /// Phase 1 of a step for region `r`: centroid, `A`, its polar decomposition and, without a
     /// manifold or with a per-region one (`fused`), the goal map.
     #[inline(always)]
-    fn update_region(&self, r: usize, st: &mut RegionState, fused: bool) {
-        let f = self.prepare_region(r, st);
+    fn update_region<const SIMD: bool>(&self, r: usize, st: &mut RegionState, fused: bool) {
+        let f = self.prepare_region::<SIMD>(r, st);
         closest_rotation_3d(&f, &mut st.warm, &mut st.rot, ROTATION_ACCURACY);
         self.finish_region(r, st, &f, fused);
     }
 
     /// [`update_regions`](Self::update_regions) over a block of regions starting at `r0`.
     #[inline(always)]
-    fn update_region_block(&self, r0: usize, states: &mut [RegionState], fused: bool) {
+    fn update_region_block<const SIMD: bool>(&self, r0: usize, states: &mut [RegionState], fused: bool) {
         for (c, sts) in states.chunks_mut(4).enumerate() {
-            self.update_regions(r0 + 4 * c, sts, fused);
+            self.update_regions::<SIMD>(r0 + 4 * c, sts, fused);
         }
     }
 
     /// [`update_region`](Self::update_region) for regions `r0..r0 + states.len()`; four at a
     /// time share one [`closest_rotation_3d_x4`] (the same results as one at a time).
     #[inline(always)]
-    fn update_regions(&self, r0: usize, states: &mut [RegionState], fused: bool) {
+    fn update_regions<const SIMD: bool>(&self, r0: usize, states: &mut [RegionState], fused: bool) {
         if states.len() != 4 {
             for (k, st) in states.iter_mut().enumerate() {
-                self.update_region(r0 + k, st, fused);
+                self.update_region::<SIMD>(r0 + k, st, fused);
             }
             return;
         }
@@ -467,7 +490,7 @@ impl ShapeMatchingSolver {
         let mut f = [[0.0; 9]; 4];
         let mut warm = [[0.0; 4]; 4];
         for k in 0..4 {
-            f[k] = self.prepare_region(r0 + k, &mut states[k]);
+            f[k] = self.prepare_region::<SIMD>(r0 + k, &mut states[k]);
             warm[k] = states[k].warm;
         }
         let mut rot = [[0.0; 9]; 4];
@@ -482,17 +505,28 @@ impl ShapeMatchingSolver {
     /// Centroid and warm start of region `r`; returns the matrix whose rotation is wanted:
     /// `A_pq` without a manifold, `A = A_pq A_qq⁻¹` with one.
     #[inline(always)]
-    fn prepare_region(&self, r: usize, st: &mut RegionState) -> [f64; 9] {
-        let (c, apq) = self.region_moments(r, |i| self.x[i]);
+    fn prepare_region<const SIMD: bool>(&self, r: usize, st: &mut RegionState) -> [f64; 9] {
+        // Without a manifold the rotation of A_pq is wanted, with one that of A = A_pq A_qq⁻¹.
+        let table = if self.manifold.is_some() {
+            &self.slot_maq
+        } else {
+            &self.slot_mq
+        };
+        #[cfg(target_arch = "x86_64")]
+        let (c, f) = if SIMD {
+            // SAFETY: SIMD is only set in code that runs once AVX2 and FMA were detected.
+            unsafe { self.region_moments_avx2(table, r) }
+        } else {
+            self.region_moments_with(table, r, |i| self.x[i])
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let (c, f) = self.region_moments_with(table, r, |i| self.x[i]);
         st.centre = c;
         // Warm start: the last two rotations extrapolated at constant angular velocity.
         let current = st.warm;
         st.warm = extrapolate_rotation(&st.prev, &current);
         st.prev = current;
-        match &self.manifold {
-            None => apq,
-            Some(_) => mul3(&apq, &self.aqq_inv[r]),
-        }
+        f
     }
 
     /// The goal map of region `r` once `st.rot` is the rotation of `f` (see
@@ -522,6 +556,41 @@ impl ShapeMatchingSolver {
         }
     }
 
+    /// [`region_moments`](Self::region_moments) of the current positions with AVX2 + FMA: per
+    /// member, one fused multiply-add of `(m̃, m̃ q)` per coordinate.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn region_moments_avx2(&self, table: &[[f64; 4]], r: usize) -> ([f64; 3], [f64; 9]) {
+        use std::arch::x86_64::*;
+        let range = self.regions.slot_range(r);
+        let mem = self.regions.members(r);
+        let smq = &table[range];
+        let (mut a0, mut a1, mut a2) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
+        for (&i, mq) in mem.iter().zip(smq) {
+            let x = &self.x[i];
+            // SAFETY: `mq` is four contiguous f64.
+            let w = unsafe { _mm256_loadu_pd(mq.as_ptr()) };
+            a0 = _mm256_fmadd_pd(_mm256_set1_pd(x[0]), w, a0);
+            a1 = _mm256_fmadd_pd(_mm256_set1_pd(x[1]), w, a1);
+            a2 = _mm256_fmadd_pd(_mm256_set1_pd(x[2]), w, a2);
+        }
+        let mut acc = [[0.0; 4]; 3];
+        // SAFETY: each row of `acc` is four contiguous f64.
+        unsafe {
+            _mm256_storeu_pd(acc[0].as_mut_ptr(), a0);
+            _mm256_storeu_pd(acc[1].as_mut_ptr(), a1);
+            _mm256_storeu_pd(acc[2].as_mut_ptr(), a2);
+        }
+        let im = self.region_inv_mass[r];
+        (
+            [acc[0][0] * im, acc[1][0] * im, acc[2][0] * im],
+            [
+                acc[0][1], acc[0][2], acc[0][3], acc[1][1], acc[1][2], acc[1][3], acc[2][1], acc[2][2], acc[2][3],
+            ],
+        )
+    }
+
     /// Advances one time step (eq. 1-5 with gravity, damping and the floor).
     ///
     /// Fails if the state became non-finite (a time step far too large for the forces); the
@@ -532,18 +601,18 @@ impl ShapeMatchingSolver {
             // SAFETY: the processor has AVX2 and FMA (checked just above).
             return unsafe { self.step_avx2() };
         }
-        self.step_impl()
+        self.step_impl::<false>()
     }
 
     /// [`step`](Self::step) compiled for AVX2 + FMA processors.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn step_avx2(&mut self) -> Result<()> {
-        self.step_impl()
+        self.step_impl::<true>()
     }
 
     #[inline(always)]
-    fn step_impl(&mut self) -> Result<()> {
+    fn step_impl<const SIMD: bool>(&mut self) -> Result<()> {
         let parallel = self.regions.n_regions() >= PARALLEL_MIN_REGIONS;
         let fused = self.manifold.as_ref().is_none_or(|m| m.n_groups() == m.n_units());
         // Phase 1: per region, the centroid, A, its polar decomposition and (fused) the goal map.
@@ -557,7 +626,7 @@ impl ShapeMatchingSolver {
                     .for_each(|(c, sts)| simd_region_block(this, PARALLEL_CHUNK * c, sts, fused));
             } else {
                 for (c, sts) in state.chunks_mut(4).enumerate() {
-                    this.update_regions(4 * c, sts, fused);
+                    this.update_regions::<SIMD>(4 * c, sts, fused);
                 }
             }
         }
@@ -646,7 +715,7 @@ impl ShapeMatchingSolver {
                     .for_each(|(c, (v, x))| simd_velocities(&sums, PARALLEL_CHUNK * c, x, v));
             } else {
                 for (i, (v, x)) in self.v.iter_mut().zip(&self.x).enumerate() {
-                    sums.update_velocity(i, x, v);
+                    sums.update_velocity::<SIMD>(i, x, v);
                 }
             }
         }
@@ -757,9 +826,21 @@ macro_rules! simd_task {
     };
 }
 
-simd_task!(simd_region_block, region_block_avx2, (this: &ShapeMatchingSolver, r0: usize, sts: &mut [RegionState], fused: bool), {
-    this.update_region_block(r0, sts, fused)
-});
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn region_block_avx2(this: &ShapeMatchingSolver, r0: usize, sts: &mut [RegionState], fused: bool) {
+    this.update_region_block::<true>(r0, sts, fused)
+}
+
+/// Phase 1 over a block of regions, compiled for AVX2 + FMA when the processor has them.
+fn simd_region_block(this: &ShapeMatchingSolver, r0: usize, sts: &mut [RegionState], fused: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2_fma() {
+        // SAFETY: the processor has AVX2 and FMA (checked just above).
+        return unsafe { region_block_avx2(this, r0, sts, fused) };
+    }
+    this.update_region_block::<false>(r0, sts, fused)
+}
 
 simd_task!(simd_goal_maps, goal_maps_avx2, (m: &ExampleManifold, r0: usize, weights: &[f64], ne: usize, sts: &mut [RegionState]), {
     for (k, st) in sts.iter_mut().enumerate() {
@@ -767,11 +848,25 @@ simd_task!(simd_goal_maps, goal_maps_avx2, (m: &ExampleManifold, r0: usize, weig
     }
 });
 
-simd_task!(simd_velocities, velocities_avx2, (sums: &GoalSums<'_>, i0: usize, x: &[[f64; 3]], v: &mut [[f64; 3]]), {
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn velocities_avx2(sums: &GoalSums<'_>, i0: usize, x: &[[f64; 3]], v: &mut [[f64; 3]]) {
     for (k, (v, x)) in v.iter_mut().zip(x).enumerate() {
-        sums.update_velocity(i0 + k, x, v);
+        sums.update_velocity::<true>(i0 + k, x, v);
     }
-});
+}
+
+/// Phase 3 over a block of particles, compiled for AVX2 + FMA when the processor has them.
+fn simd_velocities(sums: &GoalSums<'_>, i0: usize, x: &[[f64; 3]], v: &mut [[f64; 3]]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2_fma() {
+        // SAFETY: the processor has AVX2 and FMA (checked just above).
+        return unsafe { velocities_avx2(sums, i0, x, v) };
+    }
+    for (k, (v, x)) in v.iter_mut().zip(x).enumerate() {
+        sums.update_velocity::<false>(i0 + k, x, v);
+    }
+}
 
 /// The goal map `R_r S*_r` of region `r` from its group's weights (`weights` holds `N` per group).
 #[inline(always)]
@@ -803,7 +898,7 @@ struct GoalSums<'a> {
 impl GoalSums<'_> {
     /// Eq. (4) for particle `i`: `vᵢ += α (gᵢ − xᵢ)/h + h g_ext`, `gᵢ` the mean of its goals.
     #[inline(always)]
-    fn update_velocity(&self, i: usize, x: &[f64; 3], v: &mut [f64; 3]) {
+    fn update_velocity<const SIMD: bool>(&self, i: usize, x: &[f64; 3], v: &mut [f64; 3]) {
         let Self {
             goals,
             p_start,
@@ -839,10 +934,19 @@ impl GoalSums<'_> {
         } else {
             // g = (Σ_r G_r) x⁰ + Σ_r t_r
             let mut sum = [0.0; 12];
-            for &r in &p_region[p_start[i]..p_start[i + 1]] {
-                let gr = &goals[r];
-                for a in 0..12 {
-                    sum[a] += gr[a];
+            let regions = &p_region[p_start[i]..p_start[i + 1]];
+            #[cfg(target_arch = "x86_64")]
+            if SIMD {
+                // SAFETY: SIMD is only set in code that runs once AVX2 was detected; every
+                // `goals[r]` and `sum` are 12 contiguous f64.
+                unsafe { sum_goals_avx2(goals, regions, &mut sum) };
+            }
+            if !SIMD || cfg!(not(target_arch = "x86_64")) {
+                for &r in regions {
+                    let gr = &goals[r];
+                    for a in 0..12 {
+                        sum[a] += gr[a];
+                    }
                 }
             }
             let x0 = rest[i];
@@ -854,6 +958,30 @@ impl GoalSums<'_> {
         for a in 0..3 {
             v[a] += k * (g[a] * ic - x[a]) + h * grav[a];
         }
+    }
+}
+
+/// `sum = Σ_r goals[r]` (12 numbers each) with AVX2, in the order of `regions`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn sum_goals_avx2(goals: &[[f64; 12]], regions: &[usize], sum: &mut [f64; 12]) {
+    use std::arch::x86_64::*;
+    let (mut s0, mut s1, mut s2) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
+    for &r in regions {
+        let p = goals[r].as_ptr();
+        // SAFETY: `goals[r]` holds 12 contiguous f64.
+        unsafe {
+            s0 = _mm256_add_pd(s0, _mm256_loadu_pd(p));
+            s1 = _mm256_add_pd(s1, _mm256_loadu_pd(p.add(4)));
+            s2 = _mm256_add_pd(s2, _mm256_loadu_pd(p.add(8)));
+        }
+    }
+    // SAFETY: `sum` holds 12 contiguous f64.
+    unsafe {
+        _mm256_storeu_pd(sum.as_mut_ptr(), s0);
+        _mm256_storeu_pd(sum.as_mut_ptr().add(4), s1);
+        _mm256_storeu_pd(sum.as_mut_ptr().add(8), s2);
     }
 }
 
