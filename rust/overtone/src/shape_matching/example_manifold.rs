@@ -328,6 +328,7 @@ impl ExampleManifold {
 
     /// Weights of unit `u`'s own group computed from that unit alone (valid for the per-unit
     /// scope, where the group is the unit): `w` has `N` entries.
+    #[inline(always)]
     pub fn unit_weights(&self, u: usize, s: &[f64], w: &mut [f64]) {
         let (k, ne) = (self.k, self.n_examples);
         let s0 = &self.rest[u * k..(u + 1) * k];
