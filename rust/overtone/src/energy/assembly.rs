@@ -233,6 +233,21 @@ impl ElasticEnergy {
         let dd = d * d;
         let (jac, vols, model, mu, lambda) = (&self.jac, &self.volumes, self.model, self.mu, self.lambda);
         let work = |(e, (out, flag)): (usize, (&mut [f64], &mut bool))| {
+            if d == 2 {
+                // Sizes known at compile time: the products below unroll completely.
+                let f = jac.deformation_gradient_fixed::<2>(e, x);
+                let f = [f[0][0], f[0][1], f[1][0], f[1][1]];
+                let mut h = [0.0; 16];
+                *flag = if project && model == EnergyModel::NeoHookean {
+                    neohookean_hessian_projected_2d(&f, mu, lambda, &mut h)
+                } else {
+                    model.hessian(2, &f, mu, lambda, &mut h);
+                    project && project_spd(4, &mut h)
+                };
+                let g: &[f64; 6] = jac.gradients(e).try_into().expect("2D: 3 vertices x 2");
+                element_stiffness_2d(&h, g, vols[e], out.try_into().expect("2D: 6 x 6"));
+                return;
+            }
             let mut f = [0.0; 9];
             jac.deformation_gradient(e, x, &mut f);
             let mut h = [0.0; 81];
@@ -432,5 +447,28 @@ mod tests {
         assert_eq!(a.0.to_bits(), b.0.to_bits());
         assert!(a.1.iter().zip(&b.1).all(|(p, q)| p.to_bits() == q.to_bits()));
         assert!(a.2.iter().zip(&b.2).all(|(p, q)| p.to_bits() == q.to_bits()));
+    }
+}
+
+/// `K[(a i), (b l)] = vol Σ_{j,m} g_a[j] H[(i j), (l m)] g_b[m]`: a triangle's `6 × 6` stiffness
+/// (rows and columns ordered vertex-major, `a·2 + i`) from the `4 × 4` Hessian `H` of `ψ` in
+/// `F` (row-major `F`), the shape-function gradients `g` (`3 × 2`) and the area `vol`.
+#[inline(always)]
+fn element_stiffness_2d(h: &[f64; 16], g: &[f64; 6], vol: f64, out: &mut [f64; 36]) {
+    // T[(i j), (b l)] = Σ_m H[(i j), (l m)] g_b[m]
+    let mut t = [[0.0; 6]; 4];
+    for r in 0..4 {
+        for b in 0..3 {
+            for l in 0..2 {
+                t[r][b * 2 + l] = h[r * 4 + l * 2] * g[b * 2] + h[r * 4 + l * 2 + 1] * g[b * 2 + 1];
+            }
+        }
+    }
+    for a in 0..3 {
+        for i in 0..2 {
+            for col in 0..6 {
+                out[(a * 2 + i) * 6 + col] = vol * (g[a * 2] * t[i * 2][col] + g[a * 2 + 1] * t[i * 2 + 1][col]);
+            }
+        }
     }
 }

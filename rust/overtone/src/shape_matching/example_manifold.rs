@@ -271,6 +271,7 @@ impl ExampleManifold {
         self.n_groups
     }
     /// The group of unit `u`.
+    #[inline(always)]
     pub fn group_of(&self, u: usize) -> usize {
         self.group_of[u]
     }
@@ -295,7 +296,15 @@ impl ExampleManifold {
     /// current stretches (`n_units × k`). Sums in unit order: deterministic.
     pub fn weights(&self, stretch: &[f64], w: &mut [f64]) {
         let (k, ne) = (self.k, self.n_examples);
-        let mut b = vec![0.0; self.n_groups * ne];
+        // Right-hand sides `Lᵀ(S − S⁰)` per group: on the stack for the usual few examples.
+        let mut small = [0.0; 64];
+        let mut large = Vec::new();
+        let b: &mut [f64] = if self.n_groups * ne <= small.len() {
+            &mut small[..self.n_groups * ne]
+        } else {
+            large.resize(self.n_groups * ne, 0.0);
+            &mut large
+        };
         for u in 0..self.n_units {
             let g = self.group_of[u];
             let s = &stretch[u * k..(u + 1) * k];
@@ -319,6 +328,7 @@ impl ExampleManifold {
 
     /// Weights of unit `u`'s own group computed from that unit alone (valid for the per-unit
     /// scope, where the group is the unit): `w` has `N` entries.
+    #[inline(always)]
     pub fn unit_weights(&self, u: usize, s: &[f64], w: &mut [f64]) {
         let (k, ne) = (self.k, self.n_examples);
         let s0 = &self.rest[u * k..(u + 1) * k];
@@ -343,7 +353,7 @@ impl ExampleManifold {
 
     /// `S*_u = S⁰_u + β Σ_j w_j (Sʲ_u − S⁰_u)` for unit `u`, given its group's weights `w`
     /// (`N` entries, from [`weights`](Self::weights) or [`unit_weights`](Self::unit_weights)).
-    #[inline]
+    #[inline(always)]
     pub fn target(&self, u: usize, w: &[f64], out: &mut [f64]) {
         let (k, ne) = (self.k, self.n_examples);
         let du = &self.diffs[u * ne * k..(u + 1) * ne * k];

@@ -5,6 +5,7 @@ use crate::polar::closest_rotation_3d;
 use crate::shape_matching::stretch::inverse3;
 
 /// Total mass, centre of mass.
+#[inline(always)]
 fn centre(x: &[[f64; 3]], m: &[f64]) -> (f64, [f64; 3]) {
     let mut c = [0.0; 3];
     let mut total = 0.0;
@@ -71,6 +72,7 @@ pub fn rigid_residual(rest: &[[f64; 3]], pose: &[[f64; 3]], m: &[f64]) -> f64 {
 /// `v ← v + k (v_cm + ω × r − v)`: removes the fraction `k` of the velocity that is not a rigid
 /// motion (Müller et al. 2007, PBD §3.5), with `ω = I⁻¹ L` about the centre of mass. Linear and
 /// angular momentum are unchanged (to round-off).
+#[inline(always)]
 pub fn damp_non_rigid_velocity(x: &[[f64; 3]], v: &mut [[f64; 3]], m: &[f64], k: f64) {
     if k == 0.0 {
         return;

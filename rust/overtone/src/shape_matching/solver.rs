@@ -4,9 +4,9 @@
 use rayon::prelude::*;
 
 use crate::error::{OvertoneError, Result};
-use crate::polar::closest_rotation_3d;
+use crate::polar::{closest_rotation_3d, closest_rotation_3d_x4};
 use crate::shape_matching::rigid_motion::damp_non_rigid_velocity;
-use crate::shape_matching::stretch::{det3, inverse3, mul3, polar_stretch_3d, stretch_matrix_3d};
+use crate::shape_matching::stretch::{det3, inverse3, mul3, polar_stretch_3d, stretch_matrix_3d, stretch_of_3d};
 use crate::shape_matching::{ExampleManifold, ManifoldScope, Regions, ShapeMatchingParams};
 
 /// Accuracy (radians) of the per-region rotations: far below what one explicit step resolves.
@@ -18,7 +18,9 @@ pub const REGION_CONDITION_LIMIT: f64 = 1e-6;
 /// region and is refused.
 pub const EXAMPLE_VOLUME_LIMIT: f64 = 1e-3;
 /// Region count from which the per-region work runs on several threads.
-pub const PARALLEL_MIN_REGIONS: usize = 1024;
+pub const PARALLEL_MIN_REGIONS: usize = 8192;
+/// Regions (or particles) per parallel task: a multiple of 4 (see `update_regions`).
+const PARALLEL_CHUNK: usize = 64;
 
 /// What the goal of a region is built from when the body has examples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -39,8 +41,10 @@ pub enum ExampleGoal {
 /// Per-region state and results of the last step.
 #[derive(Clone, Copy, Debug)]
 struct RegionState {
-    /// Warm start of the rotation (unit quaternion).
+    /// Warm start of the rotation (unit quaternion); after a step, the step's rotation.
     warm: [f64; 4],
+    /// The rotation of the step before (unit quaternion), for the extrapolated warm start.
+    prev: [f64; 4],
     /// Rotation `R_r` (row-major).
     rot: [f64; 9],
     /// Stretch vector of `S_r` (examples only).
@@ -82,9 +86,12 @@ pub struct ShapeMatchingSolver {
     region_inv_mass: Vec<f64>,
     /// Per region, `(Σ m̃ q qᵀ)⁻¹`.
     aqq_inv: Vec<[f64; 9]>,
-    /// Region-major slots: `m̃` and `m̃ q`.
-    slot_m: Vec<f64>,
-    slot_mq: Vec<[f64; 3]>,
+    /// Per region, the rest centroid `c⁰_r`.
+    rest_centre: Vec<[f64; 3]>,
+    /// Region-major slots: `(m̃, m̃ q)`.
+    slot_mq: Vec<[f64; 4]>,
+    /// Region-major slots: `(m̃, m̃ A_qq⁻¹ q)`, so that `Σ x (m̃, m̃ A_qq⁻¹ q)` gives `A` directly.
+    slot_maq: Vec<[f64; 4]>,
     /// Particle-major slots: the region and `q` of each of the particle's memberships.
     p_start: Vec<usize>,
     p_region: Vec<usize>,
@@ -142,8 +149,9 @@ impl ShapeMatchingSolver {
         let n_reg = regions.n_regions();
         let mut region_inv_mass = Vec::with_capacity(n_reg);
         let mut aqq_inv = Vec::with_capacity(n_reg);
-        let mut slot_m = Vec::with_capacity(regions.n_slots());
+        let mut rest_centre = Vec::with_capacity(n_reg);
         let mut slot_mq = Vec::with_capacity(regions.n_slots());
+        let mut slot_maq = Vec::with_capacity(regions.n_slots());
         let mut slot_q = Vec::with_capacity(regions.n_slots());
         for r in 0..n_reg {
             let mem = regions.members(r);
@@ -175,8 +183,7 @@ impl ShapeMatchingSolver {
                         aqq[a * 3 + b] += mt * q[a] * q[b];
                     }
                 }
-                slot_m.push(mt);
-                slot_mq.push([mt * q[0], mt * q[1], mt * q[2]]);
+                slot_mq.push([mt, mt * q[0], mt * q[1], mt * q[2]]);
                 slot_q.push(q);
             }
             let eig = nalgebra::Matrix3::from_row_slice(&aqq).symmetric_eigenvalues();
@@ -191,10 +198,19 @@ impl ShapeMatchingSolver {
                 });
             }
             region_inv_mass.push(1.0 / total);
-            aqq_inv.push(inverse3(&aqq).ok_or_else(|| OvertoneError::DegenerateRegion {
+            rest_centre.push(c0);
+            let inv = inverse3(&aqq).ok_or_else(|| OvertoneError::DegenerateRegion {
                 region: r,
                 reason: "its rest moment matrix is singular".into(),
-            })?);
+            })?;
+            for (s, &i) in regions.slot_range(r).zip(mem) {
+                let mt = masses[i] / counts[i] as f64;
+                let q: [f64; 3] = slot_q[s];
+                let aq: [f64; 3] =
+                    std::array::from_fn(|a| inv[a * 3] * q[0] + inv[a * 3 + 1] * q[1] + inv[a * 3 + 2] * q[2]);
+                slot_maq.push([mt, mt * aq[0], mt * aq[1], mt * aq[2]]);
+            }
+            aqq_inv.push(inv);
         }
         // Particle-major slot lists (ascending region order per particle).
         let mut p_start = vec![0usize; n + 1];
@@ -227,8 +243,9 @@ impl ShapeMatchingSolver {
             regions,
             region_inv_mass,
             aqq_inv,
-            slot_m,
+            rest_centre,
             slot_mq,
+            slot_maq,
             p_start,
             p_region,
             p_q,
@@ -240,6 +257,7 @@ impl ShapeMatchingSolver {
             state: vec![
                 RegionState {
                     warm: [1.0, 0.0, 0.0, 0.0],
+                    prev: [1.0, 0.0, 0.0, 0.0],
                     rot: identity,
                     stretch: [1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
                     centre: [0.0; 3],
@@ -390,6 +408,10 @@ impl ShapeMatchingSolver {
             self.x[i] = [positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]];
             self.v[i] = [velocities[3 * i], velocities[3 * i + 1], velocities[3 * i + 2]];
         }
+        // A jump in state: no rotation to extrapolate from.
+        for st in &mut self.state {
+            st.prev = st.warm;
+        }
         Ok(())
     }
 
@@ -404,23 +426,169 @@ impl ShapeMatchingSolver {
     /// `Σ m̃ x qᵀ = Σ m̃ (x − c) qᵀ = A_pq`.
     #[inline(always)]
     fn region_moments(&self, r: usize, pos: impl Fn(usize) -> [f64; 3]) -> ([f64; 3], [f64; 9]) {
+        self.region_moments_with(&self.slot_mq, r, pos)
+    }
+
+    /// `(c_r, Σ m̃ x wᵀ)` with `(m̃, m̃ w)` per slot from `table` (`slot_mq` or `slot_maq`).
+    #[inline(always)]
+    fn region_moments_with(
+        &self,
+        table: &[[f64; 4]],
+        r: usize,
+        pos: impl Fn(usize) -> [f64; 3],
+    ) -> ([f64; 3], [f64; 9]) {
         let range = self.regions.slot_range(r);
         let mem = self.regions.members(r);
-        let (sm, smq) = (&self.slot_m[range.clone()], &self.slot_mq[range]);
-        let mut c = [0.0; 3];
-        let mut a = [0.0; 9];
-        for k in 0..mem.len() {
-            let x = pos(mem[k]);
-            let (m, mq) = (sm[k], smq[k]);
-            for i in 0..3 {
-                c[i] += m * x[i];
-                a[i * 3] += x[i] * mq[0];
-                a[i * 3 + 1] += x[i] * mq[1];
-                a[i * 3 + 2] += x[i] * mq[2];
+        let smq = &table[range];
+        // Row i of `acc` is Σ xᵢ (m̃, m̃ q): the centroid's numerator and row i of A_pq.
+        let mut acc = [[0.0; 4]; 3];
+        for (&i, mq) in mem.iter().zip(smq) {
+            let x = pos(i);
+            for a in 0..3 {
+                for b in 0..4 {
+                    acc[a][b] += x[a] * mq[b];
+                }
             }
         }
         let im = self.region_inv_mass[r];
-        ([c[0] * im, c[1] * im, c[2] * im], a)
+        (
+            [acc[0][0] * im, acc[1][0] * im, acc[2][0] * im],
+            [
+                acc[0][1], acc[0][2], acc[0][3], acc[1][1], acc[1][2], acc[1][3], acc[2][1], acc[2][2], acc[2][3],
+            ],
+        )
+    }
+
+    /// Phase 1 of a step for region `r`: centroid, `A`, its polar decomposition and, without a
+    /// manifold or with a per-region one (`fused`), the goal map.
+    #[inline(always)]
+    fn update_region<const SIMD: bool>(&self, r: usize, st: &mut RegionState, fused: bool) {
+        let f = self.prepare_region::<SIMD>(r, st);
+        closest_rotation_3d(&f, &mut st.warm, &mut st.rot, ROTATION_ACCURACY);
+        self.finish_region(r, st, &f, fused);
+    }
+
+    /// [`update_regions`](Self::update_regions) over a block of regions starting at `r0`.
+    #[inline(always)]
+    fn update_region_block<const SIMD: bool>(&self, r0: usize, states: &mut [RegionState], fused: bool) {
+        for (c, sts) in states.chunks_mut(4).enumerate() {
+            self.update_regions::<SIMD>(r0 + 4 * c, sts, fused);
+        }
+    }
+
+    /// [`update_region`](Self::update_region) for regions `r0..r0 + states.len()`; four at a
+    /// time share one [`closest_rotation_3d_x4`] (the same results as one at a time).
+    #[inline(always)]
+    fn update_regions<const SIMD: bool>(&self, r0: usize, states: &mut [RegionState], fused: bool) {
+        if states.len() != 4 {
+            for (k, st) in states.iter_mut().enumerate() {
+                self.update_region::<SIMD>(r0 + k, st, fused);
+            }
+            return;
+        }
+        let states: &mut [RegionState; 4] = states.try_into().expect("four regions");
+        let mut f = [[0.0; 9]; 4];
+        let mut warm = [[0.0; 4]; 4];
+        for k in 0..4 {
+            f[k] = self.prepare_region::<SIMD>(r0 + k, &mut states[k]);
+            warm[k] = states[k].warm;
+        }
+        let mut rot = [[0.0; 9]; 4];
+        closest_rotation_3d_x4(&f, &mut warm, &mut rot, ROTATION_ACCURACY);
+        for k in 0..4 {
+            states[k].warm = warm[k];
+            states[k].rot = rot[k];
+            self.finish_region(r0 + k, &mut states[k], &f[k], fused);
+        }
+    }
+
+    /// Centroid and warm start of region `r`; returns the matrix whose rotation is wanted:
+    /// `A_pq` without a manifold, `A = A_pq A_qq⁻¹` with one.
+    #[inline(always)]
+    fn prepare_region<const SIMD: bool>(&self, r: usize, st: &mut RegionState) -> [f64; 9] {
+        // Without a manifold the rotation of A_pq is wanted, with one that of A = A_pq A_qq⁻¹.
+        let table = if self.manifold.is_some() {
+            &self.slot_maq
+        } else {
+            &self.slot_mq
+        };
+        #[cfg(target_arch = "x86_64")]
+        let (c, f) = if SIMD {
+            // SAFETY: SIMD is only set in code that runs once AVX2 and FMA were detected.
+            unsafe { self.region_moments_avx2(table, r) }
+        } else {
+            self.region_moments_with(table, r, |i| self.x[i])
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let (c, f) = self.region_moments_with(table, r, |i| self.x[i]);
+        st.centre = c;
+        // Warm start: the last two rotations extrapolated at constant angular velocity.
+        let current = st.warm;
+        st.warm = extrapolate_rotation(&st.prev, &current);
+        st.prev = current;
+        f
+    }
+
+    /// The goal map of region `r` once `st.rot` is the rotation of `f` (see
+    /// [`prepare_region`](Self::prepare_region)).
+    #[inline(always)]
+    fn finish_region(&self, r: usize, st: &mut RegionState, f: &[f64; 9], fused: bool) {
+        match &self.manifold {
+            None => st.goal_map = st.rot,
+            Some(m) => {
+                st.stretch = stretch_of_3d(f, &st.rot);
+                if fused {
+                    let mut w = [0.0; 16];
+                    let ne = m.n_examples();
+                    let mut target = [0.0; 6];
+                    if ne <= 16 {
+                        m.unit_weights(r, &st.stretch, &mut w[..ne]);
+                        m.target(r, &w[..ne], &mut target);
+                    } else {
+                        let mut wv = vec![0.0; ne];
+                        m.unit_weights(r, &st.stretch, &mut wv);
+                        m.target(r, &wv, &mut target);
+                    }
+                    st.goal_map = mul3(&st.rot, &stretch_matrix_3d(&target));
+                    st.weights_for_shape = w;
+                }
+            }
+        }
+    }
+
+    /// [`region_moments`](Self::region_moments) of the current positions with AVX2 + FMA: per
+    /// member, one fused multiply-add of `(m̃, m̃ q)` per coordinate.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn region_moments_avx2(&self, table: &[[f64; 4]], r: usize) -> ([f64; 3], [f64; 9]) {
+        use std::arch::x86_64::*;
+        let range = self.regions.slot_range(r);
+        let mem = self.regions.members(r);
+        let smq = &table[range];
+        let (mut a0, mut a1, mut a2) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
+        for (&i, mq) in mem.iter().zip(smq) {
+            let x = &self.x[i];
+            // SAFETY: `mq` is four contiguous f64.
+            let w = unsafe { _mm256_loadu_pd(mq.as_ptr()) };
+            a0 = _mm256_fmadd_pd(_mm256_set1_pd(x[0]), w, a0);
+            a1 = _mm256_fmadd_pd(_mm256_set1_pd(x[1]), w, a1);
+            a2 = _mm256_fmadd_pd(_mm256_set1_pd(x[2]), w, a2);
+        }
+        let mut acc = [[0.0; 4]; 3];
+        // SAFETY: each row of `acc` is four contiguous f64.
+        unsafe {
+            _mm256_storeu_pd(acc[0].as_mut_ptr(), a0);
+            _mm256_storeu_pd(acc[1].as_mut_ptr(), a1);
+            _mm256_storeu_pd(acc[2].as_mut_ptr(), a2);
+        }
+        let im = self.region_inv_mass[r];
+        (
+            [acc[0][0] * im, acc[1][0] * im, acc[2][0] * im],
+            [
+                acc[0][1], acc[0][2], acc[0][3], acc[1][1], acc[1][2], acc[1][3], acc[2][1], acc[2][2], acc[2][3],
+            ],
+        )
     }
 
     /// Advances one time step (eq. 1-5 with gravity, damping and the floor).
@@ -428,45 +596,38 @@ impl ShapeMatchingSolver {
     /// Fails if the state became non-finite (a time step far too large for the forces); the
     /// state is then left as computed and should be [`reset`](Self::reset).
     pub fn step(&mut self) -> Result<()> {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the processor has AVX2 and FMA (checked just above).
+            return unsafe { self.step_avx2() };
+        }
+        self.step_impl::<false>()
+    }
+
+    /// [`step`](Self::step) compiled for AVX2 + FMA processors.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn step_avx2(&mut self) -> Result<()> {
+        self.step_impl::<true>()
+    }
+
+    #[inline(always)]
+    fn step_impl<const SIMD: bool>(&mut self) -> Result<()> {
         let parallel = self.regions.n_regions() >= PARALLEL_MIN_REGIONS;
         let fused = self.manifold.as_ref().is_none_or(|m| m.n_groups() == m.n_units());
         // Phase 1: per region, the centroid, A, its polar decomposition and (fused) the goal map.
         let mut state = std::mem::take(&mut self.state);
         {
             let this = &*self;
-            let work = |r: usize, st: &mut RegionState| {
-                let (c, apq) = this.region_moments(r, |i| this.x[i]);
-                st.centre = c;
-                match &this.manifold {
-                    None => {
-                        closest_rotation_3d(&apq, &mut st.warm, &mut st.rot, ROTATION_ACCURACY);
-                        st.goal_map = st.rot;
-                    }
-                    Some(m) => {
-                        let a = mul3(&apq, &this.aqq_inv[r]);
-                        st.stretch = polar_stretch_3d(&a, &mut st.warm, &mut st.rot, ROTATION_ACCURACY);
-                        if fused {
-                            let mut w = [0.0; 16];
-                            let ne = m.n_examples();
-                            let mut target = [0.0; 6];
-                            if ne <= 16 {
-                                m.unit_weights(r, &st.stretch, &mut w[..ne]);
-                                m.target(r, &w[..ne], &mut target);
-                            } else {
-                                let mut wv = vec![0.0; ne];
-                                m.unit_weights(r, &st.stretch, &mut wv);
-                                m.target(r, &wv, &mut target);
-                            }
-                            st.goal_map = mul3(&st.rot, &stretch_matrix_3d(&target));
-                            st.weights_for_shape = w;
-                        }
-                    }
-                }
-            };
             if parallel {
-                state.par_iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+                state
+                    .par_chunks_mut(PARALLEL_CHUNK)
+                    .enumerate()
+                    .for_each(|(c, sts)| simd_region_block(this, PARALLEL_CHUNK * c, sts, fused));
             } else {
-                state.iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+                for (c, sts) in state.chunks_mut(4).enumerate() {
+                    this.update_regions::<SIMD>(4 * c, sts, fused);
+                }
             }
         }
         self.state = state;
@@ -479,16 +640,15 @@ impl ShapeMatchingSolver {
             m.weights(&self.stretch_all, &mut self.weights);
             let ne = m.n_examples();
             let weights = &self.weights;
-            let work = |r: usize, st: &mut RegionState| {
-                let g = m.group_of(r);
-                let mut target = [0.0; 6];
-                m.target(r, &weights[g * ne..(g + 1) * ne], &mut target);
-                st.goal_map = mul3(&st.rot, &stretch_matrix_3d(&target));
-            };
             if parallel {
-                self.state.par_iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+                self.state
+                    .par_chunks_mut(PARALLEL_CHUNK)
+                    .enumerate()
+                    .for_each(|(c, sts)| simd_goal_maps(m, PARALLEL_CHUNK * c, weights, ne, sts));
             } else {
-                self.state.iter_mut().enumerate().for_each(|(r, st)| work(r, st));
+                for (r, st) in self.state.iter_mut().enumerate() {
+                    grouped_goal_map(m, r, weights, ne, st);
+                }
             }
         }
         let shape_goal = self.example_goal == ExampleGoal::Shape && self.manifold.is_some();
@@ -512,52 +672,50 @@ impl ShapeMatchingSolver {
                 self.state[r].goal_map = self.state[r].rot;
             }
         }
-        for (g, st) in self.goals.iter_mut().zip(&self.state) {
-            g[..9].copy_from_slice(&st.goal_map);
-            g[9..].copy_from_slice(&st.centre);
+        // Per region `[G | t]`: the goal map and, without example shapes, `t = c − G c⁰`, so
+        // that `G q + c = G x⁰ + t` and a particle's goal sum needs no per-slot product.
+        for ((g, st), c0) in self.goals.iter_mut().zip(&self.state).zip(&self.rest_centre) {
+            let gm = &st.goal_map;
+            g[..9].copy_from_slice(gm);
+            for a in 0..3 {
+                g[9 + a] = if shape_goal {
+                    st.centre[a]
+                } else {
+                    st.centre[a] - (gm[a * 3] * c0[0] + gm[a * 3 + 1] * c0[1] + gm[a * 3 + 2] * c0[2])
+                };
+            }
         }
         // Phase 3: per particle, the averaged goal and the velocity update (eq. 4).
         let (h, alpha, grav) = (self.params.dt, self.params.alpha, self.params.gravity);
         {
-            let (goals, p_start, p_region, p_q, inv_count) =
-                (&self.goals, &self.p_start, &self.p_region, &self.p_q, &self.inv_count);
-            let (p_d, region_w) = (&self.p_d, &self.region_w);
-            let ne = if shape_goal {
-                self.manifold.as_ref().map_or(0, |m| m.n_examples())
-            } else {
-                0
-            };
-            let k = alpha / h;
-            let work = |i: usize, x: &[f64; 3], v: &mut [f64; 3]| {
-                let mut g = [0.0; 3];
-                for s in p_start[i]..p_start[i + 1] {
-                    let r = p_region[s];
-                    let gr = &goals[r];
-                    let mut q = p_q[s];
-                    for j in 0..ne {
-                        let (w, d) = (region_w[r * ne + j], &p_d[s * ne + j]);
-                        for a in 0..3 {
-                            q[a] += w * d[a];
-                        }
-                    }
-                    for a in 0..3 {
-                        g[a] += gr[a * 3] * q[0] + gr[a * 3 + 1] * q[1] + gr[a * 3 + 2] * q[2] + gr[9 + a];
-                    }
-                }
-                let ic = inv_count[i];
-                for a in 0..3 {
-                    v[a] += k * (g[a] * ic - x[a]) + h * grav[a];
-                }
+            let sums = GoalSums {
+                goals: &self.goals,
+                p_start: &self.p_start,
+                p_region: &self.p_region,
+                p_q: &self.p_q,
+                inv_count: &self.inv_count,
+                rest: &self.rest,
+                p_d: &self.p_d,
+                region_w: &self.region_w,
+                ne: if shape_goal {
+                    self.manifold.as_ref().map_or(0, |m| m.n_examples())
+                } else {
+                    0
+                },
+                shape_goal,
+                k: alpha / h,
+                h,
+                grav,
             };
             if parallel {
                 self.v
-                    .par_iter_mut()
-                    .zip(self.x.par_iter())
+                    .par_chunks_mut(PARALLEL_CHUNK)
+                    .zip(self.x.par_chunks(PARALLEL_CHUNK))
                     .enumerate()
-                    .for_each(|(i, (v, x))| work(i, x, v));
+                    .for_each(|(c, (v, x))| simd_velocities(&sums, PARALLEL_CHUNK * c, x, v));
             } else {
                 for (i, (v, x)) in self.v.iter_mut().zip(&self.x).enumerate() {
-                    work(i, x, v);
+                    sums.update_velocity::<SIMD>(i, x, v);
                 }
             }
         }
@@ -590,6 +748,7 @@ impl ShapeMatchingSolver {
         self.v.fill([0.0; 3]);
         for st in &mut self.state {
             st.warm = [1.0, 0.0, 0.0, 0.0];
+            st.prev = st.warm;
         }
     }
 
@@ -634,4 +793,212 @@ impl ShapeMatchingSolver {
     pub fn region_stretch(&self, r: usize) -> [f64; 6] {
         self.state[r].stretch
     }
+}
+
+/// Whether the processor has AVX2 and FMA (the parallel tasks of a step then run code compiled
+/// for them; the serial step is compiled that way as a whole).
+#[inline(always)]
+fn has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Defines `$name`, which runs `$body` compiled for AVX2 + FMA when the processor has them.
+macro_rules! simd_task {
+    ($name:ident, $avx:ident, ($($arg:ident: $ty:ty),*), $body:block) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        fn $avx($($arg: $ty),*) $body
+        fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if has_avx2_fma() {
+                // SAFETY: the processor has AVX2 and FMA (checked just above).
+                return unsafe { $avx($($arg),*) };
+            }
+            $body
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn region_block_avx2(this: &ShapeMatchingSolver, r0: usize, sts: &mut [RegionState], fused: bool) {
+    this.update_region_block::<true>(r0, sts, fused)
+}
+
+/// Phase 1 over a block of regions, compiled for AVX2 + FMA when the processor has them.
+fn simd_region_block(this: &ShapeMatchingSolver, r0: usize, sts: &mut [RegionState], fused: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2_fma() {
+        // SAFETY: the processor has AVX2 and FMA (checked just above).
+        return unsafe { region_block_avx2(this, r0, sts, fused) };
+    }
+    this.update_region_block::<false>(r0, sts, fused)
+}
+
+simd_task!(simd_goal_maps, goal_maps_avx2, (m: &ExampleManifold, r0: usize, weights: &[f64], ne: usize, sts: &mut [RegionState]), {
+    for (k, st) in sts.iter_mut().enumerate() {
+        grouped_goal_map(m, r0 + k, weights, ne, st);
+    }
+});
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn velocities_avx2(sums: &GoalSums<'_>, i0: usize, x: &[[f64; 3]], v: &mut [[f64; 3]]) {
+    for (k, (v, x)) in v.iter_mut().zip(x).enumerate() {
+        sums.update_velocity::<true>(i0 + k, x, v);
+    }
+}
+
+/// Phase 3 over a block of particles, compiled for AVX2 + FMA when the processor has them.
+fn simd_velocities(sums: &GoalSums<'_>, i0: usize, x: &[[f64; 3]], v: &mut [[f64; 3]]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2_fma() {
+        // SAFETY: the processor has AVX2 and FMA (checked just above).
+        return unsafe { velocities_avx2(sums, i0, x, v) };
+    }
+    for (k, (v, x)) in v.iter_mut().zip(x).enumerate() {
+        sums.update_velocity::<false>(i0 + k, x, v);
+    }
+}
+
+/// The goal map `R_r S*_r` of region `r` from its group's weights (`weights` holds `N` per group).
+#[inline(always)]
+fn grouped_goal_map(m: &ExampleManifold, r: usize, weights: &[f64], ne: usize, st: &mut RegionState) {
+    let g = m.group_of(r);
+    let mut target = [0.0; 6];
+    m.target(r, &weights[g * ne..(g + 1) * ne], &mut target);
+    st.goal_map = mul3(&st.rot, &stretch_matrix_3d(&target));
+}
+
+/// What phase 3 of a step reads: the regions' goals and the particles' slot lists.
+struct GoalSums<'a> {
+    goals: &'a [[f64; 12]],
+    p_start: &'a [usize],
+    p_region: &'a [usize],
+    p_q: &'a [[f64; 3]],
+    inv_count: &'a [f64],
+    rest: &'a [[f64; 3]],
+    p_d: &'a [[f64; 3]],
+    region_w: &'a [f64],
+    ne: usize,
+    shape_goal: bool,
+    /// `α / h`.
+    k: f64,
+    h: f64,
+    grav: [f64; 3],
+}
+
+impl GoalSums<'_> {
+    /// Eq. (4) for particle `i`: `vᵢ += α (gᵢ − xᵢ)/h + h g_ext`, `gᵢ` the mean of its goals.
+    #[inline(always)]
+    fn update_velocity<const SIMD: bool>(&self, i: usize, x: &[f64; 3], v: &mut [f64; 3]) {
+        let Self {
+            goals,
+            p_start,
+            p_region,
+            p_q,
+            inv_count,
+            rest,
+            p_d,
+            region_w,
+            ne,
+            shape_goal,
+            k,
+            h,
+            grav,
+        } = *self;
+        let mut g = [0.0; 3];
+        if shape_goal {
+            // g = Σ_r G_r (q + Σ_j β w_j (eʲ − q)) + c_r
+            for s in p_start[i]..p_start[i + 1] {
+                let r = p_region[s];
+                let gr = &goals[r];
+                let mut q = p_q[s];
+                for j in 0..ne {
+                    let (w, d) = (region_w[r * ne + j], &p_d[s * ne + j]);
+                    for a in 0..3 {
+                        q[a] += w * d[a];
+                    }
+                }
+                for a in 0..3 {
+                    g[a] += gr[a * 3] * q[0] + gr[a * 3 + 1] * q[1] + gr[a * 3 + 2] * q[2] + gr[9 + a];
+                }
+            }
+        } else {
+            // g = (Σ_r G_r) x⁰ + Σ_r t_r
+            let mut sum = [0.0; 12];
+            let regions = &p_region[p_start[i]..p_start[i + 1]];
+            #[cfg(target_arch = "x86_64")]
+            if SIMD {
+                // SAFETY: SIMD is only set in code that runs once AVX2 was detected; every
+                // `goals[r]` and `sum` are 12 contiguous f64.
+                unsafe { sum_goals_avx2(goals, regions, &mut sum) };
+            }
+            if !SIMD || cfg!(not(target_arch = "x86_64")) {
+                for &r in regions {
+                    let gr = &goals[r];
+                    for a in 0..12 {
+                        sum[a] += gr[a];
+                    }
+                }
+            }
+            let x0 = rest[i];
+            for a in 0..3 {
+                g[a] = sum[a * 3] * x0[0] + sum[a * 3 + 1] * x0[1] + sum[a * 3 + 2] * x0[2] + sum[9 + a];
+            }
+        }
+        let ic = inv_count[i];
+        for a in 0..3 {
+            v[a] += k * (g[a] * ic - x[a]) + h * grav[a];
+        }
+    }
+}
+
+/// `sum = Σ_r goals[r]` (12 numbers each) with AVX2, in the order of `regions`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn sum_goals_avx2(goals: &[[f64; 12]], regions: &[usize], sum: &mut [f64; 12]) {
+    use std::arch::x86_64::*;
+    let (mut s0, mut s1, mut s2) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
+    for &r in regions {
+        let p = goals[r].as_ptr();
+        // SAFETY: `goals[r]` holds 12 contiguous f64.
+        unsafe {
+            s0 = _mm256_add_pd(s0, _mm256_loadu_pd(p));
+            s1 = _mm256_add_pd(s1, _mm256_loadu_pd(p.add(4)));
+            s2 = _mm256_add_pd(s2, _mm256_loadu_pd(p.add(8)));
+        }
+    }
+    // SAFETY: `sum` holds 12 contiguous f64.
+    unsafe {
+        _mm256_storeu_pd(sum.as_mut_ptr(), s0);
+        _mm256_storeu_pd(sum.as_mut_ptr().add(4), s1);
+        _mm256_storeu_pd(sum.as_mut_ptr().add(8), s2);
+    }
+}
+
+/// The rotation one step after `current` at constant angular velocity, `(q_c q_p⁻¹) q_c`
+/// (unit quaternions `(w, x, y, z)`; either sign of `prev` gives the same rotation).
+#[inline]
+fn extrapolate_rotation(prev: &[f64; 4], current: &[f64; 4]) -> [f64; 4] {
+    let mul = |a: &[f64; 4], b: &[f64; 4]| {
+        [
+            a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+            a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+            a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+            a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+        ]
+    };
+    let step = mul(current, &[prev[0], -prev[1], -prev[2], -prev[3]]);
+    let q = mul(&step, current);
+    let inv_norm = 1.0 / q.iter().map(|v| v * v).sum::<f64>().sqrt();
+    [q[0] * inv_norm, q[1] * inv_norm, q[2] * inv_norm, q[3] * inv_norm]
 }

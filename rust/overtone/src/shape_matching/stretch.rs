@@ -29,6 +29,12 @@ const SQRT2: f64 = std::f64::consts::SQRT_2;
 #[inline]
 pub fn polar_stretch_3d(a: &[f64; 9], warm: &mut [f64; 4], r: &mut [f64; 9], accuracy: f64) -> [f64; 6] {
     closest_rotation_3d(a, warm, r, accuracy);
+    stretch_of_3d(a, r)
+}
+
+/// The stretch vector of `S = Rᵀ A` for a 3×3 row-major `a` and its polar rotation `r`.
+#[inline]
+pub fn stretch_of_3d(a: &[f64; 9], r: &[f64; 9]) -> [f64; 6] {
     // S = Rᵀ A
     let mut s = [0.0; 9];
     for i in 0..3 {

@@ -5,6 +5,7 @@ mod blendshape_projection;
 mod constrained_solve;
 mod newton;
 mod sparse_cholesky;
+mod supernodal_llt;
 
 pub use blendshape_projection::{BlendshapeProjection, BLENDSHAPE_RANK_TOLERANCE};
 pub use constrained_solve::{
@@ -13,3 +14,4 @@ pub use constrained_solve::{
 };
 pub use newton::{newton_minimize, NewtonIteration, NewtonParams, NewtonProblem, NewtonReport};
 pub use sparse_cholesky::SparseCholesky;
+pub use supernodal_llt::SupernodalLlt;

@@ -8,7 +8,7 @@ use faer::{Accum, Mat, MatRef, Par, Side};
 
 use crate::energy::ElasticEnergy;
 use crate::error::{check_finite, OvertoneError, Result};
-use crate::solve::{newton_minimize, NewtonParams, NewtonProblem, NewtonReport, SparseCholesky};
+use crate::solve::{newton_minimize, NewtonParams, NewtonProblem, NewtonReport, SupernodalLlt};
 use crate::subspace::{MassProjection, Subspace};
 
 /// Vertices held near targets by stiff springs: `E = k/2 Σ_{v ∈ pins} ‖x_v − t_v‖²`.
@@ -59,7 +59,7 @@ pub struct SubspaceElastodynamics {
     x: Vec<f64>,
     g_full: Vec<f64>,
     h_values: Vec<f64>,
-    chol: Option<SparseCholesky>,
+    chol: Option<SupernodalLlt>,
 }
 
 impl SubspaceElastodynamics {
@@ -234,17 +234,21 @@ impl SubspaceElastodynamics {
         Ok(SparseColMatRef::new(self.energy.pattern().as_ref(), &self.h_values))
     }
 
-    /// Solves `H dz = −g` in the full space with the sparse Cholesky (symbolic analysis on
-    /// first use, numeric refactorization afterwards). `rhs` holds `g` on entry, `dz` on exit.
+    /// Solves `H dz = −g` in the full space with the Hessian last assembled by
+    /// [`full_hessian`](Self::full_hessian): a supernodal sparse Cholesky whose symbolic analysis
+    /// (AMD ordering, supernodes, scatter maps) is done on first use; every later call is one
+    /// numeric refactorization and two triangular solves. `rhs` holds `g` on entry, `dz` on exit.
     pub fn full_solve(&mut self, rhs: &mut [f64]) -> Result<()> {
+        if rhs.len() != self.x.len() {
+            return Err(OvertoneError::size("right-hand side", self.x.len(), rhs.len()));
+        }
         let h = SparseColMatRef::new(self.energy.pattern().as_ref(), &self.h_values);
         match &mut self.chol {
-            Some(c) => c.refactor_ref(h)?,
-            None => self.chol = Some(SparseCholesky::new_supernodal(h, 1, "Newton system M/h² + K + pins")?),
+            Some(c) => c.refactor(h)?,
+            None => self.chol = Some(SupernodalLlt::new(h, "Newton system M/h² + K + pins")?),
         }
-        let n = rhs.len();
         let chol = self.chol.as_mut().expect("factored above");
-        chol.solve_in_place(faer::MatMut::from_column_major_slice_mut(rhs, n, 1));
+        chol.solve_in_place(rhs)?;
         rhs.iter_mut().for_each(|v| *v = -*v);
         Ok(())
     }
