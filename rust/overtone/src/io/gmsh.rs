@@ -95,7 +95,12 @@ impl<'a> Cursor<'a> {
 /// ids mapped to 0-based indices in the order of `$Nodes`.
 pub fn read_gmsh(path: &Path) -> Result<GmshMesh> {
     let b = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
-    let mut c = Cursor { b: &b, pos: 0, path };
+    parse_gmsh(path, &b)
+}
+
+/// Parses the bytes of a gmsh file (`path` only names it in errors); see [`read_gmsh`].
+pub fn parse_gmsh(path: &Path, b: &[u8]) -> Result<GmshMesh> {
+    let mut c = Cursor { b, pos: 0, path };
     c.expect("$MeshFormat")?;
     let header = c.line()?;
     let f: Vec<&str> = header.split_whitespace().collect();

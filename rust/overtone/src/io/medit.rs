@@ -22,9 +22,13 @@ pub struct MeditMesh {
 /// indices, one trailing reference number per entry); other keywords with a count are skipped
 /// only if known (`Edges`, `Corners`, `Ridges`, `RequiredVertices`); `End` is optional.
 pub fn read_medit(path: &Path) -> Result<MeditMesh> {
-    let text = read_text(path)?;
-    let limit = plausible_limit(&text);
-    let mut t = Tokens::new(path, &text);
+    parse_medit(path, &read_text(path)?)
+}
+
+/// Parses the text of a MEDIT file (`path` only names it in errors); see [`read_medit`].
+pub fn parse_medit(path: &Path, text: &str) -> Result<MeditMesh> {
+    let limit = plausible_limit(text);
+    let mut t = Tokens::new(path, text);
     let mut mesh = MeditMesh {
         dim: 3,
         vertices: Vec::new(),

@@ -33,9 +33,14 @@ fn push_affine(out: &mut Vec<f64>, q: &Matrix3<f64>, t: &Vector3<f64>) {
 /// then per frame and handle `t e`. Handle `h` (rest position `c_h`, normalised) maps
 /// `x ↦ Q (x − c_h) + c_h + (t − r_h)/s` with `Q = E(e) E(rest)ᵀ`.
 pub fn read_point_handle_anim(path: &Path, handles: &[f64], scale: f64) -> Result<Vec<Vec<f64>>> {
-    let text = read_text(path)?;
-    let limit = plausible_limit(&text);
-    let mut t = Tokens::new(path, &text);
+    parse_point_handle_anim(path, &read_text(path)?, handles, scale)
+}
+
+/// Parses the text of a point-handle animation (`path` only names it in errors); see
+/// [`read_point_handle_anim`].
+pub fn parse_point_handle_anim(path: &Path, text: &str, handles: &[f64], scale: f64) -> Result<Vec<Vec<f64>>> {
+    let limit = plausible_limit(text);
+    let mut t = Tokens::new(path, text);
     let nh = t.count("number of handles", limit)?;
     let nf = t.count("number of frames", limit)?;
     if nh != handles.len() / 3 {
@@ -90,9 +95,20 @@ pub struct SkeletonAnim {
 /// rotates about its start joint `r_b`): a root has `Q = ΔQ`, `T = r_b − ΔQ r_b + ΔT`; a child of
 /// `p` has `Q = Q_p ΔQ`, `T = T_p + Q_p (r_b + ΔT) − Q r_b`.
 pub fn read_skeleton_anim(path: &Path, joints: &[f64], bones: &[(usize, usize)], scale: f64) -> Result<SkeletonAnim> {
-    let text = read_text(path)?;
-    let limit = plausible_limit(&text);
-    let mut t = Tokens::new(path, &text);
+    parse_skeleton_anim(path, &read_text(path)?, joints, bones, scale)
+}
+
+/// Parses the text of a skeleton animation (`path` only names it in errors); see
+/// [`read_skeleton_anim`].
+pub fn parse_skeleton_anim(
+    path: &Path,
+    text: &str,
+    joints: &[f64],
+    bones: &[(usize, usize)],
+    scale: f64,
+) -> Result<SkeletonAnim> {
+    let limit = plausible_limit(text);
+    let mut t = Tokens::new(path, text);
     let nb = t.count("number of bones", limit)?;
     let nf = t.count("number of frames", limit)?;
     if nb != bones.len() {
