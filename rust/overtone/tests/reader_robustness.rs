@@ -6,8 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use overtone::cache::{payload_checksum, read_sidecar_header, CacheStatus};
+use overtone::cache::{decode_sidecar, payload_checksum, read_sidecar_header, CacheStatus};
 use overtone::dynamics::FastParams;
+use overtone::dynamics::ReducedModel;
 use overtone::io::{parse_gltf_character, parse_gmsh, parse_medit, parse_pc2, read_gltf_character};
 use overtone::scene::{
     metronome_beam, parse_fast_cody_scene, parse_reference_scene, read_overtone_scene, simulate_with_sidecar,
@@ -238,6 +239,17 @@ fn the_synthetic_fuzz_seeds_are_valid_inputs() {
         .unwrap();
         assert_eq!((s.mesh.n_vertices(), s.n_bones, s.frames.len()), (8, 2, 2), "{name}");
     }
+    // The sidecar seeds decode to a reduced model that fits the 8-vertex beam (one bone: 3 rig
+    // columns per coordinate): the stored file with its own key, and the payload the harness
+    // wraps in a fresh header.
+    let file = read("sidecar", "beam_file.ovt");
+    let key = read_sidecar_header(&file[1..]).unwrap().key;
+    let m: ReducedModel = decode_sidecar(&file[1..], &key).unwrap();
+    m.check_shapes(2, 8, 3).unwrap();
+    assert!(m.check_shapes(3, 8, 3).is_err() && m.check_shapes(2, 9, 3).is_err());
+    let payload = read("sidecar", "beam_payload.bin");
+    let h = read_sidecar_header(&file[1..]).unwrap();
+    assert_eq!(&payload[1..], &file[1 + h.header_len..]);
     for name in ["beam.json", "beam_examples.json"] {
         let s = read_overtone_scene(Path::new(name), &text("scene_overtone_json", name)).unwrap();
         assert_eq!(s.mesh.n_vertices(), 8, "{name}");
