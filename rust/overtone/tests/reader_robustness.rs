@@ -255,3 +255,28 @@ fn the_synthetic_fuzz_seeds_are_valid_inputs() {
         assert_eq!(s.mesh.n_vertices(), 8, "{name}");
     }
 }
+
+#[test]
+fn repeated_mesh_blocks_are_refused_instead_of_read_into_a_wrong_mesh() {
+    // Found reviewing the fuzz targets' invariants: a `Dimension` after `Vertices` re-read the
+    // 24 coordinates of the cube as 12 2D vertices, a second `Vertices` block appended to the
+    // first while indices were checked against the second's count, and a second gmsh `$Nodes`
+    // section mapped its ids onto the first section's coordinates. All three are refused.
+    let cube = std::fs::read_to_string(corpus("medit", "cube.mesh")).unwrap();
+    let late_dim = cube.replace("Tetrahedra", "Dimension 2\nTetrahedra");
+    let e = parse_medit(Path::new("late.mesh"), &late_dim).unwrap_err();
+    assert!(e.to_string().contains("`Dimension` after `Vertices`"), "{e}");
+    let block = &cube[cube.find("Vertices").unwrap()..cube.find("Tetrahedra").unwrap()];
+    let twice = cube.replace("Tetrahedra", &format!("{block}Tetrahedra"));
+    let e = parse_medit(Path::new("twice.mesh"), &twice).unwrap_err();
+    assert!(e.to_string().contains("a second `Vertices` block"), "{e}");
+
+    let msh = std::fs::read_to_string(corpus("gmsh", "cube_ascii.msh")).unwrap();
+    let nodes = &msh[msh.find("$Nodes").unwrap()..msh.find("$Elements").unwrap()];
+    let twice = msh.replace("$Elements", &format!("{nodes}$Elements"));
+    let e = parse_gmsh(Path::new("twice.msh"), twice.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("a second $Nodes section"), "{e}");
+    let elements = &msh[msh.find("$Elements").unwrap()..];
+    let e = parse_gmsh(Path::new("twice.msh"), format!("{msh}{elements}").as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("a second $Elements section"), "{e}");
+}

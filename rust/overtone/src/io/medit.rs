@@ -20,7 +20,8 @@ pub struct MeditMesh {
 
 /// Reads `MeshVersionFormatted`, `Dimension`, `Vertices`, `Triangles`, `Tetrahedra` (1-based
 /// indices, one trailing reference number per entry); other keywords with a count are skipped
-/// only if known (`Edges`, `Corners`, `Ridges`, `RequiredVertices`); `End` is optional.
+/// only if known (`Edges`, `Corners`, `Ridges`, `RequiredVertices`); `End` is optional. One
+/// `Vertices` block, and `Dimension` (if any) before it.
 pub fn read_medit(path: &Path) -> Result<MeditMesh> {
     parse_medit(path, &read_text(path)?)
 }
@@ -43,12 +44,18 @@ pub fn parse_medit(path: &Path, text: &str) -> Result<MeditMesh> {
                 t.usize("MeshVersionFormatted version")?;
             }
             "Dimension" => {
+                if n_vertices.is_some() {
+                    return Err(t.error("`Dimension` after `Vertices` (the coordinates were read with the old one)"));
+                }
                 mesh.dim = t.usize("Dimension")?;
                 if mesh.dim != 2 && mesh.dim != 3 {
                     return Err(t.error(format!("Dimension {} is not supported (2 or 3)", mesh.dim)));
                 }
             }
             "Vertices" => {
+                if n_vertices.is_some() {
+                    return Err(t.error("a second `Vertices` block"));
+                }
                 let n = t.count("number of vertices", limit)?;
                 mesh.vertices.reserve(n * mesh.dim);
                 for v in 0..n {
