@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes every reader: runs each cargo-fuzz (libFuzzer) target in fuzz/ for at most SECONDS
 # (default 600) or RUNS executions (default 1000000), whichever comes first, one target at a
-# time, then prints a table: target, executions, seconds, crashes (panics, timeouts, OOMs).
+# time, then prints a table: target, executions, seconds, slowest input (s), peak RSS (MB),
+# crashes (panics, timeouts over 10 s, allocations over 1 GB, RSS over 2 GB).
 #
 #   scripts/fuzz.sh [SECONDS] [RUNS] [TARGET...]
 #
@@ -36,15 +37,18 @@ for t in "${TARGETS[@]}"; do
     rc=$?
     set -e
     secs=$(( $(date +%s) - start ))
-    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+    stat() { grep -o "stat::$1: *[0-9.]*" "$log" | grep -o '[0-9.]*$' | tail -1; }
+    execs=$(stat number_of_executed_units)
+    slowest=$(stat slowest_unit_time_sec)
+    rss=$(stat peak_rss_mb)
     after=$(find "artifacts/$t" -type f | wc -l)
     crashes=$(( after - before ))
     if [ "$rc" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes="error (exit $rc, see fuzz/$log)"; fi
     [ "$rc" -ne 0 ] && status=1
-    ROWS+=("$(printf '%-22s %12s %8s  %s' "$t" "${execs:-?}" "$secs" "$crashes")")
+    ROWS+=("$(printf '%-22s %12s %8s %12s %12s  %s' "$t" "${execs:-?}" "$secs" "${slowest:-?}" "${rss:-?}" "$crashes")")
     echo "${ROWS[-1]}"
 done
 echo
-printf '%-22s %12s %8s  %s\n' target executions seconds crashes
+printf '%-22s %12s %8s %12s %12s  %s\n' target executions seconds slowest_s peak_rss_mb crashes
 printf '%s\n' "${ROWS[@]}"
 exit $status
