@@ -280,3 +280,23 @@ fn repeated_mesh_blocks_are_refused_instead_of_read_into_a_wrong_mesh() {
     let e = parse_gmsh(Path::new("twice.msh"), format!("{msh}{elements}").as_bytes()).unwrap_err();
     assert!(e.to_string().contains("a second $Elements section"), "{e}");
 }
+
+#[test]
+fn animation_parsers_validate_the_rig_they_are_given() {
+    use overtone::io::{parse_point_handle_anim, parse_skeleton_anim};
+    // Before: a bone naming a missing joint indexed out of bounds (a panic), and a zero scale
+    // divided the translations into NaN transforms.
+    let text = "1 1\n0 0 0\n0 0 0\n0 0 0\n0 0 0\n0 0 0\n0 0 0\n";
+    let joints = [0.0, 0.0, 0.0, 0.0, 1.0, 0.0];
+    let p = Path::new("a.txt");
+    let ok = parse_skeleton_anim(p, text, &joints, &[(0, 1)], 1.0).unwrap();
+    assert_eq!(ok.frames.len(), 1);
+    let e = parse_skeleton_anim(p, text, &joints, &[(0, 5)], 1.0).unwrap_err();
+    assert!(e.to_string().contains("bone 0 = (0, 5)"), "{e}");
+    let e = parse_skeleton_anim(p, text, &joints, &[(0, 1)], 0.0).unwrap_err();
+    assert!(e.to_string().contains("scale"), "{e}");
+    let e = parse_point_handle_anim(p, "1 1\n0 0 0 0 0 0\n0 0 0 0 0 0\n", &[0.0, 1.0], 1.0).unwrap_err();
+    assert!(matches!(e, OvertoneError::Size { .. }), "{e:?}");
+    let e = parse_point_handle_anim(p, "1 1\n0 0 0 0 0 0\n0 0 0 0 0 0\n", &[0.0, 1.0, 0.0], f64::NAN).unwrap_err();
+    assert!(e.to_string().contains("scale"), "{e}");
+}
