@@ -47,6 +47,11 @@ pub enum OvertoneError {
     /// A sparse or dense factorization failed (the matrix is not positive definite).
     #[error("factorization of {what} failed: {reason}")]
     Factorization { what: String, reason: String },
+    /// A time step (or the minimisation inside it) that could not be completed. The solver's
+    /// state (positions, velocities, displacement, warm starts) is exactly what it was before
+    /// the step, so the host may retry, e.g. with a smaller time step.
+    #[error("{what} failed: {reason}; the solver state is unchanged (retry with a smaller time step or a smaller pose change)")]
+    StepFailed { what: String, reason: String },
     /// A file could not be read or written.
     #[error("{path}: {reason}")]
     Io { path: PathBuf, reason: String },

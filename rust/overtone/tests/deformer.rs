@@ -74,6 +74,17 @@ fn deformer_keeps_the_contract_and_refuses_bad_poses_without_side_effects() {
         bad[5] = f64::NAN;
         assert!(def.step(&bad, &mut out).is_err());
         assert!(def.step(&pose(a), &mut vec![0.0; 5]).is_err());
+        // A finite pose whose step overflows (a translation of 1e300) fails the step itself:
+        // typed error, and the state and the last report stay as they were.
+        let mut jump = pose(a);
+        jump[3] = 1e300;
+        let last = def.last_report();
+        let e = def.step(&jump, &mut out).unwrap_err();
+        assert!(
+            matches!(e, overtone::OvertoneError::StepFailed { .. }) && e.to_string().contains("unchanged"),
+            "{e:?}"
+        );
+        assert_eq!(def.last_report(), last);
         let r = def.step(&pose(a), &mut out).unwrap();
         twin.step(&pose(a), &mut out2).unwrap();
         assert!(out == out2, "frame {k}: a refused call changed the state");

@@ -1,9 +1,70 @@
 //! Stress: thousands of steps of randomised rigs — large rotations, sudden jumps, scaling —
 //! with stiff and soft materials and a large time step, for the full and fast solvers. No NaN,
-//! bounded motion, the rig contract holds at every step.
+//! bounded motion and energy, the rig contract holds at every step.
 
 use overtone::dynamics::FastParams;
-use overtone::scene::{metronome_beam, simulate, MetronomeBeam, Scene, SolverKind};
+use overtone::fem::{lame_parameters, lumped_mass, scalar_stiffness_triplets, DeformationJacobian};
+use overtone::mesh::element_volumes;
+use overtone::rig::LbsRig;
+use overtone::scene::{metronome_beam, simulate, MetronomeBeam, Scene, Simulation, SolverKind};
+
+/// Bound on the energy ratio (see [`energy_figures`]): the secondary motion never holds more
+/// than 4× the largest kinetic energy the rig motion has, the energy one full reversal of the
+/// fastest rig velocity (`Δv = 2v`, `½ΔvᵀMΔv = 4·½vᵀMv`) could hand to a body at rest in the
+/// rig's frame. Implicit Euler dissipates, so an unstable or energy-creating step is what breaks
+/// it.
+const ENERGY_RATIO_BOUND: f64 = 4.0;
+
+/// Energies per step (frames 1..) of a simulated scene:
+///
+/// * secondary motion `E_c = ½ u̇_cᵀ M u̇_c + ½ u_cᵀ (L̂ ⊗ I_d) u_c`, with `u_c = x − J p` taken
+///   from the simulated positions, `u̇_c = (u_c,t − u_c,t−1)/h`, `M` the lumped masses and `L̂`
+///   the ARAP stiffness of the rest mesh (`μ vol_e`-weighted; the elastic energy of the
+///   secondary deformation to second order);
+/// * the rig's kinetic energy `K_rig = ½ (J ṗ)ᵀ M (J ṗ)`, `J ṗ = (J p_t − J p_t−1)/h`.
+///
+/// Returns `(max_t E_c / max_t K_rig, max_t E_c, max_t K_rig)`; units of energy are those of
+/// the scene (density × length^(d+2) / s²).
+fn energy_figures(sc: &Scene, sim: &Simulation) -> (f64, f64, f64) {
+    let (d, n, h) = (sc.mesh.dim(), sc.mesh.n_vertices(), sc.dt);
+    let rig = LbsRig::new(d, sc.mesh.vertices(), &sc.weights, sc.n_bones).unwrap();
+    let vols = element_volumes(&sc.mesh);
+    let mass = lumped_mass(&sc.mesh, &vols, sc.material.density);
+    let mu = lame_parameters(sc.material.youngs_modulus, sc.material.poisson_ratio)
+        .unwrap()
+        .mu;
+    let w: Vec<f64> = vols.iter().map(|v| mu * v).collect();
+    let l = scalar_stiffness_triplets(&DeformationJacobian::new(&sc.mesh), &w);
+    // Per frame: J p and u_c, coordinate-major n·d.
+    let mut jp = vec![vec![0.0; n * d]; sim.positions.len()];
+    let mut u = vec![vec![0.0; n * d]; sim.positions.len()];
+    for f in 0..sim.positions.len() {
+        let p = rig.params_from_transforms(&sc.frames[f]).unwrap();
+        rig.apply(&p, &mut jp[f]);
+        for v in 0..n {
+            for i in 0..d {
+                u[f][i * n + v] = sim.positions[f][3 * v + i] - jp[f][i * n + v];
+            }
+        }
+    }
+    let kinetic = |a: &[f64], b: &[f64]| -> f64 {
+        (0..n * d)
+            .map(|k| 0.5 * mass[k % n] * ((a[k] - b[k]) / h).powi(2))
+            .sum()
+    };
+    let (mut e_max, mut k_max) = (0.0f64, 0.0f64);
+    for f in 1..sim.positions.len() {
+        let elastic: f64 = (0..d)
+            .map(|i| {
+                let ui = &u[f][i * n..(i + 1) * n];
+                l.iter().map(|t| 0.5 * t.val * ui[t.row] * ui[t.col]).sum::<f64>()
+            })
+            .sum();
+        e_max = e_max.max(kinetic(&u[f], &u[f - 1]) + elastic);
+        k_max = k_max.max(kinetic(&jp[f], &jp[f - 1]));
+    }
+    (e_max / k_max, e_max, k_max)
+}
 
 /// A seeded random rig: a smooth random rotation, slow scaling, and a sudden translation jump
 /// every 97 frames.
@@ -33,13 +94,19 @@ fn stress(sc: Scene, kind: SolverKind, label: &str) {
     let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);
     let nan = sim.positions.iter().flatten().filter(|x| !x.is_finite()).count();
     let peak = sim.max_displacement.iter().cloned().fold(0.0, f64::max);
+    let (ratio, e_max, k_max) = energy_figures(&sc, &sim);
     eprintln!(
-        "{label}: {} steps, max relative residual {worst:.1e}, NaN {nan}, max |u_c| {peak:.3}",
+        "{label}: {} steps, max relative residual {worst:.1e}, NaN {nan}, max |u_c| {peak:.3}, \
+         max secondary energy {e_max:.3e}, max rig kinetic energy {k_max:.3e}, max energy ratio {ratio:.3e}",
         sim.steps.len()
     );
     assert_eq!(nan, 0, "{label}");
     assert!(worst <= 1e-8, "{label}: residual {worst:e}");
     assert!(peak < 20.0, "{label}: secondary motion {peak} on a 2-unit beam");
+    assert!(
+        ratio.is_finite() && ratio <= ENERGY_RATIO_BOUND,
+        "{label}: secondary energy {e_max:e} is {ratio:e} x the rig's largest kinetic energy {k_max:e}"
+    );
 }
 
 #[test]

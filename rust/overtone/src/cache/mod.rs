@@ -9,6 +9,6 @@ mod sidecar;
 pub use fast_precompute::{build_fast_precompute, fast_precompute_key, CacheStatus, FastPrecomputeData};
 pub use key::CacheKey;
 pub use sidecar::{
-    payload_checksum, read_sidecar, read_sidecar_header, write_sidecar, SidecarHeader, SidecarMiss, FORMAT_VERSION,
-    MAGIC,
+    decode_sidecar, payload_checksum, read_sidecar, read_sidecar_header, write_sidecar, SidecarHeader, SidecarMiss,
+    FORMAT_VERSION, LIBRARY_VERSION, MAGIC,
 };

@@ -24,7 +24,9 @@ use crate::io::write_atomically;
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"OVTCACHE";
 /// Version of the layout and of every payload type; bump on any change.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
+/// The library version a sidecar written by this build names (the crate's version).
+pub const LIBRARY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Longest library version string accepted in a header.
 const MAX_VERSION_LEN: usize = 256;
 
@@ -70,7 +72,7 @@ pub fn read_sidecar_header(bytes: &[u8]) -> Option<SidecarHeader> {
 pub fn write_sidecar<T: Serialize>(path: &Path, key: &[u8; 32], payload: &T) -> Result<()> {
     let body = bincode::serde::encode_to_vec(payload, bincode::config::standard())
         .map_err(|e| OvertoneError::io(path, format!("cannot encode the precompute: {e}")))?;
-    let version = env!("CARGO_PKG_VERSION").as_bytes();
+    let version = LIBRARY_VERSION.as_bytes();
     let mut bytes = Vec::with_capacity(88 + version.len() + body.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -102,7 +104,7 @@ impl std::fmt::Display for SidecarMiss {
             Self::Missing => write!(f, "no sidecar yet"),
             Self::NotASidecar => write!(f, "not an Overtone sidecar (bad magic or truncated header)"),
             Self::FormatVersion(v) => write!(f, "format version {v} (this build writes {FORMAT_VERSION})"),
-            Self::LibraryVersion(v) => write!(f, "written by Overtone {v} (this is {})", env!("CARGO_PKG_VERSION")),
+            Self::LibraryVersion(v) => write!(f, "written by Overtone {v} (this is {LIBRARY_VERSION})"),
             Self::Key => write!(
                 f,
                 "built for different inputs (mesh, weights, leak, material or settings changed)"
@@ -118,11 +120,17 @@ impl std::fmt::Display for SidecarMiss {
 /// Never panics on a corrupt file.
 pub fn read_sidecar<T: DeserializeOwned>(path: &Path, key: &[u8; 32]) -> std::result::Result<T, SidecarMiss> {
     let bytes = std::fs::read(path).map_err(|_| SidecarMiss::Missing)?;
-    let h = read_sidecar_header(&bytes).ok_or(SidecarMiss::NotASidecar)?;
+    decode_sidecar(&bytes, key)
+}
+
+/// Decodes the bytes of a sidecar file and returns its payload if everything matches `key`;
+/// otherwise why not (see [`read_sidecar`]). Never panics on corrupt bytes.
+pub fn decode_sidecar<T: DeserializeOwned>(bytes: &[u8], key: &[u8; 32]) -> std::result::Result<T, SidecarMiss> {
+    let h = read_sidecar_header(bytes).ok_or(SidecarMiss::NotASidecar)?;
     if h.format_version != FORMAT_VERSION {
         return Err(SidecarMiss::FormatVersion(h.format_version));
     }
-    if h.library_version != env!("CARGO_PKG_VERSION") {
+    if h.library_version != LIBRARY_VERSION {
         return Err(SidecarMiss::LibraryVersion(h.library_version));
     }
     if &h.key != key {

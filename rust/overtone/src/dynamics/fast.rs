@@ -136,6 +136,8 @@ pub struct FastSolver {
     p_ext: Vec<f64>,
     warm: Vec<[f64; 4]>,
     // workspace
+    /// `warm` at the start of the step in progress (restored when the step fails).
+    warm_start: Vec<[f64; 4]>,
     base: Vec<f64>,
     f_rig: Vec<f64>,
     f0: Vec<f64>,
@@ -174,6 +176,67 @@ pub struct ReducedModel {
 }
 
 impl ReducedModel {
+    /// Checks that every stored array has the length implied by the model's counts, for a body
+    /// of dimension `dim`, `n_vertices` vertices, `rig_columns` scalar rig columns (extended by
+    /// the blendshapes), `constraint_rows` scalar constraint rows of the bones and `targets`
+    /// blendshapes, and holds finite numbers. A model decoded from a sidecar is used only when this passes (the
+    /// checksum detects corruption, not a file crafted with a matching checksum); the error says
+    /// which array is off.
+    pub fn check_shapes(
+        &self,
+        dim: usize,
+        n_vertices: usize,
+        rig_columns: usize,
+        constraint_rows: usize,
+        targets: usize,
+    ) -> std::result::Result<(), String> {
+        let (d, c, rr, nc) = (dim, rig_columns, self.rr, self.n_clusters);
+        let len = |name: &str, v: &[f64], factors: &[usize]| -> std::result::Result<(), String> {
+            let want = factors.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
+            if want != Some(v.len()) {
+                return Err(format!(
+                    "{name} holds {} numbers, expected {factors:?} (product)",
+                    v.len()
+                ));
+            }
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(format!("{name} holds a non-finite number"));
+            }
+            Ok(())
+        };
+        if !self.basis.shapes_consistent() || self.basis.dim() != d || self.basis.n_vertices() != n_vertices {
+            return Err(format!(
+                "the skinning basis does not fit a {d}D body of {n_vertices} vertices"
+            ));
+        }
+        if rr != self.basis.reduced_dim() || self.chol.n != rr {
+            return Err(format!(
+                "reduced size {rr}, basis {} and factor {} disagree",
+                self.basis.reduced_dim(),
+                self.chol.n
+            ));
+        }
+        len("factor L", &self.chol.lower, &[rr, rr])?;
+        len("factor Lᵀ", &self.chol.upper, &[rr, rr])?;
+        len("factor diagonal", &self.chol.inv_diag, &[rr])?;
+        len("cluster stiffness (basis)", &self.k_basis, &[nc, d, rr])?;
+        len("cluster stiffness (rig)", &self.k_rig, &[nc, d, c])?;
+        len("BᵀMJ", &self.bmj, &[rr, c])?;
+        len("BᵀLJ", &self.blj, &[rr, c])?;
+        len("BᵀM1", &self.bm1, &[rr])?;
+        len("ÂB", &self.a_b, &[constraint_rows, rr])?;
+        len("blendshape rows GB", &self.g_b, &[targets, d, rr])?;
+        len("BᵀB", &self.b_b, &[rr, rr])?;
+        if let Some(cs) = &self.cluster_space {
+            len("cluster-space K̂H⁻¹", &cs.kh, &[nc, d, rr])?;
+            len("cluster-space P", &cs.p, &[nc, d, nc, d])?;
+        }
+        if nc == 0 || self.cluster_sizes.len() != nc {
+            return Err(format!("{nc} clusters but {} cluster sizes", self.cluster_sizes.len()));
+        }
+        Ok(())
+    }
+
     /// A few lines describing the model (for `overtone inspect`).
     pub fn summary(&self) -> String {
         format!(
@@ -371,25 +434,23 @@ impl FastSolver {
         stage("operators", &mut info);
 
         let key = fast_precompute_key(mesh, &rc.per_coordinate_rows(), rig.deltas(), fast, lame.mu, params.dt);
-        let consistent = |m: &ReducedModel| {
-            m.basis.n_vertices() == n
-                && m.rr == m.basis.reduced_dim()
-                && m.k_basis.len() == m.n_clusters * d * m.rr
-                && m.k_rig.len() == m.n_clusters * d * c
-                && m.bmj.len() == m.rr * c
-                && m.blj.len() == m.rr * c
-                && m.a_b.len() == cb * m.rr
-                && m.g_b.len() == nt * d * m.rr
-                && m.b_b.len() == m.rr * m.rr
-                && m.chol.n == m.rr
-        };
-        let (model, cache_status) = match sidecar.map(|p| (p, read_sidecar::<ReducedModel>(p, &key))) {
-            Some((_, Ok(m))) if consistent(&m) => (m, CacheStatus::Loaded),
+        let loaded = sidecar.map(|p| {
+            let m = read_sidecar::<ReducedModel>(p, &key).map_err(|miss| miss.to_string());
+            (
+                p,
+                m.and_then(|m| {
+                    m.check_shapes(d, n, c, cb, nt)
+                        .map_err(|e| format!("payload does not fit this body: {e}"))
+                        .map(|()| m)
+                }),
+            )
+        });
+        let (model, cache_status) = match loaded {
+            Some((_, Ok(m))) => (m, CacheStatus::Loaded),
             other => {
                 let why = match &other {
-                    Some((_, Err(miss))) => miss.to_string(),
-                    Some((_, Ok(_))) => "payload inconsistent with the mesh".to_string(),
-                    None => String::new(),
+                    Some((_, Err(miss))) => miss.clone(),
+                    Some((_, Ok(_))) | None => String::new(),
                 };
                 let m = build_reduced_model(mesh, &jh, &mass, &rc, lame.mu, params.dt, fast, &mut |name| {
                     stage(name, &mut info)
@@ -469,6 +530,7 @@ impl FastSolver {
             p_full: vec![0.0; n_params],
             p_ext: vec![0.0; d * c],
             warm: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
+            warm_start: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
             base: vec![0.0; d * rr],
             f_rig: vec![0.0; n_clusters * d * d],
             f0: vec![0.0; n_clusters * d * d],
@@ -514,6 +576,11 @@ impl FastSolver {
 
     /// The step without the residual diagnostic; returns the iterations taken. Does not
     /// allocate.
+    ///
+    /// Errors: a pose of the wrong size or with NaN/Inf (refused before anything changes);
+    /// [`OvertoneError::StepFailed`] when the solve produces a non-finite state. On every error
+    /// the state (`z`, `ż`, rig parameters and their velocity, rotation warm starts) is
+    /// bit-identical to before the call.
     pub fn advance(&mut self, p_given: &[f64]) -> Result<usize> {
         self.check_params(p_given)?;
         // The extended parameters p̃ (equal to p without blendshapes); taken out of `self` for
@@ -552,6 +619,7 @@ impl FastSolver {
             }
         }
         self.z_prev.copy_from_slice(&self.z);
+        self.warm_start.copy_from_slice(&self.warm);
         // Cluster gradients of the warm start: F_i = F_rig,i + K̂ z_i.
         for i in 0..d {
             let zi = &self.z[i * rr..(i + 1) * rr];
@@ -600,9 +668,10 @@ impl FastSolver {
         }
         if self.z.iter().any(|x| !x.is_finite()) {
             self.z.copy_from_slice(&self.z_prev);
-            return Err(OvertoneError::Factorization {
-                what: "reduced step".into(),
-                reason: "the solve produced a non-finite state; reduce dt or check the rig for jumps".into(),
+            self.warm.copy_from_slice(&self.warm_start);
+            return Err(OvertoneError::StepFailed {
+                what: "reduced (fast) step of complementary dynamics".into(),
+                reason: "the solve produced a non-finite state (the rig pose jumps too far)".into(),
             });
         }
         for k in 0..d * rr {
@@ -746,6 +815,10 @@ impl FastSolver {
     /// Reduced coordinates `z` (coordinate-major, `d × r̂`).
     pub fn reduced_state(&self) -> &[f64] {
         &self.z
+    }
+    /// Reduced velocities `ż = (z_t − z_{t−1})/h` (coordinate-major, `d × r̂`).
+    pub fn reduced_velocity(&self) -> &[f64] {
+        &self.zdot
     }
     /// The rig.
     pub fn rig(&self) -> &LbsRig {

@@ -85,8 +85,13 @@ pub struct FullOrderSolver {
     v: Vec<f64>,
     u: Vec<f64>,
     warm: Vec<[f64; 4]>,
-    // workspace
+    /// `J p` of the last accepted step.
     jp: Vec<f64>,
+    // workspace
+    /// `J p_next` of the step in progress (swapped with `jp` when the step succeeds).
+    jp_next: Vec<f64>,
+    /// `warm` at the start of the step in progress (restored when the step fails).
+    warm_start: Vec<[f64; 4]>,
     inertia: Vec<f64>,
     rhs: Vec<f64>,
     u_prev: Vec<f64>,
@@ -170,6 +175,8 @@ impl FullOrderSolver {
             u: vec![0.0; n * dim],
             warm: vec![[1.0, 0.0, 0.0, 0.0]; m],
             jp: vec![0.0; n * dim],
+            jp_next: vec![0.0; n * dim],
+            warm_start: vec![[1.0, 0.0, 0.0, 0.0]; m],
             inertia: vec![0.0; n * dim],
             rhs: vec![0.0; n * dim],
             u_prev: vec![0.0; n * dim],
@@ -187,6 +194,7 @@ impl FullOrderSolver {
     pub fn reset(&mut self, p0: &[f64]) -> Result<()> {
         self.check_params(p0)?;
         self.rig.apply(p0, &mut self.x);
+        self.jp.copy_from_slice(&self.x);
         self.v.fill(0.0);
         self.u.fill(0.0);
         self.warm.fill([1.0, 0.0, 0.0, 0.0]);
@@ -200,7 +208,12 @@ impl FullOrderSolver {
         check_finite("rig parameters", p, 1)
     }
 
-    /// Advances one time step to rig pose `p_next`; on error the state is unchanged.
+    /// Advances one time step to rig pose `p_next`.
+    ///
+    /// Errors: a pose of the wrong size or with NaN/Inf (refused before anything changes);
+    /// [`OvertoneError::StepFailed`] when the solve produces a non-finite displacement. On every
+    /// error the state (positions, velocities, displacement, rig positions, the rotation warm
+    /// starts) is bit-identical to before the call.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
         let iterations = self.advance(p_next)?;
         let (residual, relative_residual) = self.constraint_residual();
@@ -226,23 +239,24 @@ impl FullOrderSolver {
 
     fn step_unchecked(&mut self, p_next: &[f64]) -> Result<usize> {
         let (d, n, h) = (self.dim, self.n, self.params.dt);
-        self.rig.apply(p_next, &mut self.jp);
+        self.rig.apply(p_next, &mut self.jp_next);
         // Constant part of the global right-hand side: M (y − J p)/h² + M g.
         for i in 0..d {
             for v in 0..n {
                 let k = i * n + v;
                 let y = self.x[k] + h * self.v[k];
-                self.inertia[k] = self.mass[v] * ((y - self.jp[k]) / (h * h) + self.gravity[i]);
+                self.inertia[k] = self.mass[v] * ((y - self.jp_next[k]) / (h * h) + self.gravity[i]);
             }
         }
         // F_e(J p), fixed during the iterations.
         let dd = d * d;
         for e in 0..self.jac.n_elements() {
             self.jac
-                .deformation_gradient(e, &self.jp, &mut self.f_rig[e * dd..(e + 1) * dd]);
+                .deformation_gradient(e, &self.jp_next, &mut self.f_rig[e * dd..(e + 1) * dd]);
         }
 
         self.u_start.copy_from_slice(&self.u);
+        self.warm_start.copy_from_slice(&self.warm);
         let mut iterations = 0;
         for _ in 0..self.params.iterations {
             iterations += 1;
@@ -277,14 +291,16 @@ impl FullOrderSolver {
         }
         if let Some(k) = self.u.iter().position(|x| !x.is_finite()) {
             self.u.copy_from_slice(&self.u_start);
-            return Err(OvertoneError::Factorization {
-                what: "global step".into(),
+            self.warm.copy_from_slice(&self.warm_start);
+            return Err(OvertoneError::StepFailed {
+                what: "ARAP step of complementary dynamics".into(),
                 reason: format!(
-                    "the solve produced a non-finite displacement at vertex {}; reduce dt or check the rig for jumps",
+                    "the solve produced a non-finite displacement at vertex {} (the rig pose jumps too far)",
                     k % n
                 ),
             });
         }
+        std::mem::swap(&mut self.jp, &mut self.jp_next);
         for k in 0..n * d {
             let x_new = self.jp[k] + self.u[k];
             self.v[k] = (x_new - self.x[k]) / h;
@@ -585,7 +601,12 @@ impl FullOrderSolver {
     pub fn displacement(&self) -> &[f64] {
         &self.u
     }
-    /// Skinned positions `J p` of the last step, coordinate-major `n·d`.
+    /// Velocities `v = (x_{t} − x_{t−1})/h` of the total positions, coordinate-major `n·d`.
+    pub fn velocities(&self) -> &[f64] {
+        &self.v
+    }
+    /// Skinned positions `J p` of the last step (of the rest pose after `reset`),
+    /// coordinate-major `n·d`.
     pub fn rig_positions(&self) -> &[f64] {
         &self.jp
     }

@@ -162,7 +162,14 @@ impl NewtonCdSolver {
         check_finite("rig parameters", p, 1)
     }
 
-    /// Advances one time step to rig pose `p_next`; on error the state is unchanged.
+    /// Advances one time step to rig pose `p_next`.
+    ///
+    /// Errors: a pose of the wrong size or with NaN/Inf (refused before anything changes);
+    /// [`OvertoneError::StepFailed`] when the energy is not finite at the start of the step, a
+    /// Newton system cannot be factored or the result is not finite. On every error the state
+    /// (positions, velocities, displacement) is bit-identical to before the call. A line search
+    /// that finds no decrease, or `iterations` used up, is not an error: the step keeps the last
+    /// accepted (energy-decreasing, feasible) iterate and [`Self::last_newton_report`] says so.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
         self.check_params(p_next)?;
         let (d, n, h) = (self.dim, self.n, self.dt);
@@ -172,12 +179,22 @@ impl NewtonCdSolver {
         }
         let mut u = self.u.clone();
         let params = self.newton;
-        let report = newton_minimize(self, &mut u, &params)?;
+        let what = || "Newton step of complementary dynamics".to_string();
+        let report = newton_minimize(self, &mut u, &params).map_err(|e| match e {
+            OvertoneError::StepFailed { reason, .. } => OvertoneError::StepFailed {
+                what: what(),
+                reason: format!("{reason} (the energy at the new rig pose overflows: the pose jumps too far)"),
+            },
+            other => OvertoneError::StepFailed {
+                what: what(),
+                reason: other.to_string(),
+            },
+        })?;
         self.solve.project_field_in_place(&mut u);
         if let Some(k) = u.iter().position(|x| !x.is_finite()) {
-            return Err(OvertoneError::Factorization {
-                what: "Newton step".into(),
-                reason: format!("non-finite displacement at vertex {}; reduce dt", k % n),
+            return Err(OvertoneError::StepFailed {
+                what: what(),
+                reason: format!("non-finite displacement at vertex {}", k % n),
             });
         }
         self.u = u;
@@ -220,6 +237,10 @@ impl NewtonCdSolver {
     /// Complementary displacement `u_c`, coordinate-major `n·d`.
     pub fn displacement(&self) -> &[f64] {
         &self.u
+    }
+    /// Velocities `v = (x_{t} − x_{t−1})/h` of the total positions, coordinate-major `n·d`.
+    pub fn velocities(&self) -> &[f64] {
+        &self.v
     }
     /// Lumped vertex masses.
     pub fn masses(&self) -> &[f64] {

@@ -16,9 +16,13 @@ pub struct Dmat {
 
 /// Reads `ncols nrows` followed by `ncols·nrows` values in column-major order.
 pub fn read_dmat(path: &Path) -> Result<Dmat> {
-    let text = read_text(path)?;
-    let limit = plausible_limit(&text);
-    let mut t = Tokens::new(path, &text);
+    parse_dmat(path, &read_text(path)?)
+}
+
+/// Parses the text of a DMAT file (`path` only names it in errors); see [`read_dmat`].
+pub fn parse_dmat(path: &Path, text: &str) -> Result<Dmat> {
+    let limit = plausible_limit(text);
+    let mut t = Tokens::new(path, text);
     let cols = t.count("number of columns", limit)?;
     let rows = t.count("number of rows", limit)?;
     if rows.saturating_mul(cols) > limit {

@@ -3,8 +3,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use gltf::accessor::{DataType, Dimensions};
 use gltf::animation::util::ReadOutputs;
 use gltf::animation::{Interpolation, Property};
+use gltf::Semantic;
 use nalgebra::{Matrix4, Quaternion, UnitQuaternion, Vector3};
 
 use crate::error::{OvertoneError, Result};
@@ -36,6 +38,13 @@ pub struct GltfCharacter {
     pub fps: f64,
     pub animation: String,
 }
+
+/// Most entries of the dense weight matrix (`vertices × joints`, 8 bytes each: 512 MiB); a
+/// larger product comes from a corrupt or hostile file, not a character.
+const MAX_WEIGHT_ENTRIES: usize = 1 << 26;
+/// Most numbers the sampled animation may hold and work it may take
+/// (`frames × (12·joints + nodes)`, about 800 MB at the limit).
+const MAX_ANIMATION_WORK: usize = 100_000_000;
 
 fn err(path: &Path, reason: impl Into<String>) -> OvertoneError {
     OvertoneError::parse(path, reason)
@@ -140,23 +149,179 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
         return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
     }
     let bytes = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
-    let gltf = gltf::Gltf::from_slice(&bytes).map_err(|e| err(path, format!("not a valid glTF: {e}")))?;
-    let doc = &gltf.document;
+    parse_gltf_character(path, &bytes, animation, fps)
+}
+
+/// Reads the first `len` bytes of an external buffer file; refuses anything but a regular file
+/// (a URI naming a device or a pipe must not block or fill memory) and a file shorter than
+/// `len`.
+fn read_external_buffer(p: &Path, len: usize) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let meta = std::fs::metadata(p).map_err(|e| OvertoneError::io(p, format!("cannot read buffer: {e}")))?;
+    if !meta.is_file() {
+        return Err(OvertoneError::io(p, "a glTF buffer must be a regular file"));
+    }
+    if meta.len() < len as u64 {
+        return Err(OvertoneError::io(
+            p,
+            format!("buffer file holds {} bytes, the glTF declares {len}", meta.len()),
+        ));
+    }
+    let mut data = Vec::with_capacity(len);
+    std::fs::File::open(p)
+        .and_then(|f| f.take(len as u64).read_to_end(&mut data))
+        .map_err(|e| OvertoneError::io(p, format!("cannot read buffer: {e}")))?;
+    Ok(data)
+}
+
+/// Checks that `accessor` can be read as `what` with element type one of `types` and shape
+/// `dims`: dense (not sparse), at least one element, on a buffer view that lies inside its
+/// buffer (`buffers` holds each buffer's bytes), a byte stride no smaller than an element, and
+/// `offset + stride·(count − 1) + size ≤ view length`. The gltf crate's readers assume all of
+/// this (they index, subtract and multiply without checks), so every accessor is checked
+/// before it is read.
+fn check_accessor(
+    path: &Path,
+    accessor: &gltf::Accessor,
+    what: &str,
+    types: &[DataType],
+    dims: Dimensions,
+    buffers: &[Vec<u8>],
+) -> Result<()> {
+    let bad = |reason: String| err(path, format!("{what} (accessor {}): {reason}", accessor.index()));
+    if accessor.sparse().is_some() {
+        return Err(bad("sparse accessors are not supported".into()));
+    }
+    if !types.contains(&accessor.data_type()) || accessor.dimensions() != dims {
+        return Err(bad(format!(
+            "is {:?} {:?}, expected {dims:?} of {types:?}",
+            accessor.dimensions(),
+            accessor.data_type()
+        )));
+    }
+    let count = accessor.count();
+    if count == 0 {
+        return Err(bad("has no elements".into()));
+    }
+    let view = accessor.view().ok_or_else(|| bad("has no buffer view".into()))?;
+    let data_len = buffers.get(view.buffer().index()).map_or(0, |b| b.len());
+    if view
+        .offset()
+        .checked_add(view.length())
+        .is_none_or(|end| end > data_len)
+    {
+        return Err(bad(format!(
+            "buffer view {} (bytes {}..+{}) lies outside its buffer of {data_len} bytes",
+            view.index(),
+            view.offset(),
+            view.length()
+        )));
+    }
+    let size = accessor.size();
+    let stride = view.stride().unwrap_or(size);
+    if stride < size {
+        return Err(bad(format!(
+            "byte stride {stride} is smaller than an element ({size} bytes)"
+        )));
+    }
+    let end = stride
+        .checked_mul(count - 1)
+        .and_then(|x| x.checked_add(size))
+        .and_then(|x| x.checked_add(accessor.offset()));
+    if end.is_none_or(|end| end > view.length()) {
+        return Err(bad(format!(
+            "{count} elements from byte {} overrun buffer view {} ({} bytes)",
+            accessor.offset(),
+            view.index(),
+            view.length()
+        )));
+    }
+    Ok(())
+}
+
+/// Parses the bytes of a glTF/GLB file (`path` names it in errors, and external `.bin` buffers
+/// are looked up beside it); see [`read_gltf_character`].
+///
+/// The gltf crate's own validation leaves some indices unchecked and its readers unwrap them;
+/// the indices this reader relies on are checked first ([`check_raw_indices`]) and every
+/// accessor before it is read ([`check_accessor`]). As a last line of defence a panic inside
+/// the crate on a file no check anticipated is turned into a parse error, so a hostile file
+/// never takes the host down.
+pub fn parse_gltf_character(path: &Path, bytes: &[u8], animation: Option<usize>, fps: f64) -> Result<GltfCharacter> {
+    if !(fps.is_finite() && fps > 0.0) {
+        return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
+    }
+    std::panic::catch_unwind(|| parse_checked(path, bytes, animation, fps)).unwrap_or_else(|_| {
+        Err(err(
+            path,
+            "the glTF library failed on this file (malformed indices or sizes); re-export it",
+        ))
+    })
+}
+
+/// Indices the gltf crate's validation uses or leaves unchecked before its readers unwrap
+/// them: every primitive attribute's accessor, every animation channel's target node and
+/// property.
+fn check_raw_indices(path: &Path, root: &gltf::json::Root) -> Result<()> {
+    let (n_accessors, n_nodes) = (root.accessors.len(), root.nodes.len());
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            let indices = prim.attributes.values().chain(prim.indices.as_ref());
+            if let Some(bad) = indices.map(|a| a.value()).find(|&a| a >= n_accessors) {
+                return Err(err(
+                    path,
+                    format!("mesh {m} primitive {p} uses accessor {bad}; the file has {n_accessors}"),
+                ));
+            }
+        }
+    }
+    for (a, anim) in root.animations.iter().enumerate() {
+        for (k, ch) in anim.channels.iter().enumerate() {
+            if ch.target.node.value() >= n_nodes || !matches!(ch.target.path, gltf::json::validation::Checked::Valid(_))
+            {
+                return Err(err(
+                    path,
+                    format!(
+                        "animation {a} channel {k} targets node {} (the file has {n_nodes}) or an unknown property",
+                        ch.target.node.value()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn parse_checked(path: &Path, bytes: &[u8], animation: Option<usize>, fps: f64) -> Result<GltfCharacter> {
+    let invalid = |e: gltf::Error| err(path, format!("not a valid glTF: {e}"));
+    if let Some(h) = bytes.strip_prefix(b"glTF").and_then(|h| h.get(4..8)) {
+        // The crate subtracts the 12-byte header from this length unchecked.
+        let length = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+        if length < 12 {
+            return Err(err(
+                path,
+                format!("GLB header declares {length} bytes, fewer than the 12-byte header"),
+            ));
+        }
+    }
+    let raw = gltf::Gltf::from_slice_without_validation(bytes).map_err(invalid)?;
+    let blob = raw.blob;
+    let root = raw.document.into_json();
+    check_raw_indices(path, &root)?;
+    let document = gltf::Document::from_json(root).map_err(invalid)?;
+    let doc = &document;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut buffers: Vec<Vec<u8>> = Vec::new();
     for b in doc.buffers() {
         let data = match b.source() {
-            gltf::buffer::Source::Bin => gltf.blob.clone().ok_or_else(|| err(path, "GLB has no BIN chunk"))?,
+            gltf::buffer::Source::Bin => blob.clone().ok_or_else(|| err(path, "GLB has no BIN chunk"))?,
             gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
                 return Err(err(
                     path,
                     "embedded data: URIs are not supported; export as .glb or with a .bin file",
                 ))
             }
-            gltf::buffer::Source::Uri(uri) => {
-                let p = dir.join(uri);
-                std::fs::read(&p).map_err(|e| OvertoneError::io(&p, format!("cannot read buffer: {e}")))?
-            }
+            gltf::buffer::Source::Uri(uri) => read_external_buffer(&dir.join(uri), b.length())?,
         };
         if data.len() < b.length() {
             return Err(err(path, format!("buffer {} is shorter than declared", b.index())));
@@ -174,6 +339,16 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
     let nj = joints.len();
     if nj == 0 {
         return Err(err(path, "the skin has no joints"));
+    }
+    if let Some(a) = skin.inverse_bind_matrices() {
+        check_accessor(
+            path,
+            &a,
+            "inverse bind matrices",
+            &[DataType::F32],
+            Dimensions::Mat4,
+            &buffers,
+        )?;
     }
     let ibm: Vec<Matrix4<f64>> = match skin.reader(get).read_inverse_bind_matrices() {
         Some(it) => it.map(|m| Matrix4::from_fn(|r, c| m[c][r] as f64)).collect(),
@@ -207,12 +382,52 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
         if prim.mode() != gltf::mesh::Mode::Triangles {
             return Err(err(path, "only triangle primitives are supported"));
         }
+        let checks: [(Option<gltf::Accessor>, &str, &[DataType], Dimensions); 4] = [
+            (
+                prim.get(&Semantic::Positions),
+                "POSITION",
+                &[DataType::F32],
+                Dimensions::Vec3,
+            ),
+            (
+                prim.get(&Semantic::Joints(0)),
+                "JOINTS_0",
+                &[DataType::U8, DataType::U16],
+                Dimensions::Vec4,
+            ),
+            (
+                prim.get(&Semantic::Weights(0)),
+                "WEIGHTS_0",
+                &[DataType::F32, DataType::U8, DataType::U16],
+                Dimensions::Vec4,
+            ),
+            (
+                prim.indices(),
+                "indices",
+                &[DataType::U8, DataType::U16, DataType::U32],
+                Dimensions::Scalar,
+            ),
+        ];
+        for (a, what, types, dims) in checks {
+            if let Some(a) = a {
+                check_accessor(path, &a, what, types, dims, &buffers)?;
+            }
+        }
         let r = prim.reader(get);
         let base = positions.len();
         let pos: Vec<[f32; 3]> = r
             .read_positions()
             .ok_or_else(|| err(path, "a primitive has no POSITION"))?
             .collect();
+        if (base + pos.len()).saturating_mul(nj) > MAX_WEIGHT_ENTRIES {
+            return Err(err(
+                path,
+                format!(
+                    "{} vertices x {nj} joints exceed the {MAX_WEIGHT_ENTRIES} weight entries this reader holds",
+                    base + pos.len()
+                ),
+            ));
+        }
         let js: Vec<[u16; 4]> = r
             .read_joints(0)
             .ok_or_else(|| err(path, "a primitive has no JOINTS_0"))?
@@ -300,7 +515,8 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
     }
     let mut welded: HashMap<Vec<u64>, usize> = HashMap::new();
     let mut original_to_welded = Vec::with_capacity(positions.len());
-    let (mut vertices, mut weights, mut welded_deltas) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut vertices, mut weights, mut welded_deltas) =
+        (Vec::new(), Vec::with_capacity(positions.len() * nj), Vec::new());
     for ((p, w), dl) in positions.iter().zip(&vweights).zip(&vdeltas) {
         let key: Vec<u64> = p.iter().chain(w.iter()).chain(dl.iter()).map(|x| x.to_bits()).collect();
         let next = vertices.len() / 3;
@@ -375,6 +591,24 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
             })?;
             let mut chans = Vec::new();
             for ch in a.channels() {
+                let property = ch.target().property();
+                let (input, output) = (ch.sampler().input(), ch.sampler().output());
+                check_accessor(
+                    path,
+                    &input,
+                    "animation key times",
+                    &[DataType::F32],
+                    Dimensions::Scalar,
+                    &buffers,
+                )?;
+                // Rotations and morph weights may be normalised integers (glTF 2.0 §3.11).
+                let normalised_types = [DataType::F32, DataType::I8, DataType::U8, DataType::I16, DataType::U16];
+                let (types, dims): (&[DataType], _) = match property {
+                    Property::Rotation => (&normalised_types, Dimensions::Vec4),
+                    Property::MorphTargetWeights => (&normalised_types, Dimensions::Scalar),
+                    _ => (&[DataType::F32], Dimensions::Vec3),
+                };
+                check_accessor(path, &output, "animation key values", types, dims, &buffers)?;
                 let r = ch.reader(get);
                 let times: Vec<f64> = r
                     .read_inputs()
@@ -437,11 +671,17 @@ pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> R
         (a.min(c.times[0]), b.max(*c.times.last().expect("non-empty")))
     });
     let (start, end) = if start.is_finite() { (start, end) } else { (0.0, 0.0) };
-    let n_frames = ((end - start) * fps + 1e-9).floor() as usize + 1;
-    if n_frames > 1_000_000 {
+    // Compared as a float first: a span of 1e38 s must not wrap when converted.
+    let span = ((end - start) * fps + 1e-9).floor();
+    let n_frames = if span < 1e6 { span as usize + 1 } else { usize::MAX };
+    if n_frames > 1_000_000 || n_frames.saturating_mul(12 * nj + n_nodes) > MAX_ANIMATION_WORK {
         return Err(err(
             path,
-            format!("the animation would need {n_frames} frames at {fps} fps"),
+            format!(
+                "the animation would need {} frames at {fps} fps for {nj} joints and {n_nodes} nodes \
+                 (at most {MAX_ANIMATION_WORK} numbers); lower the frame rate or shorten the animation",
+                span + 1.0
+            ),
         ));
     }
     let mut frames = Vec::with_capacity(n_frames);

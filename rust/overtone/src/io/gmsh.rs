@@ -91,11 +91,16 @@ impl<'a> Cursor<'a> {
 }
 
 /// Reads `$MeshFormat` (version 2.x, ASCII or little-endian binary with 8-byte doubles),
-/// `$Nodes` and `$Elements`; other sections are skipped. Tetrahedra (type 4) are kept with node
+/// one `$Nodes` and one `$Elements` section; other sections are skipped. Tetrahedra (type 4) are kept with node
 /// ids mapped to 0-based indices in the order of `$Nodes`.
 pub fn read_gmsh(path: &Path) -> Result<GmshMesh> {
     let b = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
-    let mut c = Cursor { b: &b, pos: 0, path };
+    parse_gmsh(path, &b)
+}
+
+/// Parses the bytes of a gmsh file (`path` only names it in errors); see [`read_gmsh`].
+pub fn parse_gmsh(path: &Path, b: &[u8]) -> Result<GmshMesh> {
+    let mut c = Cursor { b, pos: 0, path };
     c.expect("$MeshFormat")?;
     let header = c.line()?;
     let f: Vec<&str> = header.split_whitespace().collect();
@@ -117,7 +122,7 @@ pub fn read_gmsh(path: &Path) -> Result<GmshMesh> {
     let mut ids: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
     let mut vertices = Vec::new();
     let mut tetrahedra = Vec::new();
-    let mut seen_nodes = false;
+    let (mut seen_nodes, mut seen_elements) = (false, false);
     while c.pos < b.len() {
         let tag = c.line()?;
         if tag.is_empty() {
@@ -125,6 +130,9 @@ pub fn read_gmsh(path: &Path) -> Result<GmshMesh> {
         }
         match tag {
             "$Nodes" => {
+                if seen_nodes {
+                    return Err(c.err("a second $Nodes section"));
+                }
                 let n: usize = c.line()?.parse().map_err(|_| c.err("bad node count"))?;
                 if n > b.len() / 4 {
                     return Err(c.err(format!("node count {n} exceeds the file size")));
@@ -164,6 +172,10 @@ pub fn read_gmsh(path: &Path) -> Result<GmshMesh> {
                 if !seen_nodes {
                     return Err(c.err("$Elements before $Nodes"));
                 }
+                if seen_elements {
+                    return Err(c.err("a second $Elements section"));
+                }
+                seen_elements = true;
                 let m: usize = c.line()?.parse().map_err(|_| c.err("bad element count"))?;
                 if m > b.len() / 4 {
                     return Err(c.err(format!("element count {m} exceeds the file size")));

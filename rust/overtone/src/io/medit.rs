@@ -20,11 +20,16 @@ pub struct MeditMesh {
 
 /// Reads `MeshVersionFormatted`, `Dimension`, `Vertices`, `Triangles`, `Tetrahedra` (1-based
 /// indices, one trailing reference number per entry); other keywords with a count are skipped
-/// only if known (`Edges`, `Corners`, `Ridges`, `RequiredVertices`); `End` is optional.
+/// only if known (`Edges`, `Corners`, `Ridges`, `RequiredVertices`); `End` is optional. One
+/// `Vertices` block, and `Dimension` (if any) before it.
 pub fn read_medit(path: &Path) -> Result<MeditMesh> {
-    let text = read_text(path)?;
-    let limit = plausible_limit(&text);
-    let mut t = Tokens::new(path, &text);
+    parse_medit(path, &read_text(path)?)
+}
+
+/// Parses the text of a MEDIT file (`path` only names it in errors); see [`read_medit`].
+pub fn parse_medit(path: &Path, text: &str) -> Result<MeditMesh> {
+    let limit = plausible_limit(text);
+    let mut t = Tokens::new(path, text);
     let mut mesh = MeditMesh {
         dim: 3,
         vertices: Vec::new(),
@@ -39,12 +44,18 @@ pub fn read_medit(path: &Path) -> Result<MeditMesh> {
                 t.usize("MeshVersionFormatted version")?;
             }
             "Dimension" => {
+                if n_vertices.is_some() {
+                    return Err(t.error("`Dimension` after `Vertices` (the coordinates were read with the old one)"));
+                }
                 mesh.dim = t.usize("Dimension")?;
                 if mesh.dim != 2 && mesh.dim != 3 {
                     return Err(t.error(format!("Dimension {} is not supported (2 or 3)", mesh.dim)));
                 }
             }
             "Vertices" => {
+                if n_vertices.is_some() {
+                    return Err(t.error("a second `Vertices` block"));
+                }
                 let n = t.count("number of vertices", limit)?;
                 mesh.vertices.reserve(n * mesh.dim);
                 for v in 0..n {

@@ -17,12 +17,16 @@ mod tgf;
 mod tokens;
 
 pub use atomic_write::write_atomically;
-pub use dmat::{read_dmat, Dmat};
-pub use gltf_character::{read_gltf_character, GltfCharacter};
-pub use gmsh::{read_gmsh, GmshMesh};
+pub use dmat::{parse_dmat, read_dmat, Dmat};
+pub use gltf_character::{parse_gltf_character, read_gltf_character, GltfCharacter};
+pub use gmsh::{parse_gmsh, read_gmsh, GmshMesh};
 pub use mdd::write_mdd;
-pub use medit::{read_medit, MeditMesh};
-pub use obj::{read_obj, ObjMesh};
-pub use pc2::{read_pc2, write_pc2, Pc2};
-pub use reference_anim::{euler_zyx_degrees, read_point_handle_anim, read_skeleton_anim, SkeletonAnim};
-pub use tgf::{read_tgf, Tgf};
+pub use medit::{parse_medit, read_medit, MeditMesh};
+pub use obj::{parse_obj, read_obj, ObjMesh};
+pub use pc2::{parse_pc2, read_pc2, write_pc2, Pc2};
+pub use reference_anim::{
+    euler_zyx_degrees, parse_point_handle_anim, parse_skeleton_anim, read_point_handle_anim, read_skeleton_anim,
+    SkeletonAnim,
+};
+pub use tgf::{parse_tgf, read_tgf, Tgf};
+pub use tokens::read_text;

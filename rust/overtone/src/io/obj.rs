@@ -19,7 +19,11 @@ pub struct ObjMesh {
 /// (relative to the vertices read so far). Other statements (`vn`, `vt`, `o`, `g`, `s`,
 /// `usemtl`, `mtllib`, comments) are ignored.
 pub fn read_obj(path: &Path) -> Result<ObjMesh> {
-    let text = read_text(path)?;
+    parse_obj(path, &read_text(path)?)
+}
+
+/// Parses the text of an OBJ file (`path` only names it in errors); see [`read_obj`].
+pub fn parse_obj(path: &Path, text: &str) -> Result<ObjMesh> {
     let mut vertices = Vec::new();
     let mut triangles = Vec::new();
     for (ln, line) in text.lines().enumerate() {

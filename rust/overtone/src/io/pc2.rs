@@ -68,6 +68,11 @@ pub fn write_pc2(
 /// Reads a PC2 file, checking the magic, version and that the size matches the header.
 pub fn read_pc2(path: &Path) -> Result<Pc2> {
     let b = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
+    parse_pc2(path, &b)
+}
+
+/// Parses the bytes of a PC2 file (`path` only names it in errors); see [`read_pc2`].
+pub fn parse_pc2(path: &Path, b: &[u8]) -> Result<Pc2> {
     if b.len() < 32 || &b[..12] != MAGIC {
         return Err(OvertoneError::parse(path, "not a PC2 file (bad magic)"));
     }

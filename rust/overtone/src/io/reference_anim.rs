@@ -7,7 +7,7 @@
 use nalgebra::{Matrix3, Vector3};
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{check_finite, OvertoneError, Result};
 use crate::io::tokens::{plausible_limit, read_text, Tokens};
 
 /// `E(ex, ey, ez) = Rz(ez) Ry(ey) Rx(ex)`, angles in degrees about the world axes.
@@ -17,6 +17,35 @@ pub fn euler_zyx_degrees(ex: f64, ey: f64, ez: f64) -> Matrix3<f64> {
     let ry = Matrix3::new(y.cos(), 0.0, y.sin(), 0.0, 1.0, 0.0, -y.sin(), 0.0, y.cos());
     let rz = Matrix3::new(z.cos(), -z.sin(), 0.0, z.sin(), z.cos(), 0.0, 0.0, 0.0, 1.0);
     rz * ry * rx
+}
+
+/// The caller's side of an animation: positions `k × 3`, bones naming existing joints, and a
+/// scene scale that is finite and `> 0` (translations are divided by it).
+fn check_rig_inputs(points: &[f64], bones: &[(usize, usize)], scale: f64) -> Result<()> {
+    if points.len() % 3 != 0 {
+        return Err(OvertoneError::size(
+            "joint or handle positions",
+            "k x 3 numbers",
+            points.len(),
+        ));
+    }
+    check_finite("joint or handle positions", points, 3)?;
+    let k = points.len() / 3;
+    if let Some((b, &(s, e))) = bones.iter().enumerate().find(|(_, &(s, e))| s >= k || e >= k) {
+        return Err(OvertoneError::setting(
+            "bones",
+            format!("bone {b} = ({s}, {e})"),
+            format!("joints are 0..{k}"),
+        ));
+    }
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(OvertoneError::setting(
+            "scale",
+            scale,
+            "the scene scale must be finite and > 0",
+        ));
+    }
+    Ok(())
 }
 
 fn triple(t: &mut Tokens, what: &str) -> Result<Vector3<f64>> {
@@ -33,9 +62,15 @@ fn push_affine(out: &mut Vec<f64>, q: &Matrix3<f64>, t: &Vector3<f64>) {
 /// then per frame and handle `t e`. Handle `h` (rest position `c_h`, normalised) maps
 /// `x ↦ Q (x − c_h) + c_h + (t − r_h)/s` with `Q = E(e) E(rest)ᵀ`.
 pub fn read_point_handle_anim(path: &Path, handles: &[f64], scale: f64) -> Result<Vec<Vec<f64>>> {
-    let text = read_text(path)?;
-    let limit = plausible_limit(&text);
-    let mut t = Tokens::new(path, &text);
+    parse_point_handle_anim(path, &read_text(path)?, handles, scale)
+}
+
+/// Parses the text of a point-handle animation (`path` only names it in errors); see
+/// [`read_point_handle_anim`].
+pub fn parse_point_handle_anim(path: &Path, text: &str, handles: &[f64], scale: f64) -> Result<Vec<Vec<f64>>> {
+    check_rig_inputs(handles, &[], scale)?;
+    let limit = plausible_limit(text);
+    let mut t = Tokens::new(path, text);
     let nh = t.count("number of handles", limit)?;
     let nf = t.count("number of frames", limit)?;
     if nh != handles.len() / 3 {
@@ -90,9 +125,21 @@ pub struct SkeletonAnim {
 /// rotates about its start joint `r_b`): a root has `Q = ΔQ`, `T = r_b − ΔQ r_b + ΔT`; a child of
 /// `p` has `Q = Q_p ΔQ`, `T = T_p + Q_p (r_b + ΔT) − Q r_b`.
 pub fn read_skeleton_anim(path: &Path, joints: &[f64], bones: &[(usize, usize)], scale: f64) -> Result<SkeletonAnim> {
-    let text = read_text(path)?;
-    let limit = plausible_limit(&text);
-    let mut t = Tokens::new(path, &text);
+    parse_skeleton_anim(path, &read_text(path)?, joints, bones, scale)
+}
+
+/// Parses the text of a skeleton animation (`path` only names it in errors); see
+/// [`read_skeleton_anim`].
+pub fn parse_skeleton_anim(
+    path: &Path,
+    text: &str,
+    joints: &[f64],
+    bones: &[(usize, usize)],
+    scale: f64,
+) -> Result<SkeletonAnim> {
+    check_rig_inputs(joints, bones, scale)?;
+    let limit = plausible_limit(text);
+    let mut t = Tokens::new(path, text);
     let nb = t.count("number of bones", limit)?;
     let nf = t.count("number of frames", limit)?;
     if nb != bones.len() {

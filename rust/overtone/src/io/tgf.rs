@@ -16,7 +16,11 @@ pub struct Tgf {
 
 /// Reads lines `index x y z` up to a `#`, then bone lines `a b [flags…]` up to an optional `#`.
 pub fn read_tgf(path: &Path) -> Result<Tgf> {
-    let text = read_text(path)?;
+    parse_tgf(path, &read_text(path)?)
+}
+
+/// Parses the text of a TGF file (`path` only names it in errors); see [`read_tgf`].
+pub fn parse_tgf(path: &Path, text: &str) -> Result<Tgf> {
     let err = |line: usize, reason: String| crate::OvertoneError::parse(path, format!("line {line}: {reason}"));
     let mut joints = Vec::new();
     let mut bones = Vec::new();

@@ -101,9 +101,33 @@ impl SkinningBasis {
     pub fn n_fields(&self) -> usize {
         self.n_fields
     }
-    /// Number of vertices `n`.
+    /// Number of vertices `n` (0 for a basis whose dimension is 0, which only a corrupt
+    /// sidecar can hold; [`Self::shapes_consistent`] refuses it).
     pub fn n_vertices(&self) -> usize {
-        self.rest.len() / self.dim
+        self.rest.len().checked_div(self.dim).unwrap_or(0)
+    }
+
+    /// Spatial dimension `d`.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Whether the stored arrays have the lengths their counts imply (`d ∈ {2, 3}`, rest
+    /// `n × d`, weights `n × k`, coefficients `k(d+1) × r̂`) and hold finite numbers; a basis
+    /// decoded from a file is used only when this holds.
+    pub fn shapes_consistent(&self) -> bool {
+        let (d, k, r) = (self.dim, self.n_fields, self.reduced);
+        (d == 2 || d == 3)
+            && self.rest.len() % d == 0
+            && Some(self.weights.len()) == self.n_vertices().checked_mul(k)
+            && Some(self.coefficients.len()) == k.checked_mul(d + 1).and_then(|x| x.checked_mul(r))
+            && r > 0
+            && self
+                .rest
+                .iter()
+                .chain(&self.weights)
+                .chain(&self.coefficients)
+                .all(|x| x.is_finite())
     }
 
     /// The scalar basis `B̂ T` as a dense `n × r̂` matrix (for precomputation only).

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::dynamics::Material;
 use crate::error::{OvertoneError, Result};
-use crate::io::read_gmsh;
+use crate::io::{parse_gmsh, read_text};
 use crate::mesh::{boundary_vertices, SimplexMesh};
 use crate::rig::{compose_affine, invert_affine, normalisation_pair};
 use crate::scene::{extend_weights_inward, ElasticModel, Scene};
@@ -19,9 +19,8 @@ const MATERIAL: Material = Material {
 };
 const DT: f64 = 0.01;
 
-fn json(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
-    serde_json::from_str(&text).map_err(|e| OvertoneError::parse(path, format!("not valid JSON: {e}")))
+fn json(path: &Path, text: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(text).map_err(|e| OvertoneError::parse(path, format!("not valid JSON: {e}")))
 }
 
 fn matrix_rows(path: &Path, v: &serde_json::Value, what: &str, cols: usize) -> Result<Vec<f64>> {
@@ -89,11 +88,26 @@ pub fn fast_cody_files(rig: &Path) -> Result<(PathBuf, PathBuf)> {
 /// * Material and time step: those of the reference release's fish (`E = 7e5`, `ν = 0.4`,
 ///   `ρ = 1000`, `h = 0.01`).
 pub fn read_fast_cody_scene(mesh_path: &Path, rig_path: &Path, anim_path: &Path) -> Result<Scene> {
-    let gm = read_gmsh(mesh_path)?;
+    let mesh = std::fs::read(mesh_path).map_err(|e| OvertoneError::io(mesh_path, format!("cannot read: {e}")))?;
+    let (rig, anim) = (read_text(rig_path)?, read_text(anim_path)?);
+    parse_fast_cody_scene(mesh_path, &mesh, rig_path, &rig, anim_path, &anim)
+}
+
+/// Builds a `fast_cody` character from the bytes of its gmsh mesh and the texts of its rig and
+/// animation JSON (the paths only name them in errors); see [`read_fast_cody_scene`].
+pub fn parse_fast_cody_scene(
+    mesh_path: &Path,
+    mesh_bytes: &[u8],
+    rig_path: &Path,
+    rig_text: &str,
+    anim_path: &Path,
+    anim_text: &str,
+) -> Result<Scene> {
+    let gm = parse_gmsh(mesh_path, mesh_bytes)?;
     if gm.tetrahedra.is_empty() {
         return Err(OvertoneError::parse(mesh_path, "no tetrahedra"));
     }
-    let rig = json(rig_path)?;
+    let rig = json(rig_path, rig_text)?;
     let sv = matrix_rows(rig_path, &rig["V"], "V", 3)?;
     let ns = sv.len() / 3;
     let n_bones = rig["W"].get(0).and_then(|r| r.as_array()).map(|r| r.len()).unwrap_or(0);
@@ -128,7 +142,7 @@ pub fn read_fast_cody_scene(mesh_path: &Path, rig_path: &Path, anim_path: &Path)
             format!("`p0` holds {} numbers, expected {n_bones} 3x4 matrices", p0.len()),
         ));
     }
-    let anim = json(anim_path)?;
+    let anim = json(anim_path, anim_text)?;
     let frames_json = anim["P"]
         .as_array()
         .ok_or_else(|| OvertoneError::parse(anim_path, "`P` is not an array"))?;

@@ -12,10 +12,10 @@ mod simulate;
 pub use character::{bake_character, character_from_gltf, Character, CharacterBake, CharacterSettings, SurfaceMorphs};
 pub use display_surface::{DisplaySurface, DISPLAY_SURFACE_MAX_DISTANCE};
 pub use extend_weights::extend_weights_inward;
-pub use fast_cody::{fast_cody_files, read_fast_cody_scene};
+pub use fast_cody::{fast_cody_files, parse_fast_cody_scene, read_fast_cody_scene};
 pub use metronome::{metronome_beam, MetronomeBeam};
 pub use overtone_json::{read_overtone_scene, scene_to_json, write_overtone_scene, SCENE_FORMAT};
-pub use reference_release::read_reference_scene;
+pub use reference_release::{parse_reference_scene, read_reference_scene, NamedText, ReferenceSceneTexts};
 pub use simulate::{
     simulate, simulate_full, simulate_streaming, simulate_with_sidecar, FrameCallback, Simulation, SolverKind,
 };

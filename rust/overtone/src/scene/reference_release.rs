@@ -11,16 +11,73 @@ use std::path::Path;
 
 use crate::dynamics::Material;
 use crate::error::{OvertoneError, Result};
-use crate::io::{read_dmat, read_medit, read_point_handle_anim, read_skeleton_anim, read_tgf};
+use crate::io::{parse_dmat, parse_medit, parse_point_handle_anim, parse_skeleton_anim, parse_tgf, read_text};
 use crate::mesh::SimplexMesh;
 use crate::scene::{ElasticModel, Normalisation, Scene};
 
 /// Density of the release's lumped mass (its mass matrix is scaled by 1000).
 const REFERENCE_DENSITY: f64 = 1000.0;
 
-/// Reads a reference-release scene; `json` is the parsed scene file at `path`.
+/// One file named by a reference-release scene: where it is (for error messages) and its text.
+#[derive(Clone, Copy, Debug)]
+pub struct NamedText<'a> {
+    pub path: &'a Path,
+    pub text: &'a str,
+}
+
+/// The four files a reference-release scene names.
+#[derive(Clone, Copy, Debug)]
+pub struct ReferenceSceneTexts<'a> {
+    /// MEDIT tet mesh (`mesh_file`).
+    pub mesh: NamedText<'a>,
+    /// TGF handles or skeleton (`handle_file`).
+    pub handles: NamedText<'a>,
+    /// DMAT weights (`weight_file`).
+    pub weights: NamedText<'a>,
+    /// Animation (`anim_file`).
+    pub anim: NamedText<'a>,
+}
+
+/// Reads a reference-release scene; `json` is the parsed scene file at `path`; the files it
+/// names are read relative to its folder.
 pub fn read_reference_scene(path: &Path, json: &serde_json::Value) -> Result<Scene> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    let file = |k: &str| -> Result<(std::path::PathBuf, String)> {
+        let name = json
+            .get(k)
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| OvertoneError::parse(path, format!("missing string key `{k}`")))?;
+        let p = dir.join(name);
+        let text = read_text(&p)?;
+        Ok((p, text))
+    };
+    let (mesh, handles, weights, anim) = (
+        file("mesh_file")?,
+        file("handle_file")?,
+        file("weight_file")?,
+        file("anim_file")?,
+    );
+    fn named(f: &(std::path::PathBuf, String)) -> NamedText<'_> {
+        NamedText {
+            path: f.0.as_path(),
+            text: f.1.as_str(),
+        }
+    }
+    parse_reference_scene(
+        path,
+        json,
+        &ReferenceSceneTexts {
+            mesh: named(&mesh),
+            handles: named(&handles),
+            weights: named(&weights),
+            anim: named(&anim),
+        },
+    )
+}
+
+/// Builds a reference-release scene from its parsed scene JSON (at `path`) and the texts of the
+/// four files it names; see [`read_reference_scene`].
+pub fn parse_reference_scene(path: &Path, json: &serde_json::Value, files: &ReferenceSceneTexts) -> Result<Scene> {
     let key_str = |k: &str| -> Result<String> {
         json.get(k)
             .and_then(|v| v.as_str())
@@ -32,10 +89,9 @@ pub fn read_reference_scene(path: &Path, json: &serde_json::Value) -> Result<Sce
             .and_then(|v| v.as_f64())
             .ok_or_else(|| OvertoneError::parse(path, format!("missing numeric key `{k}`")))
     };
-    let medit = read_medit(&dir.join(key_str("mesh_file")?))?;
-    let tgf = read_tgf(&dir.join(key_str("handle_file")?))?;
-    let w = read_dmat(&dir.join(key_str("weight_file")?))?;
-    let anim_path = dir.join(key_str("anim_file")?);
+    let medit = parse_medit(files.mesh.path, files.mesh.text)?;
+    let tgf = parse_tgf(files.handles.path, files.handles.text)?;
+    let w = parse_dmat(files.weights.path, files.weights.text)?;
     let model = ElasticModel::parse(&key_str("model")?)?;
     let material = Material {
         youngs_modulus: key_f64("YM")?,
@@ -87,9 +143,9 @@ pub fn read_reference_scene(path: &Path, json: &serde_json::Value) -> Result<Sce
         ));
     }
     let frames = if tgf.bones.is_empty() {
-        read_point_handle_anim(&anim_path, &joints, s)?
+        parse_point_handle_anim(files.anim.path, files.anim.text, &joints, s)?
     } else {
-        read_skeleton_anim(&anim_path, &joints, &tgf.bones, s)?.frames
+        parse_skeleton_anim(files.anim.path, files.anim.text, &joints, &tgf.bones, s)?.frames
     };
     let mesh = SimplexMesh::new(3, v, medit.tetrahedra)?;
     let scene = Scene {

@@ -94,12 +94,30 @@ pub struct NewtonReport {
 /// condition `f(z + tΔz) ≤ f(z) + c·t·gᵀΔz` holds (a non-finite `f` fails it). Since
 /// `gᵀΔz < 0`, an accepted step never increases the energy. Stops when `‖tΔz‖ < tolerance`,
 /// after `max_iterations`, or when the line search fails (reported, not an error).
+///
+/// Errors: [`OvertoneError::StepFailed`] when `f` is not finite at the starting point; any
+/// error of the problem's `energy`, `gradient` or `direction` (e.g. a factorization that
+/// fails) is passed on. On every error `z` is restored to its starting value, bit for bit.
 pub fn newton_minimize<P: NewtonProblem + ?Sized>(
     problem: &mut P,
     z: &mut [f64],
     params: &NewtonParams,
 ) -> Result<NewtonReport> {
     params.validate()?;
+    let start = z.to_vec();
+    let result = minimize_in_place(problem, z, params);
+    if result.is_err() {
+        z.copy_from_slice(&start);
+    }
+    result
+}
+
+/// The iterations of [`newton_minimize`]; `z` holds the last accepted iterate, also on error.
+fn minimize_in_place<P: NewtonProblem + ?Sized>(
+    problem: &mut P,
+    z: &mut [f64],
+    params: &NewtonParams,
+) -> Result<NewtonReport> {
     let n = z.len();
     let mut g = vec![0.0; n];
     let mut dz = vec![0.0; n];
@@ -111,11 +129,10 @@ pub fn newton_minimize<P: NewtonProblem + ?Sized>(
     };
     let mut f = problem.energy(z)?;
     if !f.is_finite() {
-        return Err(OvertoneError::setting(
-            "initial state",
-            f,
-            "the objective is not finite at the starting point",
-        ));
+        return Err(OvertoneError::StepFailed {
+            what: "Newton minimisation".into(),
+            reason: format!("the objective is {f} at the starting point"),
+        });
     }
     for _ in 0..params.max_iterations {
         problem.gradient(z, &mut g)?;
@@ -217,6 +234,117 @@ mod tests {
         assert!(close.len() >= 2, "too few iterations near the solution: {gn:?}");
         for (a, b) in close {
             assert!(b <= 1.0 * a * a, "‖g‖ went {a:e} -> {b:e}");
+        }
+    }
+
+    /// `f(z) = ½‖z − c‖²` with an exact Newton direction, made to fail on demand: the
+    /// direction errors on iteration `fail_at` (as a refused Cholesky would), or the energy is
+    /// NaN everywhere but at the start (no step can be accepted), or the direction is damped
+    /// by `damping` (so the iteration cap is reached before convergence).
+    struct Faulty {
+        calls: usize,
+        fail_at: Option<usize>,
+        nan_after_start: bool,
+        damping: f64,
+    }
+    const CENTRE: [f64; 3] = [1.0, -2.0, 0.5];
+    impl NewtonProblem for Faulty {
+        fn energy(&mut self, z: &[f64]) -> Result<f64> {
+            if self.nan_after_start && z[0] != 0.0 {
+                return Ok(f64::NAN);
+            }
+            Ok(0.5 * z.iter().zip(CENTRE).map(|(a, c)| (a - c).powi(2)).sum::<f64>())
+        }
+        fn gradient(&mut self, z: &[f64], g: &mut [f64]) -> Result<()> {
+            for k in 0..3 {
+                g[k] = z[k] - CENTRE[k];
+            }
+            Ok(())
+        }
+        fn direction(&mut self, _z: &[f64], g: &[f64], dz: &mut [f64]) -> Result<()> {
+            self.calls += 1;
+            if Some(self.calls) == self.fail_at {
+                return Err(OvertoneError::Factorization {
+                    what: "test Hessian".into(),
+                    reason: "not positive definite".into(),
+                });
+            }
+            for k in 0..3 {
+                dz[k] = -self.damping * g[k];
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failed_direction_restores_the_starting_point_bit_for_bit() {
+        // Damped steps, so z moves on iterations 1 and 2 before the third direction fails.
+        let mut p = Faulty {
+            calls: 0,
+            fail_at: Some(3),
+            nan_after_start: false,
+            damping: 0.5,
+        };
+        let start = [0.3, 0.1f64, -0.7];
+        let mut z = start;
+        let e = newton_minimize(&mut p, &mut z, &NewtonParams::default()).unwrap_err();
+        assert!(matches!(e, OvertoneError::Factorization { .. }), "{e:?}");
+        assert!(e.to_string().contains("test Hessian"), "{e}");
+        assert_eq!(p.calls, 3);
+        assert_eq!(z.map(f64::to_bits), start.map(f64::to_bits));
+    }
+
+    #[test]
+    fn a_non_finite_start_is_a_step_failure_and_z_is_untouched() {
+        let mut p = Faulty {
+            calls: 0,
+            fail_at: None,
+            nan_after_start: false,
+            damping: 1.0,
+        };
+        let mut z = [f64::MAX, 0.0, 0.0];
+        let e = newton_minimize(&mut p, &mut z, &NewtonParams::default()).unwrap_err();
+        assert!(matches!(e, OvertoneError::StepFailed { .. }), "{e:?}");
+        assert!(e.to_string().contains("starting point"), "{e}");
+        assert_eq!(z, [f64::MAX, 0.0, 0.0]);
+        assert_eq!(p.calls, 0);
+    }
+
+    #[test]
+    fn a_line_search_without_decrease_and_the_iteration_cap_are_reported() {
+        // NaN energy off the start: 61 halvings all rejected; z stays where it was.
+        let mut p = Faulty {
+            calls: 0,
+            fail_at: None,
+            nan_after_start: true,
+            damping: 1.0,
+        };
+        let mut z = [0.0; 3];
+        let rep = newton_minimize(&mut p, &mut z, &NewtonParams::default()).unwrap();
+        assert!(rep.line_search_failed && !rep.converged);
+        assert_eq!(rep.iterations.len(), 1);
+        assert_eq!(rep.iterations[0].step_length, 0.0);
+        assert_eq!(z, [0.0; 3]);
+        // Steps of 1/1000 of Newton's: after 5 iterations z has covered 1 − 0.999⁵ ≈ 0.5% of
+        // the way; the report says not converged, and every accepted step lowered f.
+        let mut p = Faulty {
+            calls: 0,
+            fail_at: None,
+            nan_after_start: false,
+            damping: 1e-3,
+        };
+        let mut z = [0.0; 3];
+        let params = NewtonParams {
+            max_iterations: 5,
+            ..Default::default()
+        };
+        let rep = newton_minimize(&mut p, &mut z, &params).unwrap();
+        assert!(!rep.converged && !rep.line_search_failed);
+        assert_eq!(rep.iterations.len(), 5);
+        assert!(rep.iterations.iter().all(|i| i.new_energy < i.energy));
+        let covered = 1.0 - 0.999f64.powi(5);
+        for k in 0..3 {
+            assert!((z[k] - covered * CENTRE[k]).abs() < 1e-12, "{z:?}");
         }
     }
 }

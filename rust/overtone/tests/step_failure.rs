@@ -1,0 +1,206 @@
+//! A time step that fails leaves every solver exactly as it was, so a host can retry.
+//!
+//! For the full-order ARAP solver, the Newton (neo-Hookean) solver and the fast solver, a twin
+//! pair is stepped through the sphere scene of the reference release; one twin is also given
+//! (a) a pose with a NaN, refused before anything changes, and (b) a finite pose scaled by
+//! 1e300, which makes the step itself fail (the inertia term, or the Newton energy, overflows).
+//! The tests assert the typed error and its message, that the state (positions, velocities,
+//! displacement; reduced state for the fast solver) is bit-identical to before the call, and
+//! that the following steps of both twins agree bit for bit (so nothing hidden, such as the
+//! rotation warm starts or the skinned positions, was left half-updated).
+
+use std::path::PathBuf;
+
+use overtone::dynamics::{FastParams, FastSolver, FullOrderSolver, NewtonCdSolver, SolverParams};
+use overtone::energy::EnergyModel;
+use overtone::leak::default_momentum_weights;
+use overtone::rig::LbsRig;
+use overtone::scene::{load_scene, Scene};
+use overtone::OvertoneError;
+
+fn sphere() -> Scene {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/complementary-dynamics-cpp/sphere/sphere.json");
+    load_scene(&p).unwrap()
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Rig parameters of frame `f`.
+fn pose(scene: &Scene, rig: &LbsRig, f: usize) -> Vec<f64> {
+    rig.params_from_transforms(&scene.frames[f]).unwrap()
+}
+
+/// The two poses every solver must survive: one with a NaN (refused up front) and one whose
+/// step overflows (every parameter times 1e300).
+fn bad_poses(p: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let mut nan = p.to_vec();
+    nan[1] = f64::NAN;
+    let huge = p.iter().map(|x| if *x == 0.0 { 1e300 } else { x * 1e300 }).collect();
+    (nan, huge)
+}
+
+fn assert_step_failed(e: &OvertoneError, solver: &str) {
+    assert!(matches!(e, OvertoneError::StepFailed { .. }), "{solver}: {e:?}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("failed") && msg.contains("state is unchanged") && msg.contains("smaller time step"),
+        "{solver}: {msg}"
+    );
+}
+
+fn params(scene: &Scene, iterations: usize) -> SolverParams {
+    SolverParams {
+        dt: scene.dt,
+        iterations,
+        tolerance: None,
+        gravity: vec![0.0; 3],
+    }
+}
+
+#[test]
+fn full_order_step_failure_leaves_the_state_bit_identical() {
+    let scene = sphere();
+    let rig = LbsRig::new(3, scene.mesh.vertices(), &scene.weights, scene.n_bones).unwrap();
+    let dw = default_momentum_weights(&scene.mesh).unwrap();
+    let pr = params(&scene, 10);
+    let p0 = pose(&scene, &rig, 0);
+    let mut a = FullOrderSolver::new(&scene.mesh, rig.clone(), &dw, &scene.material, &pr, &p0).unwrap();
+    let mut b = FullOrderSolver::new(&scene.mesh, rig.clone(), &dw, &scene.material, &pr, &p0).unwrap();
+    for f in 1..6 {
+        let p = pose(&scene, &rig, f);
+        a.step(&p).unwrap();
+        b.step(&p).unwrap();
+    }
+    let snapshot = |s: &FullOrderSolver| [s.positions(), s.velocities(), s.displacement(), s.rig_positions()].map(bits);
+    let before = snapshot(&a);
+    assert!(
+        a.displacement().iter().any(|x| x.abs() > 1e-6),
+        "the body must be moving"
+    );
+    let (nan, huge) = bad_poses(&pose(&scene, &rig, 6));
+    let e = a.step(&nan).unwrap_err();
+    assert!(matches!(e, OvertoneError::NonFinite { .. }), "{e:?}");
+    assert_eq!(snapshot(&a), before);
+    let e = a.step(&huge).unwrap_err();
+    assert_step_failed(&e, "full order");
+    assert!(e.to_string().contains("ARAP step"), "{e}");
+    assert_eq!(snapshot(&a), before, "a failed ARAP step changed the state");
+    for f in 6..12 {
+        let p = pose(&scene, &rig, f);
+        a.step(&p).unwrap();
+        b.step(&p).unwrap();
+        assert_eq!(
+            snapshot(&a),
+            snapshot(&b),
+            "frame {f}: the twins differ after the failed step"
+        );
+    }
+}
+
+#[test]
+fn newton_step_failure_leaves_the_state_bit_identical() {
+    let scene = sphere();
+    let rig = LbsRig::new(3, scene.mesh.vertices(), &scene.weights, scene.n_bones).unwrap();
+    let dw = default_momentum_weights(&scene.mesh).unwrap();
+    let pr = SolverParams {
+        tolerance: Some(1e-8),
+        ..params(&scene, 20)
+    };
+    let p0 = pose(&scene, &rig, 0);
+    let new = || {
+        NewtonCdSolver::new(
+            &scene.mesh,
+            rig.clone(),
+            &dw,
+            EnergyModel::NeoHookean,
+            &scene.material,
+            &pr,
+            &p0,
+        )
+        .unwrap()
+    };
+    let (mut a, mut b) = (new(), new());
+    for f in 1..6 {
+        let p = pose(&scene, &rig, f);
+        a.step(&p).unwrap();
+        b.step(&p).unwrap();
+    }
+    let snapshot = |s: &NewtonCdSolver| [s.positions(), s.velocities(), s.displacement()].map(bits);
+    let before = snapshot(&a);
+    let report_before = a.last_newton_report().cloned();
+    assert!(
+        a.displacement().iter().any(|x| x.abs() > 1e-6),
+        "the body must be moving"
+    );
+    let (nan, huge) = bad_poses(&pose(&scene, &rig, 6));
+    let e = a.step(&nan).unwrap_err();
+    assert!(matches!(e, OvertoneError::NonFinite { .. }), "{e:?}");
+    assert_eq!(snapshot(&a), before);
+    let e = a.step(&huge).unwrap_err();
+    assert_step_failed(&e, "Newton");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("Newton step") && msg.contains("starting point") && msg.contains("overflows"),
+        "{msg}"
+    );
+    assert_eq!(snapshot(&a), before, "a failed Newton step changed the state");
+    assert_eq!(a.last_newton_report().cloned(), report_before);
+    for f in 6..10 {
+        let p = pose(&scene, &rig, f);
+        a.step(&p).unwrap();
+        b.step(&p).unwrap();
+        assert_eq!(
+            snapshot(&a),
+            snapshot(&b),
+            "frame {f}: the twins differ after the failed step"
+        );
+    }
+}
+
+#[test]
+fn fast_step_failure_leaves_the_state_bit_identical() {
+    let scene = sphere();
+    let rig = LbsRig::new(3, scene.mesh.vertices(), &scene.weights, scene.n_bones).unwrap();
+    let dw = default_momentum_weights(&scene.mesh).unwrap();
+    let pr = params(&scene, 10);
+    let p0 = pose(&scene, &rig, 0);
+    let fast = FastParams { modes: 6, clusters: 20 };
+    let new = || FastSolver::new(&scene.mesh, rig.clone(), &dw, &scene.material, &pr, fast, &p0).unwrap();
+    let (mut a, mut b) = (new(), new());
+    for f in 1..6 {
+        let p = pose(&scene, &rig, f);
+        a.step(&p).unwrap();
+        b.step(&p).unwrap();
+    }
+    let snapshot = |s: &FastSolver| [s.reduced_state(), s.reduced_velocity(), s.rig_params()].map(bits);
+    let before = snapshot(&a);
+    assert!(
+        a.reduced_state().iter().any(|x| x.abs() > 1e-9),
+        "the body must be moving"
+    );
+    let (nan, huge) = bad_poses(&pose(&scene, &rig, 6));
+    let e = a.step(&nan).unwrap_err();
+    assert!(matches!(e, OvertoneError::NonFinite { .. }), "{e:?}");
+    assert_eq!(snapshot(&a), before);
+    let e = a.step(&huge).unwrap_err();
+    assert_step_failed(&e, "fast");
+    assert_eq!(snapshot(&a), before, "a failed fast step changed the state");
+    let n = scene.mesh.n_vertices();
+    for f in 6..12 {
+        let p = pose(&scene, &rig, f);
+        a.step(&p).unwrap();
+        b.step(&p).unwrap();
+        assert_eq!(
+            snapshot(&a),
+            snapshot(&b),
+            "frame {f}: the twins differ after the failed step"
+        );
+        let (mut ua, mut ub) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
+        a.add_displacement(&mut ua);
+        b.add_displacement(&mut ub);
+        assert_eq!(bits(&ua), bits(&ub));
+    }
+}
