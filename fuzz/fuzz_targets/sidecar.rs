@@ -29,8 +29,8 @@ fuzz_target!(|data: &[u8]| {
         (b, key)
     };
     if let Ok(m) = decode_sidecar::<ReducedModel>(&bytes, &key) {
-        for (d, n, c) in [(2, 4, 3), (3, 8, 4), (2, 0, 0), (3, 1, 12)] {
-            let _ = m.check_shapes(d, n, c);
+        for (d, n, c, rows, targets) in [(2, 4, 3, 3, 0), (3, 8, 4, 4, 0), (2, 0, 0, 0, 0), (3, 1, 12, 4, 2)] {
+            let _ = m.check_shapes(d, n, c, rows, targets);
         }
         let _ = m.summary();
     }
