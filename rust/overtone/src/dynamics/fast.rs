@@ -9,7 +9,7 @@ use faer::{Mat, Side};
 use crate::cache::{build_fast_precompute, fast_precompute_key, read_sidecar, write_sidecar, CacheStatus};
 use crate::dense_kernels::dot;
 use crate::dynamics::{Material, SolverParams, StepReport};
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
 use crate::polar::{closest_rotation_2d, closest_rotation_3d};
@@ -546,7 +546,7 @@ impl FastSolver {
 
     /// Puts the body at rest in pose `p0`.
     pub fn reset(&mut self, p0: &[f64]) -> Result<()> {
-        self.check_params(p0)?;
+        self.rig.check_params(p0)?;
         self.rig.extended_params_into(p0, &mut self.p);
         self.p_full.copy_from_slice(p0);
         self.pdot.fill(0.0);
@@ -554,13 +554,6 @@ impl FastSolver {
         self.zdot.fill(0.0);
         self.warm.fill([1.0, 0.0, 0.0, 0.0]);
         Ok(())
-    }
-
-    fn check_params(&self, p: &[f64]) -> Result<()> {
-        if p.len() != self.rig.n_params() {
-            return Err(OvertoneError::size("rig parameters", self.rig.n_params(), p.len()));
-        }
-        check_finite("rig parameters", p, 1)
     }
 
     /// Advances one step to rig pose `p_next`. Does not allocate.
@@ -582,7 +575,7 @@ impl FastSolver {
     /// the state (`z`, `ż`, rig parameters and their velocity, rotation warm starts) is
     /// bit-identical to before the call.
     pub fn advance(&mut self, p_given: &[f64]) -> Result<usize> {
-        self.check_params(p_given)?;
+        self.rig.check_params(p_given)?;
         // The extended parameters p̃ (equal to p without blendshapes); taken out of `self` for
         // the step (no allocation) and put back at the end.
         let mut p_ext = std::mem::take(&mut self.p_ext);

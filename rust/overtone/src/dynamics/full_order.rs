@@ -192,20 +192,13 @@ impl FullOrderSolver {
 
     /// Puts the body at rest in pose `p0`: `u_c = 0`, zero velocity.
     pub fn reset(&mut self, p0: &[f64]) -> Result<()> {
-        self.check_params(p0)?;
+        self.rig.check_params(p0)?;
         self.rig.apply(p0, &mut self.x);
         self.jp.copy_from_slice(&self.x);
         self.v.fill(0.0);
         self.u.fill(0.0);
         self.warm.fill([1.0, 0.0, 0.0, 0.0]);
         Ok(())
-    }
-
-    fn check_params(&self, p: &[f64]) -> Result<()> {
-        if p.len() != self.rig.n_params() {
-            return Err(OvertoneError::size("rig parameters", self.rig.n_params(), p.len()));
-        }
-        check_finite("rig parameters", p, 1)
     }
 
     /// Advances one time step to rig pose `p_next`.
@@ -226,7 +219,7 @@ impl FullOrderSolver {
 
     /// The step without the residual diagnostic; returns the iterations taken.
     pub fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
-        self.check_params(p_next)?;
+        self.rig.check_params(p_next)?;
         if self.n >= PARALLEL_MIN_VERTICES || self.warm.len() >= PARALLEL_MIN_ELEMENTS {
             // Run the whole step on a pool thread: the thirty parallel loops of ten iterations
             // then fork and join inside the pool instead of each handing work over from the

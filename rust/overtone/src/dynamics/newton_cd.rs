@@ -5,7 +5,7 @@ use faer::Mat;
 
 use crate::dynamics::{Material, SolverParams, StepReport};
 use crate::energy::{ElasticEnergy, EnergyModel};
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass};
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
 use crate::rig::{validate_solver_inputs, LbsRig, RigConstraint};
@@ -148,18 +148,11 @@ impl NewtonCdSolver {
 
     /// Puts the body at rest in pose `p0`: `u_c = 0`, zero velocity.
     pub fn reset(&mut self, p0: &[f64]) -> Result<()> {
-        self.check_params(p0)?;
+        self.rig.check_params(p0)?;
         self.rig.apply(p0, &mut self.x);
         self.v.fill(0.0);
         self.u.fill(0.0);
         Ok(())
-    }
-
-    fn check_params(&self, p: &[f64]) -> Result<()> {
-        if p.len() != self.rig.n_params() {
-            return Err(OvertoneError::size("rig parameters", self.rig.n_params(), p.len()));
-        }
-        check_finite("rig parameters", p, 1)
     }
 
     /// Advances one time step to rig pose `p_next`.
@@ -171,7 +164,7 @@ impl NewtonCdSolver {
     /// that finds no decrease, or `iterations` used up, is not an error: the step keeps the last
     /// accepted (energy-decreasing, feasible) iterate and [`Self::last_newton_report`] says so.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
-        self.check_params(p_next)?;
+        self.rig.check_params(p_next)?;
         let (d, n, h) = (self.dim, self.n, self.dt);
         self.rig.apply(p_next, &mut self.jp);
         for k in 0..n * d {

@@ -147,6 +147,14 @@ impl LbsRig {
         Ok(self)
     }
 
+    /// Checks a rig parameter vector: [`n_params`](Self::n_params) finite numbers.
+    pub fn check_params(&self, p: &[f64]) -> Result<()> {
+        if p.len() != self.n_params() {
+            return Err(OvertoneError::size("rig parameters", self.n_params(), p.len()));
+        }
+        check_finite("rig parameters", p, 1)
+    }
+
     /// Number of blendshapes `T`.
     pub fn n_targets(&self) -> usize {
         self.n_targets
