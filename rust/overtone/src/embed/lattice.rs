@@ -63,14 +63,7 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
             "needs triangles over its vertices",
         ));
     }
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for v in vertices.chunks_exact(3) {
-        for i in 0..3 {
-            lo[i] = lo[i].min(v[i]);
-            hi[i] = hi[i].max(v[i]);
-        }
-    }
+    let (lo, hi) = crate::mesh::bounding_box(vertices);
     let longest = (0..3).map(|i| hi[i] - lo[i]).fold(0.0, f64::max);
     if !(longest > 0.0) || !longest.is_finite() {
         return Err(OvertoneError::setting(

@@ -217,14 +217,7 @@ struct TetGrid {
 
 impl TetGrid {
     fn new(mesh: &SimplexMesh) -> Self {
-        let mut lo = [f64::INFINITY; 3];
-        let mut hi = [f64::NEG_INFINITY; 3];
-        for v in mesh.vertices().chunks_exact(3) {
-            for i in 0..3 {
-                lo[i] = lo[i].min(v[i]);
-                hi[i] = hi[i].max(v[i]);
-            }
-        }
+        let (lo, hi) = crate::mesh::bounding_box(mesh.vertices());
         let per_axis = ((mesh.n_elements() as f64).cbrt().ceil() as usize).clamp(1, 64);
         let dims = [per_axis; 3];
         let size: [f64; 3] = std::array::from_fn(|i| ((hi[i] - lo[i]) / per_axis as f64).max(f64::MIN_POSITIVE));

@@ -1,6 +1,7 @@
 //! Simplicial meshes: triangles in 2D, tetrahedra in 3D.
 
 mod boundary_facets;
+mod bounding_box;
 mod cylinder;
 mod element_order;
 mod grid;
@@ -8,6 +9,7 @@ mod simplex_mesh;
 mod volume;
 
 pub use boundary_facets::{boundary_facets, boundary_vertices};
+pub use bounding_box::bounding_box;
 pub use cylinder::tet_cylinder;
 pub use element_order::spatial_element_order;
 pub use grid::{centered_triangle_grid, tet_grid, triangle_grid};

@@ -244,14 +244,7 @@ impl Character {
                 ));
             }
         }
-        let mut lo = [f64::INFINITY; 3];
-        let mut hi = [f64::NEG_INFINITY; 3];
-        for v in vertices.chunks_exact(3) {
-            for i in 0..3 {
-                lo[i] = lo[i].min(v[i]);
-                hi[i] = hi[i].max(v[i]);
-            }
-        }
+        let (lo, hi) = crate::mesh::bounding_box(vertices);
         let centre: [f64; 3] = std::array::from_fn(|i| 0.5 * (lo[i] + hi[i]));
         let scale = (0..3).map(|i| 0.5 * (hi[i] - lo[i])).fold(0.0, f64::max);
         if !(scale > 0.0) {

@@ -42,14 +42,7 @@ impl DisplaySurface {
         for (x, o) in vertices.chunks_exact(3).zip(local.chunks_exact_mut(3)) {
             normalisation.to_scene(x, o);
         }
-        let mut lo = [f64::INFINITY; 3];
-        let mut hi = [f64::NEG_INFINITY; 3];
-        for v in scene.mesh.vertices().chunks_exact(3) {
-            for i in 0..3 {
-                lo[i] = lo[i].min(v[i]);
-                hi[i] = hi[i].max(v[i]);
-            }
-        }
+        let (lo, hi) = crate::mesh::bounding_box(scene.mesh.vertices());
         let diag = (0..3).map(|i| (hi[i] - lo[i]).powi(2)).sum::<f64>().sqrt();
         let embedding = embed_points_in_tets(&scene.mesh, &local, DISPLAY_SURFACE_MAX_DISTANCE * diag)?;
         let mut warnings = Vec::new();

@@ -4,23 +4,11 @@
 //! extent along x is `[x_min, x_max]` (length `L`), its cross-section centre `(y_c, z_c)` is
 //! the bounding-box centre.
 
-fn bounds(rest: &[f64]) -> ([f64; 3], [f64; 3]) {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for p in rest.chunks_exact(3) {
-        for i in 0..3 {
-            lo[i] = lo[i].min(p[i]);
-            hi[i] = hi[i].max(p[i]);
-        }
-    }
-    (lo, hi)
-}
-
 /// Twist about the bar's axis: the cross-section at `x` turns by
 /// `θ(x) = angle · ((x − x_min)/L − 1/2)` radians about the line `(·, y_c, z_c)` (the ends turn
 /// by `∓angle/2`). Lengths along x are kept; it is a pure torsion.
 pub fn twist_pose(rest: &[f64], angle: f64) -> Vec<f64> {
-    let (lo, hi) = bounds(rest);
+    let (lo, hi) = crate::mesh::bounding_box(rest);
     let len = (hi[0] - lo[0]).max(f64::MIN_POSITIVE);
     let (yc, zc) = (0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2]));
     let mut out = Vec::with_capacity(rest.len());
@@ -38,7 +26,7 @@ pub fn twist_pose(rest: &[f64], angle: f64) -> Vec<f64> {
 /// length), and each cross-section stays perpendicular to it (`y` measured along the curve's
 /// normal, `z` unchanged): an inextensible S-bend whose ends point the original way.
 pub fn s_bend_pose(rest: &[f64], amplitude: f64) -> Vec<f64> {
-    let (lo, hi) = bounds(rest);
+    let (lo, hi) = crate::mesh::bounding_box(rest);
     let len = (hi[0] - lo[0]).max(f64::MIN_POSITIVE);
     let yc = 0.5 * (lo[1] + hi[1]);
     let phi = |s: f64| amplitude * (std::f64::consts::TAU * s / len).sin();
