@@ -25,6 +25,25 @@ pub struct BakeOptions {
     pub preview: Option<PathBuf>,
     /// Display surface (.obj) of a tet-mesh scene.
     pub surface: Option<PathBuf>,
+    pub youngs_modulus: Option<f64>,
+    pub poisson_ratio: Option<f64>,
+    pub density: Option<f64>,
+    pub dynamics: crate::dynamics_args::DynamicsArgs,
+}
+
+/// Overrides the material's fields given on the command line.
+fn material_overrides(o: &BakeOptions, m: &mut overtone::dynamics::Material) -> Result<()> {
+    if let Some(e) = o.youngs_modulus {
+        m.youngs_modulus = e;
+    }
+    if let Some(nu) = o.poisson_ratio {
+        m.poisson_ratio = nu;
+    }
+    if let Some(rho) = o.density {
+        m.density = rho;
+    }
+    m.validate()?;
+    Ok(())
 }
 
 /// Parses `A..B` (inclusive frame range).
@@ -84,8 +103,31 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             settings.lattice_resolution = r;
         }
         settings.animation = o.animation;
+        material_overrides(&o, &mut settings.material)?;
         let mut ch = character_from_gltf(&o.input, &settings, leak.as_deref())
             .with_context(|| format!("preparing {}", o.input.display()))?;
+        // Dynamics flags; a painted stiffness (per welded or per input vertex) multiplies the
+        // skeleton-derived default; gravity is given in the file's units (÷ scale).
+        ch.scene.dynamics = o.dynamics.keys().apply(&ch.scene.dynamics)?;
+        if let Some(p) = &o.dynamics.stiffness {
+            let mut f = crate::dynamics_args::read_field(p, "stiffness")?;
+            if f.len() == ch.original_to_welded.len() && f.len() != ch.surface.len() / 3 {
+                let mut welded = vec![1.0; ch.surface.len() / 3];
+                for (orig, &w) in ch.original_to_welded.iter().enumerate() {
+                    welded[w] = f[orig];
+                }
+                f = welded;
+            }
+            let lattice = overtone::scene::lattice_field_from_surface(&ch, &f, "stiffness")?;
+            ch.scene.dynamics.stiffness = Some(match ch.scene.dynamics.stiffness.take() {
+                None => lattice,
+                Some(d) => lattice.iter().zip(&d).map(|(a, b)| a * b).collect(),
+            });
+        }
+        if let Some(g) = o.dynamics.gravity(3)? {
+            ch.scene.gravity = g.iter().map(|x| x / ch.scale).collect();
+        }
+        ch.scene.validate()?;
         if let Some((a, b)) = o.frames {
             anyhow::ensure!(
                 b < ch.scene.frames.len(),
@@ -137,6 +179,8 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         if let Some(d) = leak {
             sc.momentum_weights = Some(d);
         }
+        material_overrides(&o, &mut sc.material)?;
+        o.dynamics.apply_to_scene(&mut sc)?;
         if let Some((a, b)) = o.frames {
             anyhow::ensure!(
                 b < sc.frames.len(),
@@ -202,6 +246,11 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         (frames, displacements, fps, sim, n_points, sc.name.clone())
     };
     let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
+    let dynamics_report = json!({
+        "substeps": sim.fast.as_ref().map(|f| f.substeps),
+        "lowest_frequency_hz": sim.fast.as_ref().map(|f| f.lowest_frequency_hz),
+        "flags": format!("{:?}", o.dynamics.keys()),
+    });
     overtone::io::write_pc2(&o.out, start, 1.0, n_points, &frames)?;
     if let Some(m) = &o.mdd {
         overtone::io::write_mdd(m, fps, n_points, &frames)?;
@@ -230,6 +279,8 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "sidecar": sim.fast.as_ref().map(|f| f.cache.clone()),
             "precompute_stage_ms": sim.fast.as_ref().map(|f| f.stage_ms.iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>()),
             "prepare_ms": prepare_ms,
+            "dynamics": dynamics_report,
+            "cuts": sim.cuts,
             "warnings": warnings,
             "display_surface": surface_report,
             "per_frame": sim.steps.iter().zip(&sim.step_ms).map(|(s, ms)| json!({"relative_residual": s.relative_residual, "step_ms": ms})).collect::<Vec<_>>(),

@@ -11,6 +11,7 @@ macro_rules! out {
 
 mod bake;
 mod bench;
+mod dynamics_args;
 mod preview;
 mod report;
 mod scenes;
@@ -79,6 +80,8 @@ enum Command {
         /// Leak field: a constant value of D everywhere (e.g. 1 for no momentum leak).
         #[arg(long)]
         leak_constant: Option<f64>,
+        #[command(flatten)]
+        dynamics: dynamics_args::DynamicsArgs,
     },
     /// Run the built-in 3D demo (the reference release's elephant) into a folder.
     Demo {
@@ -136,6 +139,18 @@ enum Command {
         /// vertices, in its order and units, each carried by its tet's barycentric coordinates.
         #[arg(long)]
         surface: Option<PathBuf>,
+        /// Young's modulus (glTF characters: in the normalised frame, longest half-extent 1;
+        /// default 2e5).
+        #[arg(long)]
+        youngs_modulus: Option<f64>,
+        /// Poisson ratio (default 0.4).
+        #[arg(long)]
+        poisson_ratio: Option<f64>,
+        /// Density (default 1000).
+        #[arg(long)]
+        density: Option<f64>,
+        #[command(flatten)]
+        dynamics: dynamics_args::DynamicsArgs,
     },
     /// Print what a sidecar (.ovt) holds.
     Inspect { file: PathBuf },
@@ -168,6 +183,7 @@ fn real_main() -> Result<()> {
             tolerance,
             model,
             leak_constant,
+            dynamics,
         } => {
             let mut sc = scenes::load(&scene)?;
             if let Some(m) = model {
@@ -176,6 +192,7 @@ fn real_main() -> Result<()> {
             if let Some(c) = leak_constant {
                 sc.momentum_weights = Some(vec![c; sc.mesh.n_vertices()]);
             }
+            dynamics.apply_to_scene(&mut sc)?;
             let iterations = iterations.unwrap_or(match sc.model {
                 overtone::scene::ElasticModel::Arap => 10,
                 overtone::scene::ElasticModel::NeoHookean => 30,
@@ -217,6 +234,10 @@ fn real_main() -> Result<()> {
             mdd,
             preview,
             surface,
+            youngs_modulus,
+            poisson_ratio,
+            density,
+            dynamics,
         } => bake::bake(bake::BakeOptions {
             input,
             out,
@@ -231,6 +252,10 @@ fn real_main() -> Result<()> {
             mdd,
             preview,
             surface,
+            youngs_modulus,
+            poisson_ratio,
+            density,
+            dynamics,
         }),
         Command::Export { scene, out } => {
             let sc = scenes::load(&scene)?;
@@ -318,6 +343,10 @@ fn demo(out_dir: &Path) -> Result<()> {
             mdd: None,
             preview: Some(files[2].clone()),
             surface: None,
+            youngs_modulus: None,
+            poisson_ratio: None,
+            density: None,
+            dynamics: Default::default(),
         })?;
         Ok(files.to_vec())
     };

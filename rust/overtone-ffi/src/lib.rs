@@ -133,6 +133,7 @@ fn create_deformer(
                 modes: settings.modes,
                 clusters: settings.clusters,
             }),
+            ..DeformerSettings::default()
         };
         if !(s.character.fps.is_finite() && s.character.fps > 0.0) {
             return Err(format!("setting `fps` = {} is invalid: must be > 0", s.character.fps));

@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use crate::cache::CacheStatus;
-use crate::dynamics::{FastParams, FastSolver, FullOrderSolver, SolverParams, StepReport};
+use crate::dynamics::{FastParams, FastSolver, FullOrderSolver, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::leak::default_momentum_weights;
-use crate::rig::{compose_affine, normalisation_pair};
-use crate::scene::{Character, CharacterSettings, SurfaceMorphs};
+use crate::rig::{compose_affine, normalisation_pair, RigJump};
+use crate::scene::{Character, CharacterSettings, SceneDynamics, SurfaceMorphs};
 
 /// Settings of a [`SurfaceDeformer`]; every field documents its default.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,6 +18,12 @@ pub struct DeformerSettings {
     /// `Some`: the fast solver with this subspace (default 16 modes, 100 clusters); `None`: the
     /// full-order solver.
     pub fast: Option<FastParams>,
+    /// Integrator, damping, rest shape and the other controls (default: the production
+    /// scheme, [`SceneDynamics::default`]). A `stiffness` field here is per surface vertex.
+    pub dynamics: SceneDynamics,
+    /// Gravity in the host's world frame (world length units/s², e.g. `[0, 0, −9.81]` in a
+    /// Z-up scene in metres). Default zero.
+    pub gravity: [f64; 3],
 }
 
 impl Default for DeformerSettings {
@@ -25,6 +31,8 @@ impl Default for DeformerSettings {
         Self {
             character: CharacterSettings::default(),
             fast: Some(FastParams::default_for(3)),
+            dynamics: SceneDynamics::default(),
+            gravity: [0.0; 3],
         }
     }
 }
@@ -52,6 +60,12 @@ pub struct SurfaceDeformer {
     lattice_u: Vec<f64>,
     last: Option<StepReport>,
     cache: String,
+    /// Output multiplier.
+    strength: f64,
+    /// Cut detection on the normalised rig parameters, and the last pose's parameters.
+    jump: Option<(RigJump, f64)>,
+    params_prev: Vec<f64>,
+    cuts: usize,
 }
 
 impl SurfaceDeformer {
@@ -130,10 +144,32 @@ impl SurfaceDeformer {
             Some(d) => d.clone(),
             None => default_momentum_weights(&sc.mesh)?,
         };
-        let params = SolverParams {
-            dt: sc.dt,
-            ..Default::default()
+        // A painted stiffness (per surface vertex) multiplies the skeleton-derived default.
+        let stiffness = match (&settings.dynamics.stiffness, &sc.dynamics.stiffness) {
+            (None, default) => default.clone(),
+            (Some(f), default) => {
+                let painted = crate::scene::lattice_field_from_surface(&character, f, "stiffness")?;
+                Some(match default {
+                    None => painted,
+                    Some(d) => painted.iter().zip(d).map(|(a, b)| a * b).collect(),
+                })
+            }
         };
+        let dynamics = SceneDynamics {
+            stiffness,
+            ..settings.dynamics.clone()
+        };
+        dynamics.validate(sc.mesh.n_vertices())?;
+        if settings.gravity.iter().any(|g| !g.is_finite()) {
+            return Err(OvertoneError::setting(
+                "gravity",
+                format!("{:?}", settings.gravity),
+                "must be finite",
+            ));
+        }
+        // World length units → the normalised frame (lengths divided by the scale).
+        let gravity = settings.gravity.iter().map(|g| g / character.scale).collect();
+        let params = dynamics.solver_params(sc.dt, 10, None, gravity);
         let (solver, cache) = match settings.fast {
             Some(fp) => {
                 let s = FastSolver::with_sidecar(&sc.mesh, rig, &dw, &sc.material, &params, fp, &p0, sidecar)?;
@@ -158,9 +194,20 @@ impl SurfaceDeformer {
             Solver::Fast(s) => s.rig().n_params(),
             Solver::Full(s) => s.rig().n_params(),
         };
+        let jump = dynamics.cut_distance.map(|c| {
+            let r = match &solver {
+                Solver::Fast(s) => s.rig(),
+                Solver::Full(s) => s.rig(),
+            };
+            (RigJump::new(r), c)
+        });
         Ok(Self {
             pose: vec![0.0; 12 * n_bones],
             params: vec![0.0; n_params],
+            params_prev: p0.clone(),
+            strength: dynamics.strength,
+            jump,
+            cuts: 0,
             lattice_u: vec![0.0; 3 * n_lattice],
             character,
             solver,
@@ -256,8 +303,14 @@ impl SurfaceDeformer {
             Solver::Fast(s) => s.reset(&self.params)?,
             Solver::Full(s) => s.reset(&self.params)?,
         }
+        self.params_prev.copy_from_slice(&self.params);
         self.last = None;
         Ok(())
+    }
+
+    /// How many steps restarted the simulation because the rig jumped beyond the cut distance.
+    pub fn cuts(&self) -> usize {
+        self.cuts
     }
 
     /// Advances one frame to `pose` and writes the displacement of every surface vertex
@@ -275,7 +328,24 @@ impl SurfaceDeformer {
         }
         self.load_params(pose, morph_weights)?;
         let p = &self.params;
+        let cut = self
+            .jump
+            .as_ref()
+            .is_some_and(|(j, c)| j.jump(&self.params_prev, p) > c * j.diagonal());
+        if cut {
+            match &mut self.solver {
+                Solver::Fast(s) => s.reset(p)?,
+                Solver::Full(s) => s.reset(p)?,
+            }
+            self.cuts += 1;
+        }
         let report = match &mut self.solver {
+            // At rest after the restart: u_c = 0 meets the constraint exactly.
+            _ if cut => StepReport {
+                iterations: 0,
+                residual: 0.0,
+                relative_residual: 0.0,
+            },
             Solver::Fast(s) => {
                 let r = s.step(p)?;
                 self.lattice_u.fill(0.0);
@@ -294,9 +364,13 @@ impl SurfaceDeformer {
                 r
             }
         };
+        if cut {
+            self.lattice_u.fill(0.0);
+        }
+        self.params_prev.copy_from_slice(&self.params);
         out.fill(0.0);
         self.character.embedding.add_to_surface(&self.lattice_u, out);
-        let s = self.character.scale;
+        let s = self.character.scale * self.strength;
         out.iter_mut().for_each(|x| *x *= s);
         self.last = Some(report);
         Ok(report)

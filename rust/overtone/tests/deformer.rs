@@ -56,7 +56,10 @@ fn pose(angle: f64) -> Vec<f64> {
 fn deformer_keeps_the_contract_and_refuses_bad_poses_without_side_effects() {
     let (v, t, w) = tube();
     let n = v.len() / 3;
-    let settings = DeformerSettings::default();
+    // Cut detection off: the 1e300 jump below must reach the solver (with it on, that jump
+    // is a cut and restarts the simulation: see `a_teleport_is_a_cut_not_a_launch`).
+    let mut settings = DeformerSettings::default();
+    settings.dynamics.cut_distance = None;
     let mut def = SurfaceDeformer::new(&settings, &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
     let mut twin = SurfaceDeformer::new(&settings, &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
     let (mut out, mut out2) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
@@ -181,4 +184,45 @@ fn blendshape_deformer_is_orthogonal_to_the_targets_too() {
         None
     )
     .is_err());
+}
+
+/// A rig that jumps by more than the cut distance (half the body's diagonal) in one frame
+/// restarts the simulation there: zero displacement at the jump, no launch afterwards (the
+/// next frames' motion stays the size of the motion before the jump), the contract holds.
+#[test]
+fn a_teleport_is_a_cut_not_a_launch() {
+    let (v, t, w) = tube();
+    let n = v.len() / 3;
+    let mut def = SurfaceDeformer::new(&DeformerSettings::default(), &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
+    let mut out = vec![0.0; 3 * n];
+    let shifted = |a: f64, dx: f64| {
+        let mut p = pose(a);
+        p[3] += dx;
+        p[15] += dx;
+        p
+    };
+    let size = |u: &[f64]| {
+        u.chunks(3)
+            .map(|x| (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]).sqrt())
+            .fold(0.0, f64::max)
+    };
+    let mut before: f64 = 0.0;
+    for k in 1..20 {
+        def.step(&shifted(0.5 * (k as f64 * 0.3).sin(), 0.0), &mut out).unwrap();
+        before = before.max(size(&out));
+    }
+    assert!(before > 1e-3, "the swing moves the tube ({before:.2e})");
+    // Teleport by 10 (the tube's diagonal is about 3).
+    def.step(&shifted(0.5 * (20.0f64 * 0.3).sin(), 10.0), &mut out).unwrap();
+    assert_eq!(def.cuts(), 1);
+    assert_eq!(size(&out), 0.0);
+    let mut after: f64 = 0.0;
+    for k in 21..40 {
+        def.step(&shifted(0.5 * (k as f64 * 0.3).sin(), 10.0), &mut out)
+            .unwrap();
+        after = after.max(size(&out));
+        assert!(def.relative_residual() < 1e-8);
+    }
+    assert_eq!(def.cuts(), 1);
+    assert!(after < 2.0 * before, "after the cut {after:.3e}, before {before:.3e}");
 }

@@ -231,6 +231,7 @@ fn lattice_residuals(sc: &Scene) -> [(f64, f64, f64); 2] {
         iterations: 10,
         tolerance: None,
         gravity: vec![0.0; 3],
+        ..Default::default()
     };
     let p = |k: usize| {
         let mut p = vec![0.0; rig.n_params()];
@@ -412,6 +413,7 @@ fn empty_and_duplicate_morph_targets() {
         iterations: 10,
         tolerance: None,
         gravity: vec![0.0; 3],
+        ..Default::default()
     };
     let p = |k: usize| {
         let mut p = vec![0.0; rig.n_params()];

@@ -57,6 +57,7 @@ fn params(scene: &Scene, iterations: usize) -> SolverParams {
         iterations,
         tolerance: None,
         gravity: vec![0.0; 3],
+        ..Default::default()
     }
 }
 

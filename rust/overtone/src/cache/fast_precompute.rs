@@ -61,15 +61,15 @@ impl std::fmt::Display for CacheStatus {
 /// The key of a fast precompute: the mesh, the scalar constraint rows (`Â = Ĵᵀ diag(m ⊙ d)`
 /// and the blendshape rows; they carry the weights, rest positions, leak field and density),
 /// the blendshape deltas themselves (`T × n × d`; they also enter the rig terms through `J̃`),
-/// the subspace size, the shear modulus and the time step (both enter the reduced system
-/// matrix).
+/// the subspace size and the per-element stiffness multipliers (empty: uniform). The shear
+/// modulus, the time step and the damping do not enter: the stored reduced operators are per
+/// unit shear modulus, and the system matrix is factored when the solver is built.
 pub fn fast_precompute_key(
     mesh: &SimplexMesh,
     a_hat: &Mat<f64>,
     deltas: &[f64],
     fast: FastParams,
-    mu: f64,
-    dt: f64,
+    element_stiffness: &[f64],
 ) -> [u8; 32] {
     let a: Vec<f64> = (0..a_hat.nrows() * a_hat.ncols())
         .map(|i| a_hat[(i / a_hat.ncols(), i % a_hat.ncols())])
@@ -83,7 +83,7 @@ pub fn fast_precompute_key(
         .f64s("constraint", &a)
         .f64s("blendshape deltas", deltas)
         .usizes("modes, clusters", &[fast.modes, fast.clusters])
-        .f64s("shear modulus, time step", &[mu, dt])
+        .f64s("element stiffness multipliers", element_stiffness)
         .finish()
 }
 

@@ -8,7 +8,8 @@ use faer::{Mat, Side};
 
 use crate::cache::{build_fast_precompute, fast_precompute_key, read_sidecar, write_sidecar, CacheStatus};
 use crate::dense_kernels::dot;
-use crate::dynamics::{Material, SolverParams, StepReport};
+use crate::dynamics::time_integration::{Damping, FramePlan, FrameStepper, SubstepSolver};
+use crate::dynamics::{Material, RestShape, SolverParams, StepReport};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
@@ -64,6 +65,10 @@ pub struct FastPrecompute {
     pub stage_ms: Vec<(String, f64)>,
     /// Whether the eigenmodes and clusters came from a sidecar.
     pub cache: String,
+    /// Substeps per frame of the time integration.
+    pub substeps: usize,
+    /// Frequency of the lowest vibration mode of the subspace (Hz), with the stiffness used.
+    pub lowest_frequency_hz: f64,
 }
 
 /// Fast complementary dynamics: `u_c = B z` with `B` the M-orthonormalised rig-orthogonal
@@ -101,10 +106,17 @@ pub struct FastSolver {
     n_rig: usize,
     rig: LbsRig,
     basis: SkinningBasis,
+    /// Length `τ` of one backward-Euler solve (see [`FramePlan::solve_step`]).
     h: f64,
     iterations: usize,
     gravity: Vec<f64>,
-    /// Cholesky factor of `B̂ᵀL̂B̂ + I/h²` (`r̂ × r̂`).
+    rest: RestShape,
+    damping: Damping,
+    /// `μ B̂ᵀL̂B̂` (`r̂ × r̂`, row-major), for the damping force.
+    btlb: Vec<f64>,
+    /// Lowest angular frequency `ω₁` of the subspace (rad/s).
+    omega1: f64,
+    /// Cholesky factor of `(1 + β/τ) μB̂ᵀL̂B̂ + (1/τ² + α/τ) I` (`r̂ × r̂`).
     chol: DenseCholesky,
     /// Per cluster `K̂_c` (`d × r̂`, row-major), concatenated.
     k_basis: Vec<f64>,
@@ -135,9 +147,20 @@ pub struct FastSolver {
     /// `p̃` of the next pose (workspace).
     p_ext: Vec<f64>,
     warm: Vec<[f64; 4]>,
+    /// Warm starts of the rig pose's cluster rotations (rest = rig), and their value at the
+    /// start of the step in progress.
+    warm_rig: Vec<[f64; 4]>,
+    warm_rig_start: Vec<[f64; 4]>,
+    frames: FrameStepper,
     // workspace
     /// `warm` at the start of the step in progress (restored when the step fails).
     warm_start: Vec<[f64; 4]>,
+    /// The rig pose's cluster rotations `R_c(J p)` (rest = rig), layout of `rvec`.
+    r_rig: Vec<f64>,
+    /// Midpoint start `(z_n, ż_n, ṗ_n)` and the frame's saved state.
+    mid: Vec<f64>,
+    saved: Vec<f64>,
+    saved_warm: Vec<[f64; 4]>,
     base: Vec<f64>,
     f_rig: Vec<f64>,
     f0: Vec<f64>,
@@ -154,7 +177,17 @@ pub struct FastSolver {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReducedModel {
     basis: SkinningBasis,
-    chol: DenseCholesky,
+    /// `B̂ᵀL̂B̂` per unit shear modulus (`r̂ × r̂`, row-major, symmetrised).
+    btlb: Vec<f64>,
+    /// `B̂ᵀM̂B̂` (`r̂ × r̂`, row-major; the identity up to round-off).
+    bmb: Vec<f64>,
+    /// `ω₁²` per unit shear modulus: the lowest vibrating eigenvalue of the linearised ARAP
+    /// stiffness in the subspace
+    /// ([`lowest_mode_in_subspace`](crate::dynamics::time_integration::lowest_mode_in_subspace)).
+    arap_lambda: f64,
+    /// The lowest mode's Laplacian energy `ρ_L` per unit shear modulus (see
+    /// [`Damping::rayleigh_split`]).
+    laplacian_rayleigh: f64,
     k_basis: Vec<f64>,
     k_rig: Vec<f64>,
     bmj: Vec<f64>,
@@ -167,7 +200,6 @@ pub struct ReducedModel {
     blend_norm: f64,
     n_clusters: usize,
     rr: usize,
-    cluster_space: Option<ClusterSpace>,
     modes: usize,
     eigenvalues: Vec<f64>,
     cluster_sizes: Vec<usize>,
@@ -209,16 +241,20 @@ impl ReducedModel {
                 "the skinning basis does not fit a {d}D body of {n_vertices} vertices"
             ));
         }
-        if rr != self.basis.reduced_dim() || self.chol.n != rr {
+        if rr != self.basis.reduced_dim() {
             return Err(format!(
-                "reduced size {rr}, basis {} and factor {} disagree",
-                self.basis.reduced_dim(),
-                self.chol.n
+                "reduced size {rr} and basis {} disagree",
+                self.basis.reduced_dim()
             ));
         }
-        len("factor L", &self.chol.lower, &[rr, rr])?;
-        len("factor Lᵀ", &self.chol.upper, &[rr, rr])?;
-        len("factor diagonal", &self.chol.inv_diag, &[rr])?;
+        len("BᵀLB", &self.btlb, &[rr, rr])?;
+        len("BᵀMB", &self.bmb, &[rr, rr])?;
+        if !(self.arap_lambda.is_finite() && self.arap_lambda > 0.0) {
+            return Err(format!(
+                "lowest-mode eigenvalue {} is not a positive number",
+                self.arap_lambda
+            ));
+        }
         len("cluster stiffness (basis)", &self.k_basis, &[nc, d, rr])?;
         len("cluster stiffness (rig)", &self.k_rig, &[nc, d, c])?;
         len("BᵀMJ", &self.bmj, &[rr, c])?;
@@ -227,10 +263,6 @@ impl ReducedModel {
         len("ÂB", &self.a_b, &[constraint_rows, rr])?;
         len("blendshape rows GB", &self.g_b, &[targets, d, rr])?;
         len("BᵀB", &self.b_b, &[rr, rr])?;
-        if let Some(cs) = &self.cluster_space {
-            len("cluster-space K̂H⁻¹", &cs.kh, &[nc, d, rr])?;
-            len("cluster-space P", &cs.p, &[nc, d, nc, d])?;
-        }
         if nc == 0 || self.cluster_sizes.len() != nc {
             return Err(format!("{nc} clusters but {} cluster sizes", self.cluster_sizes.len()));
         }
@@ -257,16 +289,15 @@ impl ReducedModel {
     }
 }
 
-/// Builds the reduced model (eigenmodes, clusters, basis, reduced operators); `stage` is
+/// Builds the reduced model (eigenmodes, clusters, basis, reduced operators) per unit shear
+/// modulus: `weights[e] = vol_e · s_e` (`s_e` the element's stiffness multiplier). `stage` is
 /// called after each stage with its name.
-#[allow(clippy::too_many_arguments)]
 fn build_reduced_model(
     mesh: &SimplexMesh,
     jh: &Mat<f64>,
     mass: &[f64],
     rc: &RigConstraint,
-    mu: f64,
-    dt: f64,
+    weights: &[f64],
     fast: FastParams,
     stage: &mut dyn FnMut(&str),
 ) -> Result<ReducedModel> {
@@ -278,10 +309,8 @@ fn build_reduced_model(
     let rr = basis.reduced_dim();
     let bd = basis.dense();
     stage("subspace basis");
-    let vols = element_volumes(mesh);
     let g = DeformationJacobian::new(mesh);
-    let weights: Vec<f64> = vols.iter().map(|v| mu * v).collect();
-    let l_hat: SparseColMat<usize, f64> = scalar_stiffness(&g, &weights)?;
+    let l_hat: SparseColMat<usize, f64> = scalar_stiffness(&g, weights)?;
     let btlb = bd.transpose() * (&l_hat * &bd);
     let blj_m = bd.transpose() * (&l_hat * jh);
     let mj = Mat::from_fn(n, c, |v, k| mass[v] * jh[(v, k)]);
@@ -307,14 +336,33 @@ fn build_reduced_model(
             }
         }
     }
-    // System matrix B̂ᵀL̂B̂ + (B̂ᵀM̂B̂)/h², with B̂ᵀM̂B̂ = I up to round-off.
-    let h2 = dt * dt;
-    let sys = Mat::from_fn(rr, rr, |a, b| {
-        let bmb: f64 = (0..n).map(|v| bd[(v, a)] * mass[v] * bd[(v, b)]).sum();
-        0.5 * (btlb[(a, b)] + btlb[(b, a)]) + bmb / h2
-    });
-    let chol = DenseCholesky::new(&sys)?;
-    let cluster_space = ClusterSpace::new_if_cheaper(&k_basis, n_clusters * d, rr, &chol);
+    let btlb_sym: Vec<f64> = (0..rr * rr)
+        .map(|k| 0.5 * (btlb[(k / rr, k % rr)] + btlb[(k % rr, k / rr)]))
+        .collect();
+    let bmb: Vec<f64> = (0..rr * rr)
+        .map(|k| (0..n).map(|v| bd[(v, k / rr)] * mass[v] * bd[(v, k % rr)]).sum())
+        .collect();
+    // The lowest mode of the subspace (its columns are admissible).
+    let r_omega = rr;
+    let mut vb = Mat::<f64>::zeros(n * d, d * r_omega);
+    for i in 0..d {
+        for a in 0..r_omega {
+            for v in 0..n {
+                vb[(i * n + v, i * r_omega + a)] = bd[(v, a)];
+            }
+        }
+    }
+    let (arap_lambda, coeff) = crate::dynamics::time_integration::lowest_mode_in_subspace(&g, weights, mass, &vb)?;
+    // Laplacian energy of the unit-mass lowest mode: Σ_i c_iᵀ (B̂ᵀL̂B̂) c_i.
+    let laplacian_rayleigh: f64 = (0..d)
+        .map(|i| {
+            let ci = &coeff[i * r_omega..(i + 1) * r_omega];
+            (0..r_omega)
+                .map(|a| (0..r_omega).map(|b| ci[a] * btlb_sym[a * rr + b] * ci[b]).sum::<f64>())
+                .sum::<f64>()
+        })
+        .sum();
+    stage("lowest vibration mode");
     let ab = a_hat * &bd;
     let bb = bd.transpose() * &bd;
     let nt = rc.n_targets();
@@ -349,7 +397,10 @@ fn build_reduced_model(
     };
     Ok(ReducedModel {
         basis,
-        chol,
+        btlb: btlb_sym,
+        bmb,
+        arap_lambda,
+        laplacian_rayleigh,
         k_basis,
         k_rig,
         bmj: row_major(&bmj_m),
@@ -362,7 +413,6 @@ fn build_reduced_model(
         blend_norm: rc.blend_norm,
         n_clusters,
         rr,
-        cluster_space,
         modes: fast.modes,
         eigenvalues: pre.eigenvalues,
         cluster_sizes: pre.cluster_sizes,
@@ -433,7 +483,13 @@ impl FastSolver {
         let (cb, nt) = (rc.scalar.nrows(), rc.n_targets());
         stage("operators", &mut info);
 
-        let key = fast_precompute_key(mesh, &rc.per_coordinate_rows(), rig.deltas(), fast, lame.mu, params.dt);
+        let element_stiffness = params.element_stiffness(mesh)?.unwrap_or_default();
+        let unit_weights: Vec<f64> = if element_stiffness.is_empty() {
+            vols.clone()
+        } else {
+            vols.iter().zip(&element_stiffness).map(|(v, s)| v * s).collect()
+        };
+        let key = fast_precompute_key(mesh, &rc.per_coordinate_rows(), rig.deltas(), fast, &element_stiffness);
         let loaded = sidecar.map(|p| {
             let m = read_sidecar::<ReducedModel>(p, &key).map_err(|miss| miss.to_string());
             (
@@ -452,7 +508,7 @@ impl FastSolver {
                     Some((_, Err(miss))) => miss.clone(),
                     Some((_, Ok(_))) | None => String::new(),
                 };
-                let m = build_reduced_model(mesh, &jh, &mass, &rc, lame.mu, params.dt, fast, &mut |name| {
+                let m = build_reduced_model(mesh, &jh, &mass, &rc, &unit_weights, fast, &mut |name| {
                     stage(name, &mut info)
                 })?;
                 let status = match other {
@@ -476,11 +532,14 @@ impl FastSolver {
         info.cache = cache_status.to_string();
         let ReducedModel {
             basis,
-            chol,
-            k_basis,
-            k_rig,
+            mut btlb,
+            bmb,
+            arap_lambda,
+            laplacian_rayleigh,
+            mut k_basis,
+            mut k_rig,
             bmj,
-            blj,
+            mut blj,
             bm1,
             a_b,
             b_b,
@@ -489,10 +548,36 @@ impl FastSolver {
             blend_norm,
             n_clusters,
             rr,
-            cluster_space,
             modes,
             ..
         } = model;
+        // The lowest mode: ω₁² = μ λ₁ (λ₁ of the linearised ARAP stiffness per unit μ, stored
+        // in the model); `frequency` rescales μ so that ω₁ = 2πf.
+        let lambda_unit = arap_lambda;
+        let mu = match params.frequency {
+            Some(f) => (std::f64::consts::TAU * f).powi(2) / lambda_unit,
+            None => lame.mu,
+        };
+        let omega1 = (mu * lambda_unit).sqrt();
+        for x in btlb
+            .iter_mut()
+            .chain(k_basis.iter_mut())
+            .chain(k_rig.iter_mut())
+            .chain(blj.iter_mut())
+        {
+            *x *= mu;
+        }
+        let plan = FramePlan::new(params, Some(omega1));
+        let tau = plan.solve_step();
+        let damping = Damping::rayleigh_split(params.damping, omega1, mu * laplacian_rayleigh);
+        let (ks, h2, dm) = (1.0 + damping.stiffness / tau, tau * tau, damping.mass / tau);
+        let sys = Mat::from_fn(rr, rr, |a, b| {
+            ks * btlb[a * rr + b] + bmb[a * rr + b] / h2 + dm * bmb[a * rr + b]
+        });
+        let chol = DenseCholesky::new(&sys)?;
+        let cluster_space = ClusterSpace::new_if_cheaper(&k_basis, n_clusters * d, rr, &chol);
+        info.substeps = plan.substeps;
+        info.lowest_frequency_hz = omega1 / std::f64::consts::TAU;
 
         let gravity = if params.gravity.is_empty() {
             vec![0.0; d]
@@ -507,9 +592,13 @@ impl FastSolver {
             n_rig: c,
             rig,
             basis,
-            h: params.dt,
+            h: tau,
             iterations: params.iterations,
             gravity,
+            rest: params.rest,
+            damping,
+            btlb,
+            omega1,
             chol,
             k_basis,
             k_rig,
@@ -530,7 +619,14 @@ impl FastSolver {
             p_full: vec![0.0; n_params],
             p_ext: vec![0.0; d * c],
             warm: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
+            warm_rig: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
+            warm_rig_start: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
+            frames: FrameStepper::new(plan),
             warm_start: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
+            r_rig: vec![0.0; n_clusters * d * d],
+            mid: vec![0.0; 3 * d * rr + d * c],
+            saved: vec![0.0; 2 * d * rr + 2 * d * c + n_params],
+            saved_warm: vec![[1.0, 0.0, 0.0, 0.0]; 2 * n_clusters],
             base: vec![0.0; d * rr],
             f_rig: vec![0.0; n_clusters * d * d],
             f0: vec![0.0; n_clusters * d * d],
@@ -553,6 +649,7 @@ impl FastSolver {
         self.z.fill(0.0);
         self.zdot.fill(0.0);
         self.warm.fill([1.0, 0.0, 0.0, 0.0]);
+        self.warm_rig.fill([1.0, 0.0, 0.0, 0.0]);
         Ok(())
     }
 
@@ -576,6 +673,14 @@ impl FastSolver {
     /// bit-identical to before the call.
     pub fn advance(&mut self, p_given: &[f64]) -> Result<usize> {
         self.rig.check_params(p_given)?;
+        let mut frames = std::mem::take(&mut self.frames);
+        let result = frames.advance(self, p_given);
+        self.frames = frames;
+        result
+    }
+
+    /// One backward-Euler solve of length `τ` toward `p_given` (checked by the caller).
+    fn solve_substep(&mut self, p_given: &[f64]) -> Result<usize> {
         // The extended parameters p̃ (equal to p without blendshapes); taken out of `self` for
         // the step (no allocation) and put back at the end.
         let mut p_ext = std::mem::take(&mut self.p_ext);
@@ -591,24 +696,50 @@ impl FastSolver {
     fn advance_extended(&mut self, p_next: &[f64]) -> Result<usize> {
         let (d, rr, c, h) = (self.dim, self.rr, self.n_rig, self.h);
         let h2 = h * h;
-        // Constant part of the right-hand side.
-        for i in 0..d {
-            for a in 0..rr {
-                let mut s = (self.z[i * rr + a] + h * self.zdot[i * rr + a]) / h2 + self.bm1[a] * self.gravity[i];
-                let (bmj, blj) = (&self.bmj[a * c..(a + 1) * c], &self.blj[a * c..(a + 1) * c]);
-                for k in 0..c {
-                    let pk = p_next[i * c + k];
-                    let q = pk - self.p[i * c + k] - h * self.pdot[i * c + k];
-                    s -= bmj[k] * q / h2 + blj[k] * pk;
-                }
-                self.base[i * rr + a] = s;
-            }
-        }
         // Rig part of each cluster's deformation gradient, `f_rig[i][cl·d + j]`.
         let nq = self.n_clusters * d;
         for i in 0..d {
             for q in 0..nq {
                 self.f_rig[i * nq + q] = dot(&self.k_rig[q * c..(q + 1) * c], &p_next[i * c..(i + 1) * c]);
+            }
+        }
+        let rest_rig = self.rest == RestShape::Rig;
+        self.warm_rig_start.copy_from_slice(&self.warm_rig);
+        if rest_rig {
+            // The rig pose's cluster rotations: its elastic force Σ_c K̂_cᵀ(F_c(Jp) − R_c(Jp))
+            // is cancelled, so the rig term of the right-hand side is −Σ_c K̂_cᵀ R_c(Jp)
+            // instead of −B̂ᵀL̂Ĵ p.
+            rotations_into(d, self.n_clusters, &self.f_rig, &mut self.warm_rig, &mut self.r_rig);
+        }
+        let (dm, ds) = (self.damping.mass / h, self.damping.stiffness / h);
+        // Constant part of the right-hand side.
+        for i in 0..d {
+            for a in 0..rr {
+                let zi = &self.z[i * rr..(i + 1) * rr];
+                let mut s = (zi[a] + h * self.zdot[i * rr + a]) / h2 + self.bm1[a] * self.gravity[i];
+                if ds != 0.0 || dm != 0.0 {
+                    // Rayleigh damping of ż: + (α B̂ᵀM̂B̂ + β μB̂ᵀL̂B̂) z_n / τ (B̂ᵀM̂B̂ = I).
+                    s += dm * zi[a] + ds * dot(&self.btlb[a * rr..(a + 1) * rr], zi);
+                }
+                let (bmj, blj) = (&self.bmj[a * c..(a + 1) * c], &self.blj[a * c..(a + 1) * c]);
+                for k in 0..c {
+                    let pk = p_next[i * c + k];
+                    let q = pk - self.p[i * c + k] - h * self.pdot[i * c + k];
+                    s -= bmj[k] * q / h2;
+                    if !rest_rig {
+                        s -= blj[k] * pk;
+                    }
+                }
+                self.base[i * rr + a] = s;
+            }
+            if rest_rig {
+                let bi = &mut self.base[i * rr..(i + 1) * rr];
+                for q in 0..nq {
+                    let r = self.r_rig[i * nq + q];
+                    for (x, k) in bi.iter_mut().zip(&self.k_basis[q * rr..(q + 1) * rr]) {
+                        *x -= r * k;
+                    }
+                }
             }
         }
         self.z_prev.copy_from_slice(&self.z);
@@ -662,6 +793,7 @@ impl FastSolver {
         if self.z.iter().any(|x| !x.is_finite()) {
             self.z.copy_from_slice(&self.z_prev);
             self.warm.copy_from_slice(&self.warm_start);
+            self.warm_rig.copy_from_slice(&self.warm_rig_start);
             return Err(OvertoneError::StepFailed {
                 what: "reduced (fast) step of complementary dynamics".into(),
                 reason: "the solve produced a non-finite state (the rig pose jumps too far)".into(),
@@ -680,27 +812,7 @@ impl FastSolver {
     /// One rotation per cluster, closest to the cluster gradient in `fvec` (`fvec[i][c·d + j]`),
     /// written to `rvec` in the same layout.
     fn local_step(&mut self) {
-        let d = self.dim;
-        let nq = self.n_clusters * d;
-        for cl in 0..self.n_clusters {
-            let mut f = [0.0; 9];
-            for i in 0..d {
-                for j in 0..d {
-                    f[i * d + j] = self.fvec[i * nq + cl * d + j];
-                }
-            }
-            let mut r = [0.0; 9];
-            if d == 2 {
-                closest_rotation_2d(&f[..4], &mut r[..4]);
-            } else {
-                closest_rotation_3d(&f, &mut self.warm[cl], &mut r, CLUSTER_ROTATION_ACCURACY);
-            }
-            for i in 0..d {
-                for j in 0..d {
-                    self.rvec[i * nq + cl * d + j] = r[i * d + j];
-                }
-            }
-        }
+        rotations_into(self.dim, self.n_clusters, &self.fvec, &mut self.warm, &mut self.rvec);
     }
 
     /// Global step: `z_i = H⁻¹ (base_i + K̂ᵀ R_i)` for each coordinate.
@@ -821,9 +933,92 @@ impl FastSolver {
     pub fn rig_params(&self) -> &[f64] {
         &self.p_full
     }
+    /// Lowest angular frequency `ω₁` of the subspace (rad/s), with the stiffness used.
+    pub fn lowest_angular_frequency(&self) -> f64 {
+        self.omega1
+    }
     /// What the precompute produced.
     pub fn precompute(&self) -> &FastPrecompute {
         &self.info
+    }
+}
+
+/// One rotation per cluster, closest to the cluster gradient in `f` (`f[i·n_c d + c·d + j]`),
+/// written to `r` in the same layout; `warm` holds the 3D warm starts.
+fn rotations_into(d: usize, n_clusters: usize, f: &[f64], warm: &mut [[f64; 4]], r: &mut [f64]) {
+    let nq = n_clusters * d;
+    for cl in 0..n_clusters {
+        let mut fc = [0.0; 9];
+        for i in 0..d {
+            for j in 0..d {
+                fc[i * d + j] = f[i * nq + cl * d + j];
+            }
+        }
+        let mut rc = [0.0; 9];
+        if d == 2 {
+            closest_rotation_2d(&fc[..4], &mut rc[..4]);
+        } else {
+            closest_rotation_3d(&fc, &mut warm[cl], &mut rc, CLUSTER_ROTATION_ACCURACY);
+        }
+        for i in 0..d {
+            for j in 0..d {
+                r[i * nq + cl * d + j] = rc[i * d + j];
+            }
+        }
+    }
+}
+
+impl SubstepSolver for FastSolver {
+    fn substep_rig(&self) -> &LbsRig {
+        &self.rig
+    }
+    fn current_params(&self) -> &[f64] {
+        &self.p_full
+    }
+    fn substep(&mut self, p: &[f64]) -> Result<usize> {
+        self.solve_substep(p)
+    }
+    fn begin_midpoint(&mut self) {
+        let (zn, pn) = (self.z.len(), self.pdot.len());
+        self.mid[..zn].copy_from_slice(&self.z);
+        self.mid[zn..2 * zn].copy_from_slice(&self.zdot);
+        self.mid[2 * zn..2 * zn + pn].copy_from_slice(&self.pdot);
+    }
+    fn finish_midpoint(&mut self, p_end: &[f64]) {
+        let (zn, pn) = (self.z.len(), self.pdot.len());
+        for k in 0..zn {
+            self.z[k] = 2.0 * self.z[k] - self.mid[k];
+            self.zdot[k] = 2.0 * self.zdot[k] - self.mid[zn + k];
+        }
+        for k in 0..pn {
+            self.pdot[k] = 2.0 * self.pdot[k] - self.mid[2 * zn + k];
+        }
+        self.rig.extended_params_into(p_end, &mut self.p);
+        self.p_full.copy_from_slice(p_end);
+    }
+    fn save_frame(&mut self) {
+        let (zn, pn, nf) = (self.z.len(), self.p.len(), self.p_full.len());
+        let s = &mut self.saved;
+        s[..zn].copy_from_slice(&self.z);
+        s[zn..2 * zn].copy_from_slice(&self.zdot);
+        s[2 * zn..2 * zn + pn].copy_from_slice(&self.p);
+        s[2 * zn + pn..2 * zn + 2 * pn].copy_from_slice(&self.pdot);
+        s[2 * zn + 2 * pn..2 * zn + 2 * pn + nf].copy_from_slice(&self.p_full);
+        let nc = self.n_clusters;
+        self.saved_warm[..nc].copy_from_slice(&self.warm);
+        self.saved_warm[nc..].copy_from_slice(&self.warm_rig);
+    }
+    fn restore_frame(&mut self) {
+        let (zn, pn, nf) = (self.z.len(), self.p.len(), self.p_full.len());
+        let s = &self.saved;
+        self.z.copy_from_slice(&s[..zn]);
+        self.zdot.copy_from_slice(&s[zn..2 * zn]);
+        self.p.copy_from_slice(&s[2 * zn..2 * zn + pn]);
+        self.pdot.copy_from_slice(&s[2 * zn + pn..2 * zn + 2 * pn]);
+        self.p_full.copy_from_slice(&s[2 * zn + 2 * pn..2 * zn + 2 * pn + nf]);
+        let nc = self.n_clusters;
+        self.warm.copy_from_slice(&self.saved_warm[..nc]);
+        self.warm_rig.copy_from_slice(&self.saved_warm[nc..]);
     }
 }
 

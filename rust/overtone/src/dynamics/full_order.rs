@@ -4,9 +4,15 @@ use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
 use rayon::prelude::*;
 
-use crate::dynamics::{Material, SolverParams};
+use crate::dynamics::time_integration::{
+    lowest_angular_frequency_full, Damping, FramePlan, FrameStepper, SubstepSolver,
+};
+use crate::dynamics::{Material, RestShape, SolverParams};
 use crate::error::{check_finite, OvertoneError, Result};
-use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness_triplets, DeformationJacobian, PARALLEL_MIN_ELEMENTS};
+use crate::fem::{
+    lame_parameters, lumped_mass, scalar_stiffness, scalar_stiffness_triplets, DeformationJacobian,
+    PARALLEL_MIN_ELEMENTS,
+};
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
 use crate::polar::{closest_rotation_2d, closest_rotation_3d};
 use crate::rig::{validate_solver_inputs, LbsRig, RigConstraint};
@@ -80,7 +86,17 @@ pub struct FullOrderSolver {
     blend: Option<BlendshapeProjection>,
     params: SolverParams,
     gravity: Vec<f64>,
+    /// Length `τ` of one backward-Euler solve.
+    tau: f64,
+    damping: Damping,
+    /// `L̂` (scalar ARAP stiffness), kept when the damping has a stiffness term.
+    l_hat: Option<SparseColMat<usize, f64>>,
+    /// Lowest angular frequency `ω₁` (rad/s) of the constrained body, when it was needed.
+    omega1: Option<f64>,
+    frames: FrameStepper,
     // state
+    /// Rig parameters of the current pose.
+    p: Vec<f64>,
     x: Vec<f64>,
     v: Vec<f64>,
     u: Vec<f64>,
@@ -97,6 +113,14 @@ pub struct FullOrderSolver {
     u_prev: Vec<f64>,
     u_start: Vec<f64>,
     f_rig: Vec<f64>,
+    /// The elastic reference of each element: `F_e(J p)` (bind rest) or its closest rotation
+    /// (rig rest), with the rig rotations' warm starts.
+    f_ref: Vec<f64>,
+    warm_rig: Vec<[f64; 4]>,
+    /// Midpoint start `(u_n, v_n)` and the frame's saved state `(x, v, u, J p, p)`.
+    mid: Vec<f64>,
+    saved: Vec<f64>,
+    saved_warm: Vec<[f64; 4]>,
     /// Per element and local vertex, the force `μ vol_e (R_e − F_e(J p)) g_a` (`m·(d+1)·d`).
     slot_forces: Vec<f64>,
     au: Mat<f64>,
@@ -126,19 +150,60 @@ impl FullOrderSolver {
         let mesh = &mesh.with_element_order(&spatial_element_order(mesh));
         let vols = element_volumes(mesh);
         let mass = lumped_mass(mesh, &vols, material.density);
-        let element_weights: Vec<f64> = vols.iter().map(|v| lame.mu * v).collect();
+        let mut element_weights: Vec<f64> = match params.element_stiffness(mesh)? {
+            None => vols.iter().map(|v| lame.mu * v).collect(),
+            Some(s) => vols.iter().zip(&s).map(|(v, s)| lame.mu * v * s).collect(),
+        };
         let jac = DeformationJacobian::new(mesh);
+        let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
 
-        // Ĥ = L̂ + M̂/h²
-        let h2 = params.dt * params.dt;
+        // The lowest mode (when the plan or the damping needs it), of the linearised ARAP
+        // stiffness under the constraint (see `lowest_angular_frequency_full`). `frequency`
+        // rescales μ so that ω₁ = 2πf.
+        let mode = if FramePlan::needs_frequency(params) {
+            let (w1, rho) = lowest_angular_frequency_full(mesh, &jac, &element_weights, &mass, &rc)?;
+            Some(match params.frequency {
+                Some(f) => {
+                    let target = std::f64::consts::TAU * f;
+                    let scale = (target / w1).powi(2);
+                    for w in &mut element_weights {
+                        *w *= scale;
+                    }
+                    (target, rho * scale)
+                }
+                None => (w1, rho),
+            })
+        } else {
+            None
+        };
+        let omega1 = mode.map(|m| m.0);
+        let plan = FramePlan::new(params, omega1);
+        let tau = plan.solve_step();
+        let damping = mode.map_or(Damping::default(), |(w, rho)| {
+            Damping::rayleigh_split(params.damping, w, rho)
+        });
+
+        // Ĥ = (1 + β/τ) L̂ + (1/τ² + α/τ) M̂
+        let ks = 1.0 + damping.stiffness / tau;
         let mut trip = scalar_stiffness_triplets(&jac, &element_weights);
-        trip.extend((0..n).map(|v| Triplet::new(v, v, mass[v] / h2)));
+        if ks != 1.0 {
+            for t in &mut trip {
+                *t = Triplet::new(t.row, t.col, t.val * ks);
+            }
+        }
+        let h2 = tau * tau;
+        let dm = damping.mass / tau;
+        trip.extend((0..n).map(|v| Triplet::new(v, v, mass[v] / h2 + mass[v] * dm)));
         let h_mat = SparseColMat::try_new_from_triplets(n, n, &trip).map_err(|e| OvertoneError::Factorization {
             what: "global step matrix".into(),
             reason: format!("{e:?}"),
         })?;
+        let l_hat = if damping.stiffness != 0.0 {
+            Some(scalar_stiffness(&jac, &element_weights)?)
+        } else {
+            None
+        };
 
-        let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
         let mut solve = ConstrainedSolve::new(&h_mat, &rc.rows(), dim, "global step matrix L + M/h^2")?;
         let blend = if rc.n_targets() > 0 {
             Some(BlendshapeProjection::new(
@@ -170,6 +235,12 @@ impl FullOrderSolver {
             blend,
             params: params.clone(),
             gravity,
+            tau,
+            damping,
+            l_hat,
+            omega1,
+            frames: FrameStepper::new(plan),
+            p: p0.to_vec(),
             x: vec![0.0; n * dim],
             v: vec![0.0; n * dim],
             u: vec![0.0; n * dim],
@@ -182,6 +253,11 @@ impl FullOrderSolver {
             u_prev: vec![0.0; n * dim],
             u_start: vec![0.0; n * dim],
             f_rig: vec![0.0; m * dim * dim],
+            f_ref: vec![0.0; m * dim * dim],
+            warm_rig: vec![[1.0, 0.0, 0.0, 0.0]; m],
+            mid: vec![0.0; 2 * n * dim],
+            saved: vec![0.0; 4 * n * dim + p0.len()],
+            saved_warm: vec![[1.0, 0.0, 0.0, 0.0]; 3 * m],
             slot_forces: vec![0.0; m * (dim + 1) * dim],
             au: Mat::zeros(c, dim),
             examples: None,
@@ -195,9 +271,11 @@ impl FullOrderSolver {
         self.rig.check_params(p0)?;
         self.rig.apply(p0, &mut self.x);
         self.jp.copy_from_slice(&self.x);
+        self.p.copy_from_slice(p0);
         self.v.fill(0.0);
         self.u.fill(0.0);
         self.warm.fill([1.0, 0.0, 0.0, 0.0]);
+        self.warm_rig.fill([1.0, 0.0, 0.0, 0.0]);
         Ok(())
     }
 
@@ -220,32 +298,77 @@ impl FullOrderSolver {
     /// The step without the residual diagnostic; returns the iterations taken.
     pub fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
         self.rig.check_params(p_next)?;
-        if self.n >= PARALLEL_MIN_VERTICES || self.warm.len() >= PARALLEL_MIN_ELEMENTS {
+        let mut frames = std::mem::take(&mut self.frames);
+        let result = if self.n >= PARALLEL_MIN_VERTICES || self.warm.len() >= PARALLEL_MIN_ELEMENTS {
             // Run the whole step on a pool thread: the thirty parallel loops of ten iterations
             // then fork and join inside the pool instead of each handing work over from the
             // caller's thread (two context switches each).
-            rayon::scope(|_| self.step_unchecked(p_next))
+            rayon::scope(|_| frames.advance(self, p_next))
         } else {
-            self.step_unchecked(p_next)
-        }
+            frames.advance(self, p_next)
+        };
+        self.frames = frames;
+        result
     }
 
     fn step_unchecked(&mut self, p_next: &[f64]) -> Result<usize> {
-        let (d, n, h) = (self.dim, self.n, self.params.dt);
+        let (d, n, h) = (self.dim, self.n, self.tau);
         self.rig.apply(p_next, &mut self.jp_next);
-        // Constant part of the global right-hand side: M (y − J p)/h² + M g.
+        // Constant part of the global right-hand side: M (y − J p)/τ² + M g, plus the Rayleigh
+        // damping of the complementary velocity, (α M + β L̂) u_n / τ.
         for i in 0..d {
             for v in 0..n {
                 let k = i * n + v;
                 let y = self.x[k] + h * self.v[k];
-                self.inertia[k] = self.mass[v] * ((y - self.jp_next[k]) / (h * h) + self.gravity[i]);
+                self.inertia[k] = self.mass[v]
+                    * ((y - self.jp_next[k]) / (h * h) + self.gravity[i] + self.damping.mass / h * self.u[k]);
             }
         }
-        // F_e(J p), fixed during the iterations.
+        if let Some(l) = &self.l_hat {
+            let beta = self.damping.stiffness / h;
+            for i in 0..d {
+                add_scaled_product(
+                    l,
+                    &self.u[i * n..(i + 1) * n],
+                    beta,
+                    &mut self.inertia[i * n..(i + 1) * n],
+                );
+            }
+        }
+        // F_e(J p), fixed during the iterations, and the elastic reference.
         let dd = d * d;
         for e in 0..self.jac.n_elements() {
             self.jac
                 .deformation_gradient(e, &self.jp_next, &mut self.f_rig[e * dd..(e + 1) * dd]);
+        }
+        let m = self.warm.len();
+        self.saved_warm[m..2 * m].copy_from_slice(&self.warm_rig);
+        if self.params.rest == RestShape::Rig {
+            // E(Jp + u) − ∇E(Jp)·u: the local step's target R_e − F_e(Jp) becomes R_e − R_e(Jp),
+            // so u_c = 0 is an equilibrium of a held pose.
+            let accuracy = LOCAL_STEP_ROTATION_ACCURACY;
+            let (f_rig, warm_rig) = (&self.f_rig, &mut self.warm_rig);
+            let polar = |e: usize, out: &mut [f64], q: &mut [f64; 4]| {
+                let f = &f_rig[e * dd..(e + 1) * dd];
+                if d == 2 {
+                    closest_rotation_2d(f, out);
+                } else {
+                    closest_rotation_3d(f, q, out, accuracy);
+                }
+            };
+            if warm_rig.len() >= PARALLEL_MIN_ELEMENTS {
+                self.f_ref
+                    .par_chunks_mut(dd)
+                    .zip(warm_rig.par_iter_mut())
+                    .enumerate()
+                    .for_each(|(e, (out, q))| polar(e, out, q));
+            } else {
+                for (e, (out, q)) in self.f_ref.chunks_mut(dd).zip(warm_rig.iter_mut()).enumerate() {
+                    polar(e, out, q);
+                }
+            }
+        } else {
+            self.f_ref.copy_from_slice(&self.f_rig);
         }
 
         self.u_start.copy_from_slice(&self.u);
@@ -285,6 +408,8 @@ impl FullOrderSolver {
         if let Some(k) = self.u.iter().position(|x| !x.is_finite()) {
             self.u.copy_from_slice(&self.u_start);
             self.warm.copy_from_slice(&self.warm_start);
+            let m = self.warm.len();
+            self.warm_rig.copy_from_slice(&self.saved_warm[m..2 * m]);
             return Err(OvertoneError::StepFailed {
                 what: "ARAP step of complementary dynamics".into(),
                 reason: format!(
@@ -300,6 +425,17 @@ impl FullOrderSolver {
             self.x[k] = x_new;
         }
         Ok(iterations)
+    }
+
+    /// Lowest angular frequency `ω₁` (rad/s) of the constrained body, when the time plan or
+    /// the damping needed it.
+    pub fn lowest_angular_frequency(&self) -> Option<f64> {
+        self.omega1
+    }
+
+    /// Substeps per frame.
+    pub fn substeps(&self) -> usize {
+        self.frames.plan.map_or(1, |p| p.substeps)
     }
 
     /// Gives the solver example poses (each `n × d` row-major, rest vertex order): the local
@@ -436,10 +572,11 @@ impl FullOrderSolver {
     }
 
     fn local_step_d<const D: usize>(&mut self) {
-        let (jac, u, f_rig, w) = (&self.jac, &self.u, &self.f_rig, &self.element_weights);
+        let (jac, u, f_rig, f_ref, w) = (&self.jac, &self.u, &self.f_rig, &self.f_ref, &self.element_weights);
         let work = |e: usize, out: &mut [f64], q: &mut [f64; 4]| {
             let fu = jac.deformation_gradient_fixed::<D>(e, u);
             let fr = &f_rig[e * D * D..(e + 1) * D * D];
+            let fref = &f_ref[e * D * D..(e + 1) * D * D];
             let we = w[e];
             let mut f = [0.0; 9];
             for i in 0..D {
@@ -456,7 +593,7 @@ impl FullOrderSolver {
             let mut p = [[0.0; D]; D];
             for i in 0..D {
                 for j in 0..D {
-                    p[i][j] = we * (r[i * D + j] - fr[i * D + j]);
+                    p[i][j] = we * (r[i * D + j] - fref[i * D + j]);
                 }
             }
             jac.element_slot_vectors::<D>(e, &p, out);
@@ -521,6 +658,7 @@ impl FullOrderSolver {
         }
         ex.manifold.weights(&ex.stretch, &mut ex.weights);
         let (man, weights, rots, w) = (&ex.manifold, &ex.weights, &ex.rot, &self.element_weights);
+        let f_rig = &self.f_ref;
         let ne = man.n_examples();
         let target = |e: usize, out: &mut [f64]| {
             let g = man.group_of(e);
@@ -615,5 +753,81 @@ impl FullOrderSolver {
     /// The rig.
     pub fn rig(&self) -> &LbsRig {
         &self.rig
+    }
+}
+
+/// `y += s · A x` for a sparse column-major `A` (`n × n`). Does not allocate.
+fn add_scaled_product(a: &SparseColMat<usize, f64>, x: &[f64], s: f64, y: &mut [f64]) {
+    let (ptr, rows, vals) = (a.symbolic().col_ptr(), a.symbolic().row_idx(), a.val());
+    for (j, &xj) in x.iter().enumerate() {
+        let sx = s * xj;
+        if sx == 0.0 {
+            continue;
+        }
+        for k in ptr[j]..ptr[j + 1] {
+            y[rows[k]] += vals[k] * sx;
+        }
+    }
+}
+
+impl SubstepSolver for FullOrderSolver {
+    fn substep_rig(&self) -> &LbsRig {
+        &self.rig
+    }
+    fn current_params(&self) -> &[f64] {
+        &self.p
+    }
+    fn substep(&mut self, p: &[f64]) -> Result<usize> {
+        let it = self.step_unchecked(p)?;
+        self.p.copy_from_slice(p);
+        Ok(it)
+    }
+    fn begin_midpoint(&mut self) {
+        let nd = self.u.len();
+        self.mid[..nd].copy_from_slice(&self.u);
+        self.mid[nd..].copy_from_slice(&self.v);
+    }
+    fn finish_midpoint(&mut self, p_end: &[f64]) {
+        let nd = self.u.len();
+        self.rig.apply(p_end, &mut self.jp);
+        for k in 0..nd {
+            self.u[k] = 2.0 * self.u[k] - self.mid[k];
+            self.v[k] = 2.0 * self.v[k] - self.mid[nd + k];
+        }
+        // The extrapolation is a difference of two admissible fields; one projection keeps the
+        // constraint at round-off relative to ‖u‖ when the motion has decayed to a small
+        // difference of large terms.
+        self.solve.project_field_in_place(&mut self.u);
+        if let Some(b) = &mut self.blend {
+            b.project_in_place(&mut self.u);
+        }
+        for k in 0..nd {
+            self.x[k] = self.jp[k] + self.u[k];
+        }
+        self.p.copy_from_slice(p_end);
+    }
+    fn save_frame(&mut self) {
+        let nd = self.u.len();
+        let s = &mut self.saved;
+        s[..nd].copy_from_slice(&self.x);
+        s[nd..2 * nd].copy_from_slice(&self.v);
+        s[2 * nd..3 * nd].copy_from_slice(&self.u);
+        s[3 * nd..4 * nd].copy_from_slice(&self.jp);
+        s[4 * nd..].copy_from_slice(&self.p);
+        let m = self.warm.len();
+        self.saved_warm[..m].copy_from_slice(&self.warm);
+        self.saved_warm[2 * m..].copy_from_slice(&self.warm_rig);
+    }
+    fn restore_frame(&mut self) {
+        let nd = self.u.len();
+        let s = &self.saved;
+        self.x.copy_from_slice(&s[..nd]);
+        self.v.copy_from_slice(&s[nd..2 * nd]);
+        self.u.copy_from_slice(&s[2 * nd..3 * nd]);
+        self.jp.copy_from_slice(&s[3 * nd..4 * nd]);
+        self.p.copy_from_slice(&s[4 * nd..]);
+        let m = self.warm.len();
+        self.warm.copy_from_slice(&self.saved_warm[..m]);
+        self.warm_rig.copy_from_slice(&self.saved_warm[2 * m..]);
     }
 }

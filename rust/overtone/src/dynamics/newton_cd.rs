@@ -3,10 +3,13 @@
 use faer::sparse::{SparseColMat, SparseColMatRef};
 use faer::Mat;
 
-use crate::dynamics::{Material, SolverParams, StepReport};
+use crate::dynamics::time_integration::{
+    lowest_angular_frequency_full, Damping, FramePlan, FrameStepper, SubstepSolver,
+};
+use crate::dynamics::{Material, RestShape, SolverParams, StepReport};
 use crate::energy::{ElasticEnergy, EnergyModel};
 use crate::error::{OvertoneError, Result};
-use crate::fem::{lame_parameters, lumped_mass};
+use crate::fem::{lame_parameters, lumped_mass, DeformationJacobian};
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
 use crate::rig::{validate_solver_inputs, LbsRig, RigConstraint};
 use crate::solve::{newton_minimize, ConstrainedSolve, NewtonParams, NewtonProblem, NewtonReport};
@@ -40,7 +43,19 @@ pub struct NewtonCdSolver {
     /// `Â` (`c × n`).
     constraint: RigConstraint,
     solve: ConstrainedSolve,
+    /// Length `τ` of one backward-Euler solve.
     dt: f64,
+    /// Mass-proportional damping `α` (1/s) of the complementary velocity.
+    damping_mass: f64,
+    rest: RestShape,
+    /// `∇Ψ(J p)` of the step in progress (rest = rig), subtracted from the energy's gradient.
+    g_rig: Vec<f64>,
+    frames: FrameStepper,
+    /// Rig parameters of the current pose.
+    p: Vec<f64>,
+    /// Midpoint start `(u_n, v_n)` and the frame's saved `(x, v, u, J p, p)`.
+    mid: Vec<f64>,
+    saved: Vec<f64>,
     newton: NewtonParams,
     gravity: Vec<f64>,
     // state
@@ -81,8 +96,36 @@ impl NewtonCdSolver {
         newton.validate()?;
         let lame = lame_parameters(material.youngs_modulus, material.poisson_ratio)?;
         let mesh = &mesh.with_element_order(&spatial_element_order(mesh));
-        let mass = lumped_mass(mesh, &element_volumes(mesh), material.density);
-        let energy = ElasticEnergy::new(mesh, model, lame.mu, lame.lambda)?;
+        if !params.stiffness.is_empty() {
+            return Err(OvertoneError::Unsupported(
+                "a painted stiffness field is supported by the ARAP solvers (--solver full or fast, material model arap); Newton's method (neo-Hookean) takes a uniform material".into(),
+            ));
+        }
+        let vols = element_volumes(mesh);
+        let mass = lumped_mass(mesh, &vols, material.density);
+        // The lowest mode, estimated from the shear stiffness: the neo-Hookean Hessian at rest
+        // is linear elasticity with (μ, λ), and the linearised ARAP energy with weight 2μ·vol is
+        // its shear part (the volumetric λ term barely moves the lowest, bending-like mode).
+        // `frequency` rescales the Lamé parameters so that ω₁ = 2πf.
+        let (omega1, lame_scale) = if FramePlan::needs_frequency(params) {
+            let jac = DeformationJacobian::new(mesh);
+            let w: Vec<f64> = vols.iter().map(|v| 2.0 * lame.mu * v).collect();
+            let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
+            let (w1, _) = lowest_angular_frequency_full(mesh, &jac, &w, &mass, &rc)?;
+            match params.frequency {
+                Some(f) => {
+                    let target = std::f64::consts::TAU * f;
+                    (Some(target), (target / w1).powi(2))
+                }
+                None => (Some(w1), 1.0),
+            }
+        } else {
+            (None, 1.0)
+        };
+        let plan = FramePlan::new(params, omega1);
+        let tau = plan.solve_step();
+        let damping = omega1.map_or(Damping::default(), |w| Damping::mass_proportional(params.damping, w));
+        let energy = ElasticEnergy::new(mesh, model, lame.mu * lame_scale, lame.lambda * lame_scale)?;
 
         // Â = Ĵᵀ diag(m ⊙ d), and the constraint on all n·d unknowns: I_d ⊗ Â.
         if rig.n_targets() > 0 {
@@ -110,9 +153,9 @@ impl NewtonCdSolver {
         let mut energy = energy;
         energy.hessian(&x0, true)?;
         let mut h_values = energy.values().to_vec();
-        let h2 = params.dt * params.dt;
+        let (h2, dm) = (tau * tau, damping.mass / tau);
         for (k, &pos) in energy.diagonal_positions().iter().enumerate() {
-            h_values[pos] += mass[k % n] / h2;
+            h_values[pos] += mass[k % n] / h2 + mass[k % n] * dm;
         }
         let h0 = SparseColMat::new(energy.pattern().clone(), h_values.clone());
         let solve = ConstrainedSolve::new_supernodal(&h0, &rows, 1, "Newton system M/h^2 + K")?;
@@ -129,7 +172,14 @@ impl NewtonCdSolver {
             rig,
             constraint,
             solve,
-            dt: params.dt,
+            dt: tau,
+            damping_mass: damping.mass,
+            rest: params.rest,
+            g_rig: vec![0.0; nd],
+            frames: FrameStepper::new(plan),
+            p: p0.to_vec(),
+            mid: vec![0.0; 2 * nd],
+            saved: vec![0.0; 4 * nd + p0.len()],
             newton,
             gravity,
             x: vec![0.0; nd],
@@ -150,6 +200,8 @@ impl NewtonCdSolver {
     pub fn reset(&mut self, p0: &[f64]) -> Result<()> {
         self.rig.check_params(p0)?;
         self.rig.apply(p0, &mut self.x);
+        self.jp.copy_from_slice(&self.x);
+        self.p.copy_from_slice(p0);
         self.v.fill(0.0);
         self.u.fill(0.0);
         Ok(())
@@ -165,15 +217,47 @@ impl NewtonCdSolver {
     /// accepted (energy-decreasing, feasible) iterate and [`Self::last_newton_report`] says so.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
         self.rig.check_params(p_next)?;
+        let mut frames = std::mem::take(&mut self.frames);
+        let result = frames.advance(self, p_next);
+        self.frames = frames;
+        let iterations = result?;
+        let (residual, relative_residual) = self.constraint_residual();
+        Ok(StepReport {
+            iterations,
+            residual,
+            relative_residual,
+        })
+    }
+
+    /// One backward-Euler solve of length `τ` toward `p_next` (checked by the caller); returns
+    /// the Newton iterations. On error the state is unchanged.
+    fn solve_substep(&mut self, p_next: &[f64]) -> Result<usize> {
         let (d, n, h) = (self.dim, self.n, self.dt);
+        let jp_start = self.jp.clone();
         self.rig.apply(p_next, &mut self.jp);
+        if self.rest == RestShape::Rig {
+            let mut g = std::mem::take(&mut self.g_rig);
+            let r = self.energy.gradient(&self.jp, &mut g);
+            self.g_rig = g;
+            if let Err(e) = r {
+                self.jp.copy_from_slice(&jp_start);
+                return Err(OvertoneError::StepFailed {
+                    what: "Newton step of complementary dynamics".into(),
+                    reason: format!("the elastic force at the rig pose: {e}"),
+                });
+            }
+        }
         for k in 0..n * d {
             self.y[k] = self.x[k] + h * self.v[k];
         }
         let mut u = self.u.clone();
         let params = self.newton;
         let what = || "Newton step of complementary dynamics".to_string();
-        let report = newton_minimize(self, &mut u, &params).map_err(|e| match e {
+        let report = newton_minimize(self, &mut u, &params);
+        if report.is_err() {
+            self.jp.copy_from_slice(&jp_start);
+        }
+        let report = report.map_err(|e| match e {
             OvertoneError::StepFailed { reason, .. } => OvertoneError::StepFailed {
                 what: what(),
                 reason: format!("{reason} (the energy at the new rig pose overflows: the pose jumps too far)"),
@@ -185,6 +269,7 @@ impl NewtonCdSolver {
         })?;
         self.solve.project_field_in_place(&mut u);
         if let Some(k) = u.iter().position(|x| !x.is_finite()) {
+            self.jp.copy_from_slice(&jp_start);
             return Err(OvertoneError::StepFailed {
                 what: what(),
                 reason: format!("non-finite displacement at vertex {}", k % n),
@@ -198,12 +283,7 @@ impl NewtonCdSolver {
         }
         let iterations = report.iterations.len();
         self.last_report = Some(report);
-        let (residual, relative_residual) = self.constraint_residual();
-        Ok(StepReport {
-            iterations,
-            residual,
-            relative_residual,
-        })
+        Ok(iterations)
     }
 
     /// `(‖Jᵀ M D u_c‖₂, relative)` for the current state.
@@ -257,7 +337,11 @@ impl NewtonProblem for NewtonCdSolver {
             let x = self.jp[k] + u[k];
             self.xw[k] = x;
             let m = self.mass[k % n];
-            e += 0.5 * m * (x - self.y[k]).powi(2) / h2 - m * self.gravity[k / n] * x;
+            e += 0.5 * m * (x - self.y[k]).powi(2) / h2 - m * self.gravity[k / n] * x
+                + 0.5 * self.damping_mass / self.dt * m * (u[k] - self.u[k]).powi(2);
+            if self.rest == RestShape::Rig {
+                e -= self.g_rig[k] * u[k];
+            }
         }
         match self.energy.energy(&self.xw) {
             Ok(psi) => Ok(psi + e),
@@ -277,7 +361,11 @@ impl NewtonProblem for NewtonCdSolver {
         r?;
         for k in 0..u.len() {
             let m = self.mass[k % n];
-            g[k] += m * (self.xw[k] - self.y[k]) / h2 - m * self.gravity[k / n];
+            g[k] += m * (self.xw[k] - self.y[k]) / h2 - m * self.gravity[k / n]
+                + self.damping_mass / self.dt * m * (u[k] - self.u[k]);
+            if self.rest == RestShape::Rig {
+                g[k] -= self.g_rig[k];
+            }
         }
         Ok(())
     }
@@ -317,10 +405,64 @@ impl NewtonCdSolver {
         let (n, h2) = (self.n, self.dt * self.dt);
         self.energy.hessian(&self.xw, project)?;
         self.h_values.copy_from_slice(self.energy.values());
+        let dm = self.damping_mass / self.dt;
         for (k, &pos) in self.energy.diagonal_positions().iter().enumerate() {
-            self.h_values[pos] += self.mass[k % n] / h2;
+            self.h_values[pos] += self.mass[k % n] / h2 + self.mass[k % n] * dm;
         }
         self.solve
             .refactor(SparseColMatRef::new(self.energy.pattern().as_ref(), &self.h_values))
+    }
+}
+
+impl SubstepSolver for NewtonCdSolver {
+    fn substep_rig(&self) -> &LbsRig {
+        &self.rig
+    }
+    fn current_params(&self) -> &[f64] {
+        &self.p
+    }
+    fn substep(&mut self, p: &[f64]) -> Result<usize> {
+        let it = self.solve_substep(p)?;
+        self.p.copy_from_slice(p);
+        Ok(it)
+    }
+    fn begin_midpoint(&mut self) {
+        let nd = self.u.len();
+        self.mid[..nd].copy_from_slice(&self.u);
+        self.mid[nd..].copy_from_slice(&self.v);
+    }
+    fn finish_midpoint(&mut self, p_end: &[f64]) {
+        let nd = self.u.len();
+        self.rig.apply(p_end, &mut self.jp);
+        for k in 0..nd {
+            self.u[k] = 2.0 * self.u[k] - self.mid[k];
+            self.v[k] = 2.0 * self.v[k] - self.mid[nd + k];
+        }
+        // The extrapolation is a difference of two admissible fields; one projection keeps the
+        // constraint at round-off relative to ‖u‖ when the motion has decayed to a small
+        // difference of large terms.
+        self.solve.project_field_in_place(&mut self.u);
+        for k in 0..nd {
+            self.x[k] = self.jp[k] + self.u[k];
+        }
+        self.p.copy_from_slice(p_end);
+    }
+    fn save_frame(&mut self) {
+        let nd = self.u.len();
+        let s = &mut self.saved;
+        s[..nd].copy_from_slice(&self.x);
+        s[nd..2 * nd].copy_from_slice(&self.v);
+        s[2 * nd..3 * nd].copy_from_slice(&self.u);
+        s[3 * nd..4 * nd].copy_from_slice(&self.jp);
+        s[4 * nd..].copy_from_slice(&self.p);
+    }
+    fn restore_frame(&mut self) {
+        let nd = self.u.len();
+        let s = &self.saved;
+        self.x.copy_from_slice(&s[..nd]);
+        self.v.copy_from_slice(&s[nd..2 * nd]);
+        self.u.copy_from_slice(&s[2 * nd..3 * nd]);
+        self.jp.copy_from_slice(&s[3 * nd..4 * nd]);
+        self.p.copy_from_slice(&s[4 * nd..]);
     }
 }

@@ -4,6 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{OvertoneError, Result};
 
+/// Default damping ratio of the production scheme: a visible follow-through that decays to
+/// a few percent within two to three periods.
+pub const DEFAULT_DAMPING: f64 = 0.1;
+
 /// An ARAP material: `E` and `ν` give the shear modulus `μ`, density gives the lumped mass.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Material {
@@ -26,10 +30,77 @@ impl Default for Material {
     }
 }
 
+/// The time integrator of a frame (see [`crate::dynamics::time_integration`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Integrator {
+    /// One backward-Euler step of the whole frame (`substeps` ignored): the seeds' scheme,
+    /// strongly dissipative at large steps (kept so the seed comparisons stay exact).
+    BackwardEuler,
+    /// Implicit midpoint on `substeps` equal substeps: second order, no numerical
+    /// dissipation on a linear system (every loss of motion comes from `damping`).
+    ImplicitMidpoint,
+}
+
+impl Integrator {
+    /// The scene-file / CLI name (`backward_euler`, `implicit_midpoint`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Integrator::BackwardEuler => "backward_euler",
+            Integrator::ImplicitMidpoint => "implicit_midpoint",
+        }
+    }
+    /// Parses [`name`](Self::name) (also with `-` for `_`).
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.replace('-', "_").as_str() {
+            "backward_euler" => Ok(Integrator::BackwardEuler),
+            "implicit_midpoint" | "midpoint" => Ok(Integrator::ImplicitMidpoint),
+            _ => Err(OvertoneError::setting(
+                "integrator",
+                s,
+                "choose backward_euler or implicit_midpoint",
+            )),
+        }
+    }
+}
+
+/// The elastic reference shape of complementary dynamics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RestShape {
+    /// The paper's fixed rest (bind) shape: a posed rig away from bind is elastically stressed,
+    /// so physics may reshape a bad pose (and a held pose keeps a static offset).
+    Bind,
+    /// The rig pose is the elastic reference: the elastic force at the rig pose is cancelled,
+    /// `E_rig(u) = E(J p + u) − ∇E(J p)·u`, so `u_c = 0` is an equilibrium of every held pose.
+    Rig,
+}
+
+impl RestShape {
+    /// The scene-file / CLI name (`bind`, `rig`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RestShape::Bind => "bind",
+            RestShape::Rig => "rig",
+        }
+    }
+    /// Parses [`name`](Self::name).
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "bind" => Ok(RestShape::Bind),
+            "rig" => Ok(RestShape::Rig),
+            _ => Err(OvertoneError::setting("rest", s, "choose rig or bind")),
+        }
+    }
+}
+
 /// Time stepping and local/global iteration settings.
+///
+/// The defaults are the seeds' scheme (one backward-Euler step per frame, no damping, bind
+/// rest, uniform stiffness), so a solver built with `SolverParams::default()` reproduces the
+/// seed tutorials; [`SolverParams::art_directable`] gives Overtone's production defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SolverParams {
-    /// Time step `h` in seconds (one step per frame), `> 0`. Default `1/100`.
+    /// Time advanced per call of `step`/`advance` (one frame), seconds of physics time, `> 0`.
+    /// Default `1/100`.
     pub dt: f64,
     /// Local/global iterations per step. Default 10 (the seed's). More: closer to the exact
     /// backward-Euler minimiser; cost grows linearly.
@@ -38,6 +109,24 @@ pub struct SolverParams {
     pub tolerance: Option<f64>,
     /// Gravity acceleration (length/s²), `d` components. Default zero.
     pub gravity: Vec<f64>,
+    /// Time integrator. Default [`Integrator::BackwardEuler`] (the seeds').
+    pub integrator: Integrator,
+    /// Substeps per frame for [`Integrator::ImplicitMidpoint`]; `None` chooses them (see
+    /// [`crate::dynamics::time_integration::auto_substeps`]). Default `Some(1)`.
+    pub substeps: Option<usize>,
+    /// Damping ratio `ζ ≥ 0` of the lowest vibration mode of the complementary motion
+    /// (0 none, 1 critical), realised as Rayleigh damping of the complementary velocity
+    /// `C = α M + β K` with `α = ζ ω₁`, `β = ζ/ω₁` (ARAP solvers; higher modes are damped more,
+    /// `ζ(ω) = ζ(ω₁/ω + ω/ω₁)/2`) or `α = 2ζω₁` (Newton). Default 0.
+    pub damping: f64,
+    /// If set, the lowest vibration mode's frequency in Hz: the stiffness (Young's modulus) is
+    /// rescaled so the lowest mode vibrates at this rate. Default `None`.
+    pub frequency: Option<f64>,
+    /// Elastic reference shape. Default [`RestShape::Bind`] (the paper's).
+    pub rest: RestShape,
+    /// Per-vertex multiplier of Young's modulus (`n` values `> 0`; an element takes the mean of
+    /// its vertices'); empty means 1 everywhere. Default empty.
+    pub stiffness: Vec<f64>,
 }
 
 impl Default for SolverParams {
@@ -47,11 +136,56 @@ impl Default for SolverParams {
             iterations: 10,
             tolerance: None,
             gravity: Vec::new(),
+            integrator: Integrator::BackwardEuler,
+            substeps: Some(1),
+            damping: 0.0,
+            frequency: None,
+            rest: RestShape::Bind,
+            stiffness: Vec::new(),
         }
     }
 }
 
+/// Largest accepted substep count per frame.
+pub const MAX_SUBSTEPS: usize = 64;
+
 impl SolverParams {
+    /// Overtone's production defaults for a frame step `dt`: implicit midpoint with automatic
+    /// substeps, damping ratio 0.1, the rig pose as elastic reference.
+    pub fn art_directable(dt: f64) -> Self {
+        Self {
+            dt,
+            integrator: Integrator::ImplicitMidpoint,
+            substeps: None,
+            damping: DEFAULT_DAMPING,
+            rest: RestShape::Rig,
+            ..Self::default()
+        }
+    }
+
+    /// Per-element stiffness multipliers (the mean of each element's vertices'), or `None` for
+    /// a uniform material. Refuses a field whose length is not the vertex count.
+    pub fn element_stiffness(&self, mesh: &crate::mesh::SimplexMesh) -> Result<Option<Vec<f64>>> {
+        if self.stiffness.is_empty() {
+            return Ok(None);
+        }
+        if self.stiffness.len() != mesh.n_vertices() {
+            return Err(OvertoneError::size(
+                "stiffness field",
+                format!("{} values (one per vertex)", mesh.n_vertices()),
+                self.stiffness.len(),
+            ));
+        }
+        Ok(Some(
+            (0..mesh.n_elements())
+                .map(|e| {
+                    let el = mesh.element(e);
+                    el.iter().map(|&v| self.stiffness[v]).sum::<f64>() / el.len() as f64
+                })
+                .collect(),
+        ))
+    }
+
     /// Checks ranges for a `dim`-dimensional scene; an empty gravity means zero.
     pub fn validate(&self, dim: usize) -> Result<()> {
         if !(self.dt.is_finite() && self.dt > 0.0) {
@@ -78,6 +212,43 @@ impl SolverParams {
                 "gravity",
                 format!("{dim} components"),
                 self.gravity.len(),
+            ));
+        }
+        if let Some(s) = self.substeps {
+            if s == 0 || s > MAX_SUBSTEPS {
+                return Err(OvertoneError::setting(
+                    "substeps",
+                    s,
+                    format!("must be between 1 and {MAX_SUBSTEPS} (or automatic)"),
+                ));
+            }
+        }
+        if !(self.damping.is_finite() && (0.0..=10.0).contains(&self.damping)) {
+            return Err(OvertoneError::setting(
+                "damping",
+                self.damping,
+                "the damping ratio must be between 0 (none) and 10 (1 = critical)",
+            ));
+        }
+        if let Some(f) = self.frequency {
+            if !(f.is_finite() && f > 0.0) {
+                return Err(OvertoneError::setting(
+                    "frequency",
+                    f,
+                    "must be a finite number of Hz > 0",
+                ));
+            }
+        }
+        if let Some((v, s)) = self
+            .stiffness
+            .iter()
+            .enumerate()
+            .find(|(_, s)| !(s.is_finite() && **s > 0.0))
+        {
+            return Err(OvertoneError::setting(
+                "stiffness",
+                s,
+                format!("the stiffness multiplier of vertex {v} must be a finite number > 0"),
             ));
         }
         if self.gravity.iter().any(|g| !g.is_finite()) {

@@ -14,6 +14,20 @@ pub fn bounding_box(points: &[f64]) -> ([f64; 3], [f64; 3]) {
     (lo, hi)
 }
 
+/// [`bounding_box`] of a `d`-dimensional point set (`n × d` row-major); the unused axes of a
+/// 2D set stay `(+∞, −∞)`.
+pub fn bounding_box_d(points: &[f64], d: usize) -> ([f64; 3], [f64; 3]) {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for p in points.chunks_exact(d) {
+        for i in 0..d {
+            lo[i] = lo[i].min(p[i]);
+            hi[i] = hi[i].max(p[i]);
+        }
+    }
+    (lo, hi)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@ mod simplex_mesh;
 mod volume;
 
 pub use boundary_facets::{boundary_facets, boundary_vertices};
-pub use bounding_box::bounding_box;
+pub use bounding_box::{bounding_box, bounding_box_d};
 pub use cylinder::tet_cylinder;
 pub use element_order::spatial_element_order;
 pub use grid::{centered_triangle_grid, tet_grid, triangle_grid};

@@ -335,11 +335,14 @@ impl Character {
             examples: None,
             blendshapes,
             normalisation: Some(crate::scene::Normalisation { centre, scale }),
+            dynamics: crate::scene::SceneDynamics::default(),
             model: ElasticModel::Arap,
             material: settings.material,
             dt: 1.0 / settings.fps,
             gravity: vec![0.0; 3],
         };
+        let mut scene = scene;
+        crate::scene::apply_skeleton_defaults(&mut scene)?;
         scene.validate()?;
         let (open, nonmanifold) = surface_defects(triangles);
         let mut warnings = Vec::new();

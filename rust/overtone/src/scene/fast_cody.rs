@@ -240,6 +240,7 @@ pub fn parse_fast_cody_scene(
         examples: None,
         blendshapes: None,
         normalisation: Some(crate::scene::Normalisation { centre: c, scale: s }),
+        dynamics: crate::scene::SceneDynamics::default(),
         model: ElasticModel::Arap,
         material: MATERIAL,
         dt: DT,

@@ -103,5 +103,6 @@ pub fn metronome_beam(cfg: MetronomeBeam) -> crate::Result<Scene> {
         examples: None,
         blendshapes: None,
         normalisation: None,
+        dynamics: crate::scene::SceneDynamics::default(),
     })
 }

@@ -7,7 +7,10 @@ mod fast_cody;
 mod metronome;
 mod overtone_json;
 mod reference_release;
+mod scene_dynamics;
 mod simulate;
+mod skeleton_defaults;
+mod surface_field;
 
 pub use character::{bake_character, character_from_gltf, Character, CharacterBake, CharacterSettings, SurfaceMorphs};
 pub use display_surface::{DisplaySurface, DISPLAY_SURFACE_MAX_DISTANCE};
@@ -16,9 +19,15 @@ pub use fast_cody::{fast_cody_files, parse_fast_cody_scene, read_fast_cody_scene
 pub use metronome::{metronome_beam, MetronomeBeam};
 pub use overtone_json::{read_overtone_scene, scene_to_json, write_overtone_scene, SCENE_FORMAT};
 pub use reference_release::{parse_reference_scene, read_reference_scene, NamedText, ReferenceSceneTexts};
+pub use scene_dynamics::{DynamicsKeys, SceneDynamics, DEFAULT_CUT_DISTANCE};
 pub use simulate::{
     simulate, simulate_full, simulate_streaming, simulate_with_sidecar, FrameCallback, Simulation, SolverKind,
 };
+pub use skeleton_defaults::{
+    apply_skeleton_defaults, skeleton_defaults, skeleton_defaults_of_points, SkeletonDefaults, CORE_RADIUS,
+    CORE_STIFFNESS,
+};
+pub use surface_field::lattice_field_from_surface;
 
 use std::path::Path;
 
@@ -83,6 +92,8 @@ pub struct Scene {
     /// How the scene's positions were normalised from the files they came from (`None`: the
     /// positions are the file's own).
     pub normalisation: Option<Normalisation>,
+    /// Integrator, damping, rest shape, stiffness and the other art-direction controls.
+    pub dynamics: SceneDynamics,
 }
 
 /// A normalisation `x_scene = (x_file − centre)/scale` (readers that centre and rescale, as the
@@ -177,6 +188,7 @@ impl Scene {
     pub fn validate(&self) -> Result<()> {
         let (n, d, m) = (self.mesh.n_vertices(), self.mesh.dim(), self.n_bones);
         self.rig()?;
+        self.dynamics.validate(n)?;
         if let Some(b) = &self.blendshapes {
             if b.weights.len() != self.frames.len() {
                 return Err(OvertoneError::size(

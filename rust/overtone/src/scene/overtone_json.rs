@@ -8,7 +8,7 @@ use crate::dynamics::Material;
 use crate::error::{OvertoneError, Result};
 use crate::io::write_atomically;
 use crate::mesh::SimplexMesh;
-use crate::scene::{ElasticModel, Scene, SceneBlendshapes, SceneExamples};
+use crate::scene::{DynamicsKeys, ElasticModel, Scene, SceneBlendshapes, SceneDynamics, SceneExamples};
 use crate::shape_matching::ManifoldScope;
 
 /// The value of the `format` key.
@@ -57,6 +57,27 @@ struct SceneFile {
     example_manifold: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     blendshapes: Option<BlendshapesFile>,
+    // The dynamics keys (see [`DynamicsKeys`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    integrator: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    substeps: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    damping: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    frequency: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rest: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stiffness: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time_scale: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    preroll: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    strength: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cut_distance: Option<f64>,
 }
 
 fn flatten<T: Copy>(path: &Path, what: &str, rows: Vec<Vec<T>>, width: usize) -> Result<Vec<T>> {
@@ -82,7 +103,12 @@ fn flatten<T: Copy>(path: &Path, what: &str, rows: Vec<Vec<T>>, width: usize) ->
 /// for example-aware complementary dynamics) with optional `example_beta` (default 1) and
 /// `example_manifold` (`global`, default, or `per-element`), optional `blendshapes`
 /// {`deltas` (targets × n × d rest-space offsets), `weights` (frames × targets)}: morph targets
-/// applied before skinning, one extra rig column each. Unknown keys are refused.
+/// applied before skinning, one extra rig column each. Optional dynamics keys (absent = the
+/// production default, [`SceneDynamics`]): `integrator` (`implicit_midpoint` | `backward_euler`,
+/// the latter with the seeds' defaults: no damping, bind rest, no cut detection), `substeps`,
+/// `damping` (ζ), `frequency` (Hz), `rest` (`rig` | `bind`), `stiffness` (n multipliers of
+/// Young's modulus), `time_scale`, `preroll` (s), `strength`, `cut_distance` (fraction of the
+/// diagonal, 0 = off). Unknown keys are refused.
 pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
     let f: SceneFile = serde_json::from_str(text).map_err(|e| OvertoneError::parse(path, format!("{e}")))?;
     if f.format != SCENE_FORMAT {
@@ -202,6 +228,20 @@ pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
         examples,
         blendshapes,
         normalisation: None,
+        dynamics: DynamicsKeys {
+            integrator: f.integrator,
+            substeps: f.substeps,
+            damping: f.damping,
+            frequency: f.frequency,
+            rest: f.rest,
+            stiffness: f.stiffness,
+            time_scale: f.time_scale,
+            preroll: f.preroll,
+            strength: f.strength,
+            cut_distance: f.cut_distance,
+        }
+        .apply(&SceneDynamics::default())
+        .map_err(|e| OvertoneError::parse(path, e.to_string()))?,
     };
     scene.validate()?;
     Ok(scene)
@@ -211,6 +251,7 @@ pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
 pub fn scene_to_json(scene: &Scene) -> String {
     let d = scene.mesh.dim();
     let rows = |v: &[f64], w: usize| v.chunks(w).map(|r| r.to_vec()).collect::<Vec<_>>();
+    let dk = DynamicsKeys::of(&scene.dynamics);
     let f = SceneFile {
         format: SCENE_FORMAT.into(),
         dim: d,
@@ -241,6 +282,16 @@ pub fn scene_to_json(scene: &Scene) -> String {
                 .collect(),
             weights: b.weights.clone(),
         }),
+        integrator: dk.integrator,
+        substeps: dk.substeps,
+        damping: dk.damping,
+        frequency: dk.frequency,
+        rest: dk.rest,
+        stiffness: dk.stiffness,
+        time_scale: dk.time_scale,
+        preroll: dk.preroll,
+        strength: dk.strength,
+        cut_distance: dk.cut_distance,
     };
     serde_json::to_string(&f).expect("scene serialisation cannot fail")
 }

@@ -165,6 +165,7 @@ pub fn parse_reference_scene(path: &Path, json: &serde_json::Value, files: &Refe
         examples: None,
         blendshapes: None,
         normalisation: Some(Normalisation { centre, scale: s }),
+        dynamics: crate::scene::SceneDynamics::default(),
     };
     scene.validate()?;
     Ok(scene)

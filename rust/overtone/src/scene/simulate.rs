@@ -2,13 +2,11 @@
 
 use std::time::Instant;
 
-use crate::dynamics::{
-    FastParams, FastPrecompute, FastSolver, FullOrderSolver, NewtonCdSolver, SolverParams, StepReport,
-};
+use crate::dynamics::{FastParams, FastPrecompute, FastSolver, FullOrderSolver, NewtonCdSolver, StepReport};
 use crate::energy::EnergyModel;
 use crate::error::{OvertoneError, Result};
 use crate::leak::default_momentum_weights;
-use crate::rig::LbsRig;
+use crate::rig::{LbsRig, RigJump};
 use crate::scene::{ElasticModel, Scene};
 
 /// The result of simulating every frame of a scene.
@@ -32,6 +30,8 @@ pub struct Simulation {
     /// Per step, `‖G u_c‖/(‖G‖‖u_c‖)` against the blendshape columns alone (empty without
     /// blendshapes).
     pub blendshape_relative_residual: Vec<f64>,
+    /// Frames at which a rig jump beyond the cut distance restarted the simulation.
+    pub cuts: Vec<usize>,
 }
 
 /// Which solver runs a scene.
@@ -83,6 +83,7 @@ pub fn simulate_with_sidecar(
         max_displacement: run.max_displacement,
         fast: solver.fast_precompute(),
         blendshape_relative_residual: run.blendshape_residual,
+        cuts: run.cuts,
     })
 }
 
@@ -91,28 +92,66 @@ struct FrameRun {
     step_ms: Vec<f64>,
     max_displacement: Vec<f64>,
     blendshape_residual: Vec<f64>,
+    cuts: Vec<usize>,
+}
+
+/// `frame += (s − 1)·u` (`n × 3` positions, `n × d` displacement) and `u ← s·u`: the output of
+/// a strength `s`.
+fn apply_strength(s: f64, frame: &mut [f64], disp: &mut [f64], d: usize) {
+    if s == 1.0 {
+        return;
+    }
+    for (v, u) in disp.chunks_exact_mut(d).enumerate() {
+        for i in 0..d {
+            frame[v * 3 + i] += (s - 1.0) * u[i];
+            u[i] *= s;
+        }
+    }
 }
 
 /// Steps through every frame of the scene, handing each frame's final positions (`n × 3`) and
 /// complementary displacement (`n × d`) to `on_frame` (frame 0 included).
+///
+/// The scene's [`SceneDynamics`](crate::scene::SceneDynamics) apply here: `preroll` seconds of
+/// steps at the first pose before frame 0, a restart (`reset`) at a frame whose rig jump
+/// exceeds `cut_distance` × the body's diagonal, and `strength` on every output displacement.
 fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallback) -> Result<FrameRun> {
     let (n, d) = (scene.mesh.n_vertices(), scene.mesh.dim());
+    let dyn_ = &scene.dynamics;
     let mut frame = vec![0.0; n * 3];
     let mut disp = vec![0.0; n * d];
-    solver.write_frame(&mut frame, &mut disp);
+    let mut p = vec![0.0; solver.rig().n_params()];
+    let mut p_prev = vec![0.0; solver.rig().n_params()];
+    scene.frame_params_into(solver.rig(), 0, &mut p_prev)?;
+    for _ in 0..(dyn_.preroll / scene.dt).round() as usize {
+        solver.advance(&p_prev)?;
+    }
+    let md = solver.write_frame(&mut frame, &mut disp);
+    apply_strength(dyn_.strength, &mut frame, &mut disp, d);
     on_frame(0, &frame, &disp)?;
     let mut run = FrameRun {
         steps: Vec::with_capacity(scene.frames.len()),
         step_ms: Vec::with_capacity(scene.frames.len()),
-        max_displacement: vec![0.0],
+        max_displacement: vec![md * dyn_.strength],
         blendshape_residual: Vec::new(),
+        cuts: Vec::new(),
     };
+    let jump = dyn_.cut_distance.map(|c| (RigJump::new(solver.rig()), c));
     let has_blendshapes = solver.rig().n_targets() > 0;
-    let mut p = vec![0.0; solver.rig().n_params()];
     for k in 1..scene.frames.len() {
         scene.frame_params_into(solver.rig(), k, &mut p)?;
         let t = Instant::now();
-        let iterations = solver.advance(&p)?;
+        let cut = jump
+            .as_ref()
+            .is_some_and(|(j, c)| j.jump(&p_prev, &p) > c * j.diagonal());
+        let iterations = if cut {
+            run.cuts.push(k);
+            solver.reset(&p)?;
+            0
+        } else {
+            solver.advance(&p)?
+        };
+        p_prev.copy_from_slice(&p);
         run.step_ms.push(t.elapsed().as_secs_f64() * 1e3);
         let (residual, relative_residual) = solver.residual();
         run.steps.push(StepReport {
@@ -124,7 +163,8 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
             run.blendshape_residual.push(solver.blendshape_residual().1);
         }
         let md = solver.write_frame(&mut frame, &mut disp);
-        run.max_displacement.push(md);
+        apply_strength(dyn_.strength, &mut frame, &mut disp, d);
+        run.max_displacement.push(md * dyn_.strength);
         on_frame(k, &frame, &disp)?;
     }
     Ok(run)
@@ -155,6 +195,7 @@ pub fn simulate_streaming(
         max_displacement: run.max_displacement,
         fast: solver.fast_precompute(),
         blendshape_relative_residual: run.blendshape_residual,
+        cuts: run.cuts,
     })
 }
 
@@ -188,12 +229,9 @@ fn build_solver(
         Some(dw) => dw.clone(),
         None => default_momentum_weights(&scene.mesh)?,
     };
-    let params = SolverParams {
-        dt: scene.dt,
-        iterations,
-        tolerance,
-        gravity: scene.gravity.clone(),
-    };
+    let params = scene
+        .dynamics
+        .solver_params(scene.dt, iterations, tolerance, scene.gravity.clone());
     let solver: Box<dyn Stepper> = match kind {
         SolverKind::Full if scene.model == ElasticModel::NeoHookean => Box::new(NewtonCdSolver::new(
             &scene.mesh,
@@ -230,6 +268,8 @@ fn build_solver(
 trait Stepper {
     /// One step without diagnostics (what the step timings measure); returns iterations.
     fn advance(&mut self, p: &[f64]) -> Result<usize>;
+    /// Puts the body at rest in pose `p` (a cut).
+    fn reset(&mut self, p: &[f64]) -> Result<()>;
     /// `(‖JᵀMD u_c‖, relative)` of the current state.
     fn residual(&mut self) -> (f64, f64);
     fn rig(&self) -> &LbsRig;
@@ -272,6 +312,9 @@ impl Stepper for FullOrderSolver {
     fn advance(&mut self, p: &[f64]) -> Result<usize> {
         FullOrderSolver::advance(self, p)
     }
+    fn reset(&mut self, p: &[f64]) -> Result<()> {
+        FullOrderSolver::reset(self, p)
+    }
     fn residual(&mut self) -> (f64, f64) {
         self.constraint_residual()
     }
@@ -293,6 +336,9 @@ impl Stepper for NewtonCdSolver {
     fn advance(&mut self, p: &[f64]) -> Result<usize> {
         Ok(NewtonCdSolver::step(self, p)?.iterations)
     }
+    fn reset(&mut self, p: &[f64]) -> Result<()> {
+        NewtonCdSolver::reset(self, p)
+    }
     fn residual(&mut self) -> (f64, f64) {
         self.constraint_residual()
     }
@@ -310,6 +356,9 @@ impl Stepper for NewtonCdSolver {
 impl Stepper for FastSolver {
     fn advance(&mut self, p: &[f64]) -> Result<usize> {
         FastSolver::advance(self, p)
+    }
+    fn reset(&mut self, p: &[f64]) -> Result<()> {
+        FastSolver::reset(self, p)
     }
     fn residual(&mut self) -> (f64, f64) {
         self.constraint_residual()

@@ -1,0 +1,334 @@
+//! Frame stepping shared by the three complementary-dynamics solvers: substeps, the
+//! integrator, the rig pose between frames and the damping coefficients.
+//!
+//! Each solver implements one primitive, a backward-Euler solve of its own fixed length `τ`
+//! toward a rig pose ([`SubstepSolver::substep`]); [`FrameStepper::advance`] builds the frame
+//! from it:
+//!
+//! * **Backward Euler** (the seeds'): one solve with `τ = h` to the frame's pose.
+//! * **Implicit midpoint** on `S` substeps of length `Δ = h/S`: with `x_m` the backward-Euler
+//!   solution of length `τ = Δ/2` from `(x_n, v_n)` toward the rig at `t + Δ/2`, the midpoint
+//!   rule `x_{n+1} = x_n + Δ(v_n + v_{n+1})/2`, `M(v_{n+1} − v_n) = Δ f(x_m)` gives
+//!   `u_{n+1} = 2u_m − u_n` and `v_{n+1} = 2v_m − v_n` with `v_m = (x_m − x_n)/τ`
+//!   ([`SubstepSolver::finish_midpoint`]). The complementary displacement is extrapolated (not
+//!   the total position), so `Jᵀ M D u_c = 0` — linear in `u_c` — holds at every substep. On a
+//!   linear system the scheme keeps the energy exactly (no numerical damping); its period error
+//!   is `(ωΔ)²/12`.
+//!
+//! The rig between frames follows [`PoseInterpolator`] (rotations by slerp).
+
+use crate::dynamics::{Integrator, SolverParams, MAX_SUBSTEPS};
+use crate::error::Result;
+use crate::rig::{LbsRig, PoseInterpolator};
+
+/// Longest internal step (seconds of physics time) the automatic substep rule allows.
+pub const MAX_INTERNAL_STEP: f64 = 1.0 / 120.0;
+/// Largest `ω₁Δ` the automatic rule allows (period error `(ω₁Δ)²/12 ≤ 2%`).
+pub const MAX_OMEGA_STEP: f64 = 0.5;
+
+/// Substeps per frame of length `dt`: enough that the internal step is at most
+/// [`MAX_INTERNAL_STEP`] and, when the lowest angular frequency `ω₁` (rad/s) is known,
+/// `ω₁Δ ≤` [`MAX_OMEGA_STEP`]; at most [`MAX_SUBSTEPS`].
+pub fn auto_substeps(dt: f64, omega1: Option<f64>) -> usize {
+    let by_step = (dt / MAX_INTERNAL_STEP - 1e-9).ceil();
+    let by_mode = omega1.map_or(1.0, |w| (w * dt / MAX_OMEGA_STEP - 1e-9).ceil());
+    (by_step.max(by_mode).max(1.0) as usize).min(MAX_SUBSTEPS)
+}
+
+/// The smallest eigenvalue of a stiffness spectrum that belongs to a vibrating mode: above
+/// `10⁻⁹` of the largest (zero-energy drift modes, which a leak field that vanishes everywhere
+/// leaves in the rig-orthogonal space, do not vibrate). `None` if there is none.
+pub fn lowest_vibrating(values: impl Iterator<Item = f64> + Clone) -> Option<f64> {
+    let top = values.clone().fold(0.0, f64::max);
+    values
+        .filter(|&l| l.is_finite() && l > 1e-9 * top && l > 0.0)
+        .fold(None, |a: Option<f64>, l| Some(a.map_or(l, |a| a.min(l))))
+}
+
+/// How a solver advances one frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FramePlan {
+    pub integrator: Integrator,
+    /// Substeps per frame (1 for backward Euler).
+    pub substeps: usize,
+    /// Frame length `h` (seconds of physics time).
+    pub dt: f64,
+}
+
+impl FramePlan {
+    /// The plan of `params` for a body whose lowest angular frequency is `omega1` (needed only
+    /// for automatic substeps; `None` uses the step-length rule alone).
+    pub fn new(params: &SolverParams, omega1: Option<f64>) -> Self {
+        let substeps = match params.integrator {
+            Integrator::BackwardEuler => 1,
+            Integrator::ImplicitMidpoint => params.substeps.unwrap_or_else(|| auto_substeps(params.dt, omega1)),
+        };
+        Self {
+            integrator: params.integrator,
+            substeps,
+            dt: params.dt,
+        }
+    }
+
+    /// Length `τ` of one backward-Euler solve: `h` (backward Euler) or `h/(2S)` (midpoint).
+    pub fn solve_step(&self) -> f64 {
+        match self.integrator {
+            Integrator::BackwardEuler => self.dt,
+            Integrator::ImplicitMidpoint => self.dt / (2 * self.substeps) as f64,
+        }
+    }
+
+    /// Whether the lowest frequency is needed to build the plan and the damping of `params`.
+    pub fn needs_frequency(params: &SolverParams) -> bool {
+        params.damping > 0.0
+            || params.frequency.is_some()
+            || (params.integrator == Integrator::ImplicitMidpoint && params.substeps.is_none())
+    }
+}
+
+/// Rayleigh damping of the complementary velocity, `C = α M + β K` (`K` the solver's stiffness
+/// at rest): `α` in 1/s, `β` in s.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Damping {
+    pub mass: f64,
+    pub stiffness: f64,
+}
+
+impl Damping {
+    /// Damping ratio `ζ` on the lowest mode `ω₁` (rad/s) split evenly between the two terms,
+    /// `α = ζω₁`, `β = ζ/ω₁`, for a stiffness term `K` whose energy on the lowest mode is `ω₁²`:
+    /// mode `ω` gets `ζ(ω₁/ω + ω/ω₁)/2`, so higher modes (numerical noise included) decay
+    /// faster than the lowest one.
+    pub fn rayleigh(zeta: f64, omega1: f64) -> Self {
+        Self::rayleigh_split(zeta, omega1, omega1 * omega1)
+    }
+
+    /// [`rayleigh`](Self::rayleigh) when the damping's stiffness matrix is not the one that
+    /// sets the frequency: the global step's Laplacian `L` resists rotations, so its energy on
+    /// the (bending-like) lowest mode, `ρ_L = u₁ᵀ L u₁` with `u₁ᵀ M u₁ = 1`, exceeds `ω₁²`.
+    /// `α = ζω₁`, `β = ζω₁/ρ_L`: the lowest mode gets `α/(2ω₁) + βρ_L/(2ω₁) = ζ`.
+    pub fn rayleigh_split(zeta: f64, omega1: f64, rho_l: f64) -> Self {
+        if zeta == 0.0 {
+            return Self::default();
+        }
+        Self {
+            mass: zeta * omega1,
+            stiffness: zeta * omega1 / rho_l,
+        }
+    }
+
+    /// Mass-proportional damping only, `α = 2ζω₁` (mode `ω` gets `ζω₁/ω`).
+    pub fn mass_proportional(zeta: f64, omega1: f64) -> Self {
+        Self {
+            mass: 2.0 * zeta * omega1,
+            stiffness: 0.0,
+        }
+    }
+}
+
+/// The per-solver primitive of [`FrameStepper`].
+pub(crate) trait SubstepSolver {
+    /// The rig.
+    fn substep_rig(&self) -> &LbsRig;
+    /// The current rig parameters (the last pose stepped to).
+    fn current_params(&self) -> &[f64];
+    /// One backward-Euler solve of the solver's length `τ` toward rig parameters `p`
+    /// (checked by the caller); returns the iterations taken. On error the solver's state is
+    /// as before the call.
+    fn substep(&mut self, p: &[f64]) -> Result<usize>;
+    /// Remembers the state `(u_n, v_n, rig velocity)` the midpoint extrapolates from.
+    fn begin_midpoint(&mut self);
+    /// `u ← 2u_m − u_n`, `v ← 2v_m − v_n`, rig at `p_end`.
+    fn finish_midpoint(&mut self, p_end: &[f64]);
+    /// Saves the whole dynamic state (start of a frame).
+    fn save_frame(&mut self);
+    /// Restores what [`save_frame`](Self::save_frame) saved (a substep failed).
+    fn restore_frame(&mut self);
+}
+
+/// Advances a [`SubstepSolver`] by one frame following a [`FramePlan`]. Holds the pose
+/// workspace; does not allocate after the first frame.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FrameStepper {
+    pub plan: Option<FramePlan>,
+    interpolator: PoseInterpolator,
+    pose: Vec<f64>,
+}
+
+impl FrameStepper {
+    pub fn new(plan: FramePlan) -> Self {
+        Self {
+            plan: Some(plan),
+            ..Self::default()
+        }
+    }
+
+    /// Steps `solver` from its current pose to `p_next` (checked by the caller); returns the
+    /// iterations of every solve, summed. On error the solver is as before the call.
+    pub fn advance<S: SubstepSolver>(&mut self, solver: &mut S, p_next: &[f64]) -> Result<usize> {
+        let plan = self.plan.expect("a frame stepper has a plan");
+        if plan.integrator == Integrator::BackwardEuler {
+            return solver.substep(p_next);
+        }
+        self.interpolator
+            .prepare(solver.substep_rig(), solver.current_params(), p_next);
+        self.pose.resize(p_next.len(), 0.0);
+        solver.save_frame();
+        let s = plan.substeps as f64;
+        let mut iterations = 0;
+        for k in 0..plan.substeps {
+            self.interpolator.pose_at((k as f64 + 0.5) / s, &mut self.pose);
+            solver.begin_midpoint();
+            match solver.substep(&self.pose) {
+                Ok(it) => iterations += it,
+                Err(e) => {
+                    solver.restore_frame();
+                    return Err(e);
+                }
+            }
+            self.interpolator.pose_at((k + 1) as f64 / s, &mut self.pose);
+            solver.finish_midpoint(&self.pose);
+        }
+        Ok(iterations)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn automatic_substeps_follow_the_step_and_the_mode() {
+        // 24 fps: 1/24 s needs 5 steps of at most 1/120 s; 120 fps needs one.
+        assert_eq!(auto_substeps(1.0 / 24.0, None), 5);
+        assert_eq!(auto_substeps(1.0 / 120.0, None), 1);
+        // A stiff body, ω₁ = 200 rad/s at 24 fps: 200/24/0.5 = 16.7 → 17.
+        assert_eq!(auto_substeps(1.0 / 24.0, Some(200.0)), 17);
+        assert_eq!(auto_substeps(1.0, Some(1e9)), MAX_SUBSTEPS);
+    }
+
+    #[test]
+    fn rayleigh_damping_gives_the_lowest_mode_its_ratio() {
+        let (zeta, w1) = (0.1, 20.0);
+        let c = Damping::rayleigh(zeta, w1);
+        // ζ(ω) = α/(2ω) + βω/2
+        let z = |w: f64| c.mass / (2.0 * w) + c.stiffness * w / 2.0;
+        assert!((z(w1) - zeta).abs() < 1e-15);
+        assert!(z(4.0 * w1) > 2.0 * zeta);
+        let m = Damping::mass_proportional(zeta, w1);
+        assert!((m.mass / (2.0 * w1) - zeta).abs() < 1e-15);
+    }
+}
+
+/// The lowest vibrating eigenvalue `ω₁²` (rad²/s²) of the linearised ARAP stiffness
+/// ([`arap_rest_stiffness_product`](crate::fem::arap_rest_stiffness_product), element weights
+/// `w`) against the lumped mass, by Rayleigh–Ritz on the columns of `basis` (`n·d × r`
+/// coordinate-major fields, each admissible: `Jᵀ M D u = 0`): an upper bound of the constrained
+/// body's `ω₁²`, exact when the basis spans the lowest mode, with the Ritz vector's
+/// coefficients on the columns (`r`, unit mass norm). The columns are first
+/// `M`-orthonormalised through the eigen-decomposition of their Gram matrix (directions with
+/// Gram eigenvalues below `10⁻¹⁰` of the largest are dropped).
+pub fn lowest_mode_in_subspace(
+    jac: &crate::fem::DeformationJacobian,
+    w: &[f64],
+    mass: &[f64],
+    basis: &faer::Mat<f64>,
+) -> Result<(f64, Vec<f64>)> {
+    use crate::error::OvertoneError;
+    use faer::{Mat, Side};
+    let (nd, r) = (basis.nrows(), basis.ncols());
+    let n = mass.len();
+    let mut kb = Mat::<f64>::zeros(nd, r);
+    let mut col = vec![0.0; nd];
+    let mut out = vec![0.0; nd];
+    for c in 0..r {
+        for k in 0..nd {
+            col[k] = basis[(k, c)];
+        }
+        out.fill(0.0);
+        crate::fem::arap_rest_stiffness_product(jac, w, &col, &mut out);
+        for k in 0..nd {
+            kb[(k, c)] = out[k];
+        }
+    }
+    let mb = Mat::from_fn(nd, r, |k, c| mass[k % n] * basis[(k, c)]);
+    let gram = basis.transpose() * &mb;
+    let kbt = basis.transpose() * &kb;
+    let kr = Mat::from_fn(r, r, |a, b| 0.5 * (kbt[(a, b)] + kbt[(b, a)]));
+    let fail = |what: &str, e: String| OvertoneError::Factorization {
+        what: what.into(),
+        reason: e,
+    };
+    let ge = gram
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|e| fail("subspace mass matrix", format!("{e:?}")))?;
+    let (gs, gu) = (ge.S(), ge.U());
+    let top = (0..r).map(|i| gs[i]).fold(0.0, f64::max);
+    let keep: Vec<usize> = (0..r).filter(|&i| gs[i] > 1e-10 * top).collect();
+    // Y = U_keep Σ^{-1/2}: Yᵀ Gram Y = I.
+    let y = Mat::from_fn(r, keep.len(), |a, j| gu[(a, keep[j])] / gs[keep[j]].sqrt());
+    let red = y.transpose() * &kr * &y;
+    let red = Mat::from_fn(red.nrows(), red.ncols(), |a, b| 0.5 * (red[(a, b)] + red[(b, a)]));
+    let eig = red
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|e| fail("subspace stiffness eigenvalues", format!("{e:?}")))?;
+    let vals: Vec<f64> = (0..red.nrows()).map(|i| eig.S()[i]).collect();
+    let lambda = lowest_vibrating(vals.iter().cloned()).ok_or_else(|| {
+        fail(
+            "lowest vibration mode",
+            "the subspace has no positive-energy mode".into(),
+        )
+    })?;
+    let j = vals.iter().position(|&v| v == lambda).unwrap_or(0);
+    // Coefficients of the Ritz vector on the basis columns (unit mass norm).
+    let coeff = (0..r)
+        .map(|a| (0..keep.len()).map(|q| y[(a, q)] * eig.U()[(q, j)]).sum())
+        .collect();
+    Ok((lambda, coeff))
+}
+
+/// The lowest angular frequency `ω₁` (rad/s) of a full-order body: the lowest vibrating
+/// eigenvalue of the linearised ARAP stiffness ([`crate::fem::arap_rest_stiffness_matrix`],
+/// `w_e = μ vol_e s_e`) against the lumped mass, under the bone rows `Â u_i = 0` of every
+/// coordinate, by shift-invert Krylov–Schur on the `n·d` vector problem
+/// ([`crate::reduced::lowest_constrained_eigenpairs`]). The lowest few eigenpairs are computed so
+/// that the rigid drift a vanishing leak field leaves unconstrained (zero energy) is skipped.
+/// The blendshape rows are left out of the estimate. Returns `(ω₁, ρ_L)` with `ρ_L = u₁ᵀ(L̂ ⊗
+/// I)u₁` the Laplacian energy of the unit-mass mode (see [`Damping::rayleigh_split`]).
+pub fn lowest_angular_frequency_full(
+    mesh: &crate::mesh::SimplexMesh,
+    jac: &crate::fem::DeformationJacobian,
+    w: &[f64],
+    mass: &[f64],
+    rc: &crate::rig::RigConstraint,
+) -> Result<(f64, f64)> {
+    let (n, d) = (mesh.n_vertices(), mesh.dim());
+    let k = crate::fem::arap_rest_stiffness_matrix(jac, w)?;
+    let c = rc.scalar.nrows();
+    let scalar = rc.rows();
+    let mut rows = vec![0.0; d * c * d * n];
+    for i in 0..d {
+        for r in 0..c {
+            let dst = (i * c + r) * d * n + i * n;
+            rows[dst..dst + n].copy_from_slice(&scalar[r * n..(r + 1) * n]);
+        }
+    }
+    let mass_d: Vec<f64> = (0..d * n).map(|q| mass[q % n]).collect();
+    let rigid = d * (d + 1) / 2;
+    let want = (rigid + 1).min(d * n - 1).max(1);
+    let eig = crate::reduced::lowest_constrained_eigenpairs(&k, &mass_d, &rows, want)?;
+    let lambda =
+        lowest_vibrating(eig.values.iter().cloned()).ok_or_else(|| crate::error::OvertoneError::Factorization {
+            what: "lowest vibration mode".into(),
+            reason: "the constrained stiffness has no positive eigenvalue".into(),
+        })?;
+    let j = eig.values.iter().position(|&v| v == lambda).unwrap_or(0);
+    let l = crate::fem::scalar_stiffness(jac, w)?;
+    let mut rho = 0.0;
+    for i in 0..d {
+        let ui = faer::Mat::from_fn(n, 1, |v, _| eig.vectors[(i * n + v, j)]);
+        let lu = &l * &ui;
+        rho += (0..n).map(|v| ui[(v, 0)] * lu[(v, 0)]).sum::<f64>();
+    }
+    Ok((lambda.sqrt(), rho))
+}
