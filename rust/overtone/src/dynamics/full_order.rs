@@ -5,7 +5,7 @@ use faer::Mat;
 use rayon::prelude::*;
 
 use crate::dynamics::time_integration::{
-    lowest_angular_frequency_full, Damping, FramePlan, FrameStepper, SubstepSolver,
+    lowest_angular_frequency_full, Damping, FramePlan, FrameStepper, SubstepSolver, THETA,
 };
 use crate::dynamics::{Material, RestShape, SolverParams};
 use crate::error::{check_finite, OvertoneError, Result};
@@ -89,6 +89,8 @@ pub struct FullOrderSolver {
     /// Length `τ` of one backward-Euler solve.
     tau: f64,
     damping: Damping,
+    /// Start each solve from the inertial prediction (substepped integrators).
+    predict: bool,
     /// `L̂` (scalar ARAP stiffness), kept when the damping has a stiffness term.
     l_hat: Option<SparseColMat<usize, f64>>,
     /// Lowest angular frequency `ω₁` (rad/s) of the constrained body, when it was needed.
@@ -237,6 +239,7 @@ impl FullOrderSolver {
             gravity,
             tau,
             damping,
+            predict: plan.integrator != crate::dynamics::Integrator::BackwardEuler,
             l_hat,
             omega1,
             frames: FrameStepper::new(plan),
@@ -373,6 +376,13 @@ impl FullOrderSolver {
 
         self.u_start.copy_from_slice(&self.u);
         self.warm_start.copy_from_slice(&self.warm);
+        if self.predict {
+            // Start the iterations from the inertial prediction y − J p_next = u + τ(v − v_rig)
+            // (substeps are short, so the fixed iteration count lands nearer the solution).
+            for k in 0..n * d {
+                self.u[k] = self.x[k] + h * self.v[k] - self.jp_next[k];
+            }
+        }
         let mut iterations = 0;
         for _ in 0..self.params.iterations {
             iterations += 1;
@@ -791,8 +801,8 @@ impl SubstepSolver for FullOrderSolver {
         let nd = self.u.len();
         self.rig.apply(p_end, &mut self.jp);
         for k in 0..nd {
-            self.u[k] = 2.0 * self.u[k] - self.mid[k];
-            self.v[k] = 2.0 * self.v[k] - self.mid[nd + k];
+            self.u[k] = self.mid[k] + (self.u[k] - self.mid[k]) / THETA;
+            self.v[k] = self.mid[nd + k] + (self.v[k] - self.mid[nd + k]) / THETA;
         }
         // The extrapolation is a difference of two admissible fields; one projection keeps the
         // constraint at round-off relative to ‖u‖ when the motion has decayed to a small

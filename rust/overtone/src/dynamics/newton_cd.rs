@@ -4,7 +4,7 @@ use faer::sparse::{SparseColMat, SparseColMatRef};
 use faer::Mat;
 
 use crate::dynamics::time_integration::{
-    lowest_angular_frequency_full, Damping, FramePlan, FrameStepper, SubstepSolver,
+    lowest_angular_frequency_full, Damping, FramePlan, FrameStepper, SubstepSolver, THETA,
 };
 use crate::dynamics::{Material, RestShape, SolverParams, StepReport};
 use crate::energy::{ElasticEnergy, EnergyModel};
@@ -435,8 +435,8 @@ impl SubstepSolver for NewtonCdSolver {
         let nd = self.u.len();
         self.rig.apply(p_end, &mut self.jp);
         for k in 0..nd {
-            self.u[k] = 2.0 * self.u[k] - self.mid[k];
-            self.v[k] = 2.0 * self.v[k] - self.mid[nd + k];
+            self.u[k] = self.mid[k] + (self.u[k] - self.mid[k]) / THETA;
+            self.v[k] = self.mid[nd + k] + (self.v[k] - self.mid[nd + k]) / THETA;
         }
         // The extrapolation is a difference of two admissible fields; one projection keeps the
         // constraint at round-off relative to ‖u‖ when the motion has decayed to a small

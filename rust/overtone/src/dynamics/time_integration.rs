@@ -12,14 +12,28 @@
 //!   `u_{n+1} = 2u_m − u_n` and `v_{n+1} = 2v_m − v_n` with `v_m = (x_m − x_n)/τ`
 //!   ([`SubstepSolver::finish_midpoint`]). The complementary displacement is extrapolated (not
 //!   the total position), so `Jᵀ M D u_c = 0` — linear in `u_c` — holds at every substep. On a
-//!   linear system the scheme keeps the energy exactly (no numerical damping); its period error
-//!   is `(ωΔ)²/12`.
+//!   linear system the scheme keeps the energy exactly; its period error is `(ωΔ)²/12`. The
+//!   solve is off-centred to `τ = θΔ` with [`THETA`] = 0.52 and the extrapolation is by `1/θ`,
+//!   so unresolved stiff modes decay instead of ringing forever. Each solve starts from the
+//!   inertial prediction (the solvers' `predict`), so the fixed local/global iteration count
+//!   lands close to the exact substep: with ten iterations from the previous state instead, the
+//!   beam lost 23% of its amplitude per second to the unconverged solves.
 //!
 //! The rig between frames follows [`PoseInterpolator`] (rotations by slerp).
 
 use crate::dynamics::{Integrator, SolverParams, MAX_SUBSTEPS};
 use crate::error::Result;
 use crate::rig::{LbsRig, PoseInterpolator};
+
+/// Off-centring `θ` of the midpoint rule: each substep solves backward Euler over `θΔ` and
+/// extrapolates by `1/θ`. `θ = ½` is the implicit midpoint rule (no numerical dissipation on a
+/// linear system); a little above ½ resolved modes see a numerical damping ratio of about
+/// `(θ − ½)ωΔ` (0.002 for a 2 Hz mode at 120 steps/s) while unresolved stiff modes lose
+/// `1 − (1−θ)/θ` (8%) of their amplitude per substep, which keeps inexact nonlinear solves (ten
+/// local/global iterations, clustered rotations) from pumping energy into them: undamped, at
+/// one substep, on the stress test's stiff beam, `θ = ½` gained 500× the rig's largest kinetic
+/// energy, `θ = 0.52` stays below 3×.
+pub const THETA: f64 = 0.52;
 
 /// Longest internal step (seconds of physics time) the automatic substep rule allows.
 pub const MAX_INTERNAL_STEP: f64 = 1.0 / 120.0;
@@ -70,11 +84,11 @@ impl FramePlan {
         }
     }
 
-    /// Length `τ` of one backward-Euler solve: `h` (backward Euler) or `h/(2S)` (midpoint).
+    /// Length `τ` of one backward-Euler solve: `h` (backward Euler) or `θh/S` (midpoint).
     pub fn solve_step(&self) -> f64 {
         match self.integrator {
             Integrator::BackwardEuler => self.dt,
-            Integrator::ImplicitMidpoint => self.dt / (2 * self.substeps) as f64,
+            Integrator::ImplicitMidpoint => THETA * self.dt / self.substeps as f64,
         }
     }
 
@@ -138,7 +152,8 @@ pub(crate) trait SubstepSolver {
     fn substep(&mut self, p: &[f64]) -> Result<usize>;
     /// Remembers the state `(u_n, v_n, rig velocity)` the midpoint extrapolates from.
     fn begin_midpoint(&mut self);
-    /// `u ← 2u_m − u_n`, `v ← 2v_m − v_n`, rig at `p_end`.
+    /// `u ← u_n + (u_θ − u_n)/θ`, `v ← v_n + (v_θ − v_n)/θ` ([`THETA`]; `2u_θ − u_n` at
+    /// `θ = ½`), rig at `p_end`.
     fn finish_midpoint(&mut self, p_end: &[f64]);
     /// Saves the whole dynamic state (start of a frame).
     fn save_frame(&mut self);
@@ -177,7 +192,7 @@ impl FrameStepper {
         let s = plan.substeps as f64;
         let mut iterations = 0;
         for k in 0..plan.substeps {
-            self.interpolator.pose_at((k as f64 + 0.5) / s, &mut self.pose);
+            self.interpolator.pose_at((k as f64 + THETA) / s, &mut self.pose);
             solver.begin_midpoint();
             match solver.substep(&self.pose) {
                 Ok(it) => iterations += it,

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Frame-rate independence of a bake: bakes a glTF character at several frame rates (and once
+with --strength 0, the rig alone), and prints, at the instants all rates share, the largest
+difference of the secondary motion to the highest rate's, relative to the largest secondary
+motion. Usage: scripts/frame_rate_table.py CHARACTER.glb [--solver fast|full] [--fps 24,30,60,96]
+[--overtone target/release/overtone] [extra bake flags...]"""
+import argparse, os, struct, subprocess, sys, tempfile
+from fractions import Fraction
+
+def read_pc2(path):
+    with open(path, "rb") as f:
+        head = f.read(32)
+        _, _, n, start, rate, samples = struct.unpack("<12siiffi", head)
+        data = f.read()
+    vals = struct.unpack(f"<{samples * n * 3}f", data)
+    return [vals[k * n * 3:(k + 1) * n * 3] for k in range(samples)]
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("character")
+    ap.add_argument("--solver", default="fast")
+    ap.add_argument("--fps", default="24,30,60,96")
+    ap.add_argument("--overtone", default="target/release/overtone")
+    args, extra = ap.parse_known_args()
+    rates = [int(r) for r in args.fps.split(",")]
+    tmp = tempfile.mkdtemp()
+    motion, rig = {}, {}
+    for r in rates:
+        for strength, store in ((None, motion), ("0", rig)):
+            out = os.path.join(tmp, f"{r}_{strength}.pc2")
+            cmd = [args.overtone, "bake", args.character, "--out", out, "--fps", str(r), "--solver", args.solver] + extra
+            if strength is not None:
+                cmd += ["--strength", strength]
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            store[r] = read_pc2(out)
+    ref = max(rates)
+    def disp(r, k):
+        return [a - b for a, b in zip(motion[r][k], rig[r][k])]
+    size = max(max(abs(x) for x in disp(ref, k)) for k in range(len(motion[ref])))
+    print(f"{os.path.basename(args.character)} ({args.solver}): largest secondary motion {size:.4g} (file units) at {ref} fps")
+    for r in rates:
+        if r == ref:
+            continue
+        worst = 0.0
+        for k in range(len(motion[r])):
+            t = Fraction(k, r)
+            kr = t * ref
+            if kr.denominator != 1 or kr >= len(motion[ref]):
+                continue
+            a, b = disp(r, k), disp(ref, int(kr))
+            worst = max(worst, max(abs(x - y) for x, y in zip(a, b)))
+        print(f"  {r} fps vs {ref} fps: max difference at common instants {worst:.4g} = {100 * worst / size:.2f}% of the motion")
+
+if __name__ == "__main__":
+    main()
