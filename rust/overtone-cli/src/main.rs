@@ -11,6 +11,7 @@ macro_rules! out {
 
 mod bake;
 mod bench;
+mod cache_format;
 mod preview;
 mod report;
 mod scenes;
@@ -50,7 +51,8 @@ enum Command {
         scene: String,
         #[arg(long, value_enum, default_value = "full")]
         solver: Solver,
-        /// PC2 output (positions of every frame, the first included).
+        /// Cache of the positions of every frame, the first included; the extension chooses the
+        /// format: .pc2, .mdd, .abc (Alembic), .usda, .usdc or .usd (binary USD).
         #[arg(long)]
         out: PathBuf,
         /// JSON report (per-frame residual and step time, and a summary).
@@ -102,6 +104,8 @@ enum Command {
     /// the input mesh's own vertices, in their own order, one sample per frame.
     Bake {
         input: PathBuf,
+        /// The cache; its extension chooses the format: .pc2, .mdd, .abc (Alembic), .usda,
+        /// .usdc or .usd (binary USD).
         #[arg(long)]
         out: PathBuf,
         #[arg(long)]
@@ -129,7 +133,8 @@ enum Command {
         /// Also write an MDD cache.
         #[arg(long)]
         mdd: Option<PathBuf>,
-        /// Also draw a PNG: rig vs rig + secondary at a few frames, and the motion over time.
+        /// Also draw the bake shaded: `.png` (rig alone beside rig + secondary motion at the
+        /// frames of largest motion) or `.gif` (the whole bake animated).
         #[arg(long)]
         preview: Option<PathBuf>,
         /// Display surface (.obj) of a tet-mesh scene: the cache then holds this surface's
@@ -261,12 +266,21 @@ fn run(
     sidecar: Option<&Path>,
 ) -> Result<overtone::scene::Simulation> {
     check_output(out)?;
+    cache_format::CacheFormat::of(out)?;
     if let Some(r) = report_path {
         check_output(r)?;
     }
     let sim = overtone::scene::simulate_with_sidecar(scene, kind, iterations, tolerance, sidecar)
         .with_context(|| format!("simulating scene `{}`", scene.name))?;
-    overtone::io::write_pc2(out, 1.0, 1.0, scene.mesh.n_vertices(), &sim.positions)?;
+    let triangles = cache_format::surface_triangles(&scene.mesh);
+    let mesh = overtone::io::AnimatedMesh {
+        name: &scene.name,
+        triangles: &triangles,
+        frames: &sim.positions,
+        fps: 1.0 / scene.dt,
+        start_frame: 1.0,
+    };
+    cache_format::write_cache(out, &mesh)?;
     let summary = report::summary(scene, &sim);
     if let Some(f) = &sim.fast {
         out!(

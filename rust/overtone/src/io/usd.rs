@@ -9,7 +9,12 @@
 //! `start_frame + k`. Positions are `float` (`point3f[]`) printed with the shortest text that
 //! reads back to the same `f32`, so the text and binary caches hold identical values.
 //!
-//! The binary file is the same layer converted by the `openusd` crate's crate-file writer.
+//! The binary file is the same layer converted by the `openusd` crate's crate-file writer
+//! (0.6.0, the last release that builds with rustc < 1.96), with one correction: that release
+//! stores the children lists of the pseudo-root and of prims (`primChildren`, `properties`) as
+//! `token[]` arrays, where Pixar's reader expects `TfTokenVector` values and otherwise sees a
+//! layer without prims (fixed in openusd 0.8). [`children_as_token_vectors`] rewrites those
+//! value representations.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -48,7 +53,82 @@ pub fn usdc_bytes(mesh: &AnimatedMesh, up: UpAxis) -> Result<Vec<u8>> {
     let data = openusd::usda::parse(&text).map_err(|e| fail("reading", &format!("{e:#}")))?;
     let mut out = std::io::Cursor::new(Vec::with_capacity(text.len() / 2));
     openusd::usdc::CrateWriter::write(&data, &mut out).map_err(|e| fail("writing", &format!("{e:#}")))?;
-    Ok(out.into_inner())
+    children_as_token_vectors(out.into_inner())
+}
+
+/// Crate value type codes and value-representation bits (Pixar's `crateFile.h`).
+const TYPE_TOKEN: u64 = 11;
+const TYPE_TOKEN_VECTOR: u64 = 41;
+const REP_ARRAY: u64 = 1 << 63;
+const REP_INLINED: u64 = 1 << 62;
+const REP_TYPE_SHIFT: u32 = 48;
+
+/// Rewrites every non-inlined `token[]` value representation of a crate file to `TfTokenVector`
+/// (same payload: a `u64` count and `u32` token indices). The layers written here author no
+/// `token[]` attribute, so those values are exactly the children lists.
+///
+/// Crate layout used: bootstrap `"PXR-USDC"`, version (8 bytes), `u64` table-of-contents offset;
+/// the table: `u64` count, then per section a 16-byte name, `u64` start and size; the `FIELDS`
+/// section: `u64` field count, the token indices (`u64` size + compressed bytes), the value
+/// representations (`u64` size + a chunk-count byte 0 + one LZ4 block of `count` `u64`s). The
+/// corrected `FIELDS` section and a new table are appended and the bootstrap points at the new
+/// table; the old section stays unreferenced.
+pub fn children_as_token_vectors(mut b: Vec<u8>) -> Result<Vec<u8>> {
+    let bad =
+        |what: &str| OvertoneError::Unsupported(format!("USD crate writer produced an unexpected layout: {what}"));
+    let u64_at = |b: &[u8], o: usize| -> Result<u64> {
+        b.get(o..o + 8)
+            .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
+            .ok_or_else(|| bad("offset past the end"))
+    };
+    if b.get(..8) != Some(b"PXR-USDC".as_slice()) {
+        return Err(bad("no PXR-USDC bootstrap"));
+    }
+    let toc = u64_at(&b, 16)? as usize;
+    let n_sections = u64_at(&b, toc)? as usize;
+    let entry = |i: usize| toc + 8 + i * 32;
+    let fields = (0..n_sections.min(64))
+        .find(|&i| b.get(entry(i)..entry(i) + 7) == Some(b"FIELDS\0".as_slice()))
+        .ok_or_else(|| bad("no FIELDS section"))?;
+    let start = u64_at(&b, entry(fields) + 16)? as usize;
+    let n_fields = u64_at(&b, start)? as usize;
+    let tokens_size = u64_at(&b, start + 8)? as usize;
+    let reps_at = start + 16 + tokens_size;
+    let reps_size = u64_at(&b, reps_at)? as usize;
+    let block = b
+        .get(reps_at + 8..reps_at + 8 + reps_size)
+        .ok_or_else(|| bad("FIELDS overruns the file"))?;
+    if block.first() != Some(&0) {
+        return Err(bad("multi-chunk LZ4 value representations"));
+    }
+    let mut reps = lz4_flex::block::decompress(&block[1..], n_fields * 8).map_err(|e| bad(&format!("LZ4: {e}")))?;
+    if reps.len() != n_fields * 8 {
+        return Err(bad("value representation count"));
+    }
+    for r in reps.chunks_exact_mut(8) {
+        let rep = u64::from_le_bytes(r.try_into().expect("8 bytes"));
+        let ty = (rep >> REP_TYPE_SHIFT) & 0xff;
+        if ty == TYPE_TOKEN && rep & REP_ARRAY != 0 && rep & REP_INLINED == 0 {
+            let fixed = (rep & !REP_ARRAY & !(0xff << REP_TYPE_SHIFT)) | (TYPE_TOKEN_VECTOR << REP_TYPE_SHIFT);
+            r.copy_from_slice(&fixed.to_le_bytes());
+        }
+    }
+    let mut compressed = vec![0u8];
+    compressed.extend_from_slice(&lz4_flex::block::compress(&reps));
+    let new_start = b.len();
+    let head = b[start..start + 16 + tokens_size].to_vec();
+    b.extend_from_slice(&head);
+    b.extend_from_slice(&(compressed.len() as u64).to_le_bytes());
+    b.extend_from_slice(&compressed);
+    let new_size = b.len() - new_start;
+    let new_toc = b.len();
+    let table = b[toc..toc + 8 + n_sections * 32].to_vec();
+    b.extend_from_slice(&table);
+    let e = new_toc + 8 + fields * 32;
+    b[e + 16..e + 24].copy_from_slice(&(new_start as u64).to_le_bytes());
+    b[e + 24..e + 32].copy_from_slice(&(new_size as u64).to_le_bytes());
+    b[16..24].copy_from_slice(&(new_toc as u64).to_le_bytes());
+    Ok(b)
 }
 
 /// The text of `mesh`'s USD layer (see the module documentation).
