@@ -216,7 +216,9 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         fps,
         start_frame: start as f64,
     };
+    let t_write = std::time::Instant::now();
     crate::cache_format::write_cache(&o.out, &mesh)?;
+    let cache_write_ms = t_write.elapsed().as_secs_f64() * 1e3;
     if let Some(m) = &o.mdd {
         overtone::io::write_mdd(m, fps, n_points, &frames)?;
     }
@@ -241,6 +243,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "sidecar": sim.fast.as_ref().map(|f| f.cache.clone()),
             "precompute_stage_ms": sim.fast.as_ref().map(|f| f.stage_ms.iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>()),
             "prepare_ms": prepare_ms,
+            "cache_write_ms": cache_write_ms,
             "warnings": warnings,
             "display_surface": surface_report,
             "per_frame": sim.steps.iter().zip(&sim.step_ms).map(|(s, ms)| json!({"relative_residual": s.relative_residual, "step_ms": ms})).collect::<Vec<_>>(),
