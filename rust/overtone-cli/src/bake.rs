@@ -22,7 +22,8 @@ pub struct BakeOptions {
     pub lattice_resolution: Option<usize>,
     pub animation: Option<usize>,
     pub mdd: Option<PathBuf>,
-    pub preview: Option<PathBuf>,
+    /// Pictures: `.png` (still) and/or `.gif` (animation).
+    pub preview: Vec<PathBuf>,
     /// Display surface (.obj) of a tet-mesh scene.
     pub surface: Option<PathBuf>,
 }
@@ -56,14 +57,15 @@ fn read_leak(path: &Path) -> Result<Vec<f64>> {
 }
 
 pub fn bake(o: BakeOptions) -> Result<()> {
-    for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref(), o.preview.as_ref()]
+    for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref()]
         .into_iter()
         .flatten()
+        .chain(&o.preview)
     {
         crate::check_output(p)?;
     }
     crate::cache_format::CacheFormat::of(&o.out)?;
-    if let Some(p) = &o.preview {
+    for p in &o.preview {
         crate::preview::PreviewKind::of(p)?;
     }
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
@@ -222,7 +224,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     if let Some(m) = &o.mdd {
         overtone::io::write_mdd(m, fps, n_points, &frames)?;
     }
-    if let Some(p) = &o.preview {
+    for p in &o.preview {
         crate::preview::write_preview(p, &format!("{name}: secondary motion"), &mesh, &displacements)?;
     }
     if let Some(r) = &o.report {

@@ -136,7 +136,7 @@ enum Command {
         /// Also draw the bake shaded: `.png` (rig alone beside rig + secondary motion at the
         /// frames of largest motion) or `.gif` (the whole bake animated).
         #[arg(long)]
-        preview: Option<PathBuf>,
+        preview: Vec<PathBuf>,
         /// Display surface (.obj) of a tet-mesh scene: the cache then holds this surface's
         /// vertices, in its order and units, each carried by its tet's barycentric coordinates.
         #[arg(long)]
@@ -309,15 +309,15 @@ fn run(
 
 /// The built-in demo: the reference release's elephant (full-order solver, its own tet mesh
 /// and skeleton) and the CesiumMan glTF character (fast solver on an embedded lattice), each with
-/// a PC2 cache, a report and a preview picture.
+/// a PC2 cache, a report and a shaded preview picture (CesiumMan also as an animated GIF).
 fn demo(out_dir: &Path) -> Result<()> {
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    let bake = |input: PathBuf, stem: &str, fast: bool| -> Result<Vec<PathBuf>> {
+    let bake = |input: PathBuf, stem: &str, fast: bool, pictures: &[&str]| -> Result<Vec<PathBuf>> {
         let files = [
             out_dir.join(format!("{stem}.pc2")),
             out_dir.join(format!("{stem}_report.json")),
-            out_dir.join(format!("{stem}.png")),
         ];
+        let preview: Vec<PathBuf> = pictures.iter().map(|e| out_dir.join(format!("{stem}.{e}"))).collect();
         bake::bake(bake::BakeOptions {
             input,
             out: files[0].clone(),
@@ -330,13 +330,13 @@ fn demo(out_dir: &Path) -> Result<()> {
             lattice_resolution: None,
             animation: None,
             mdd: None,
-            preview: Some(files[2].clone()),
+            preview: preview.clone(),
             surface: None,
         })?;
-        Ok(files.to_vec())
+        Ok(files.into_iter().chain(preview).collect())
     };
     let elephant = scenes::example_path("complementary-dynamics-cpp/elephant/elephant.json");
-    let mut written = bake(elephant.clone(), "elephant", false)?;
+    let mut written = bake(elephant.clone(), "elephant", false, &["png"])?;
     let scene_json = out_dir.join("elephant_scene.json");
     overtone::scene::write_overtone_scene(&scene_json, &overtone::scene::load_scene(&elephant)?)?;
     written.push(scene_json);
@@ -344,6 +344,7 @@ fn demo(out_dir: &Path) -> Result<()> {
         scenes::example_path("khronos-gltf-sample-assets/CesiumMan.glb"),
         "cesium_man",
         true,
+        &["png", "gif"],
     )?);
     out!("demo written to {}:", out_dir.display());
     for p in &written {

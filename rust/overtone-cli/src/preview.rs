@@ -409,7 +409,13 @@ impl Canvas {
         ))
         .map_err(|e| err(&e))?;
         let legend = "colour: secondary displacement |u|; grey: the rig alone";
-        root.draw(&Text::new(legend.to_string(), ((bx + bw) as i32 + 20, by - 1), style))
+        // Beside the bar when it fits (the still), else under it (the narrower animation).
+        let at = if bx + bw + 440 <= w {
+            ((bx + bw) as i32 + 20, by - 1)
+        } else {
+            (bx as i32, by + 38)
+        };
+        root.draw(&Text::new(legend.to_string(), at, style))
             .map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
         Ok(())
