@@ -13,7 +13,7 @@ _here = os.path.dirname(os.path.abspath(__file__))
 _pkg = os.path.basename(_here)
 # The add-on is enabled in the user's Blender as bl_ext.<repository>.overtone; find it loaded,
 # else import the folder this script sits in.
-_mod = next((m for n, m in sys.modules.items() if n.endswith("." + _pkg) and hasattr(m, "batch")), None)
+_mod = next((m for n, m in sys.modules.items() if (n == _pkg or n.endswith("." + _pkg)) and hasattr(m, "batch")), None)
 if _mod is None:
     sys.path.insert(0, os.path.dirname(_here))
     _mod = importlib.import_module(_pkg)

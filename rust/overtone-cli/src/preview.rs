@@ -439,6 +439,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_png_and_gif_are_drawn() {
+        assert_eq!(PreviewKind::of(Path::new("a/b.PNG")).unwrap(), PreviewKind::Png);
+        assert_eq!(PreviewKind::of(Path::new("b.gif")).unwrap(), PreviewKind::Gif);
+        let e = PreviewKind::of(Path::new("b.jpg")).unwrap_err().to_string();
+        assert!(e.contains(".png or .gif") && e.contains(".jpg"), "{e}");
+    }
+
+    #[test]
     fn picks_are_the_largest_and_apart() {
         let m = [0.0, 5.0, 4.9, 1.0, 0.0, 3.0, 0.0, 0.0, 2.0];
         assert_eq!(frames_of_largest_motion(&m, 3, 2), vec![1, 5, 8]);
