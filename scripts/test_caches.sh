@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Alembic and USD caches read back by the reference readers: PyAlembic (`alembic3d`) and
-# Pixar's `usd-core` in a cached venv (first run installs them: ~150 MB, $OVERTONE_READERS_VENV
+# Pixar's `usd-core` in a cached venv (first run installs them: ~420 MB, $OVERTONE_READERS_VENV
 # overrides the location), and Blender's own importers (the bpy venv of test_blender.sh).
 # CesiumMan and RiggedFigure are baked to .pc2/.abc/.usda/.usdc; every cache must equal the PC2.
 # Prints the file sizes, the cache write times (the report's cache_write_ms) and the differences.
