@@ -478,6 +478,7 @@ mod tests {
         );
         assert_eq!(&c.rgb[..3], &[95, 95, 98]);
         let filled = c.depth.iter().filter(|d| d.is_finite()).count();
-        assert_eq!(filled, 45, "pixel centres strictly inside x + y < 10");
+        // Pixel centres (x + ½, y + ½) with x + y + 1 ≤ 10 (the hypotenuse counts as inside).
+        assert_eq!(filled, 55, "pixel centres on or inside x + y = 10");
     }
 }
