@@ -9,6 +9,8 @@ cargo test --release --workspace
 bash scripts/test_cpp.sh
 # The Blender add-on in real (headless) Blender: the bpy wheel in a cached venv.
 bash scripts/test_blender.sh
+# Alembic/USD caches read back by PyAlembic, usd-core and Blender's importers (cached venv).
+bash scripts/test_caches.sh
 # The Maya node builds where a devkit exists; elsewhere this says why it was skipped.
 bash scripts/build_maya.sh
 # The two README commands must stay true: the demo runs end to end.

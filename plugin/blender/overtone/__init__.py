@@ -16,7 +16,7 @@ bl_info = {
 
 import bpy
 
-from . import live, operators, panel, properties
+from . import batch, live, operators, panel, properties  # noqa: F401 (batch: the farm entry)
 
 _classes = (properties.OvertoneSettings,) + operators.classes + panel.classes
 

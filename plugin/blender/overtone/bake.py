@@ -12,7 +12,7 @@ import time
 import bpy
 import numpy as np
 
-from . import cache_modifier, live, pc2, session, shape_key
+from . import cache_formats, cache_modifier, live, pc2, session, shape_key
 from .rig_binding import BindError, affine_inverse
 
 
@@ -30,6 +30,8 @@ def bake(ob, scene, progress=None):
     """Bakes ``ob`` over ``scene.frame_start..frame_end``; returns a dict of what it did."""
     props = ob.overtone
     path = session.resolve_path(props.cache_file, "point cache", allow_temp=False)
+    if props.cache_format != 'PC2':
+        cache_formats.check_path(path, props.cache_format)
     start, end = scene.frame_start, scene.frame_end
     if end < start:
         raise session.SettingsError(f"the scene's frame range {start}..{end} is empty")
@@ -66,7 +68,12 @@ def bake(ob, scene, progress=None):
             frames[i] = _evaluated_positions(ob, dg, n) + (s.u @ world_to_object.T).astype(np.float32)
             if progress is not None:
                 progress(i + 1, end - start + 1)
-        pc2.write_pc2(path, frames, start, 1.0)
+        if props.cache_format == 'PC2':
+            pc2.write_pc2(path, frames, start, 1.0)
+        else:
+            counts, indices = cache_formats.topology(ob.data)
+            fps = scene.render.fps / scene.render.fps_base
+            cache_formats.write(path, props.cache_format, ob.name, frames, counts, indices, fps, start)
         ok = True
     finally:
         for m, vis in saved_vis:
@@ -74,7 +81,11 @@ def bake(ob, scene, progress=None):
         if kb is not None:
             kb.value = saved_value
         if ok:
-            cache_modifier.ensure(ob, b.modifier_index, props.cache_file, start)
+            if props.cache_format == 'PC2':
+                cache_modifier.ensure(ob, b.modifier_index, props.cache_file, start)
+            else:
+                cache_modifier.ensure_sequence(ob, b.modifier_index, props.cache_file,
+                                               cache_formats.object_path(ob, props.cache_format))
             props.live_preview = False
         else:
             # The shape key was not touched; the live preview rebuilds its session on the next frame.

@@ -10,7 +10,9 @@ def get(ob):
 
 def ensure(ob, armature_index, filepath, frame_start):
     """Adds (or updates) the modifier so that it overwrites the armature's output with the file's
-    positions, sample ``i`` at scene frame ``frame_start + i``."""
+    positions, sample ``i`` at scene frame ``frame_start + i``. Removes the Mesh Sequence Cache
+    modifier of an Alembic/USD bake, if any."""
+    remove_sequence(ob)
     m = get(ob)
     if m is None:
         m = ob.modifiers.new(MODIFIER, 'MESH_CACHE')
@@ -34,13 +36,61 @@ def ensure(ob, armature_index, filepath, frame_start):
 
 
 def set_enabled(ob, enabled):
-    m = get(ob)
-    if m is not None:
-        m.show_viewport = enabled
-        m.show_render = enabled
+    for m in (get(ob), get_sequence(ob)):
+        if m is not None:
+            m.show_viewport = enabled
+            m.show_render = enabled
 
 
 def remove(ob):
     m = get(ob)
+    if m is not None:
+        ob.modifiers.remove(m)
+
+
+SEQUENCE_MODIFIER = "Overtone Sequence Cache"
+
+
+def get_sequence(ob):
+    m = ob.modifiers.get(SEQUENCE_MODIFIER)
+    return m if m is not None and m.type == 'MESH_SEQUENCE_CACHE' else None
+
+
+def ensure_sequence(ob, armature_index, filepath, object_path):
+    """Plays an Alembic or USD cache (``cache_formats``) with a Mesh Sequence Cache modifier right
+    after the armature: it replaces positions only (the file holds the object's own polygons),
+    sample ``i`` at scene frame ``frame_start + i`` (the file's times are frames / fps). Removes
+    the PC2 Mesh Cache modifier, if any; the cache file is reloaded from disk."""
+    import bpy
+
+    remove(ob)
+    m = get_sequence(ob)
+    if m is None:
+        m = ob.modifiers.new(SEQUENCE_MODIFIER, 'MESH_SEQUENCE_CACHE')
+    cf = m.cache_file
+    if cf is None or bpy.path.abspath(cf.filepath) != bpy.path.abspath(filepath):
+        before = set(bpy.data.cache_files)
+        bpy.ops.cachefile.open(filepath=bpy.path.abspath(filepath))
+        cf = next(c for c in bpy.data.cache_files if c not in before)
+        cf.filepath = filepath
+        m.cache_file = cf
+    else:
+        cf.filepath = filepath  # reloads the file written by this bake
+    cf.is_sequence = False
+    cf.override_frame = False
+    cf.frame_offset = 0.0
+    cf.scale = 1.0
+    m.object_path = object_path
+    m.read_data = {'VERT'}
+    current = list(ob.modifiers).index(m)
+    if current != armature_index + 1:
+        ob.modifiers.move(current, armature_index + 1)
+    m.show_viewport = True
+    m.show_render = True
+    return m
+
+
+def remove_sequence(ob):
+    m = get_sequence(ob)
     if m is not None:
         ob.modifiers.remove(m)

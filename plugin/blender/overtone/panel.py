@@ -37,6 +37,7 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
         col.prop_search(props, "leak_group", ob, "vertex_groups")
         col.separator()
         col.prop(props, "sidecar")
+        col.prop(props, "cache_format")
         col.prop(props, "cache_file")
         col.prop(props, "live_preview")
         row = layout.row()

@@ -37,6 +37,16 @@ def _live_changed(self, context):
         s.last_frame = None
 
 
+def _format_changed(self, context):
+    """Keeps the cache path's extension in step with the format (a path without a cache
+    extension is left as it is; the bake refuses a mismatch)."""
+    import os
+
+    base, ext = os.path.splitext(self.cache_file)
+    if ext.lower() in (".pc2", ".abc", ".usda", ".usd"):
+        self.cache_file = base + {'PC2': ".pc2", 'ABC': ".abc", 'USD': ".usda"}[self.cache_format]
+
+
 class OvertoneSettings(bpy.types.PropertyGroup):
     enabled: BoolProperty(name="Enabled", default=False,
                           description="Overtone is bound to this object (use Add / Remove)")
@@ -67,6 +77,13 @@ class OvertoneSettings(bpy.types.PropertyGroup):
                             options=_PATH_OPTIONS, description="Precompute cache (.ovt); rebuilt whenever an input changes")
     cache_file: StringProperty(name="Point Cache", subtype='FILE_PATH', default="",
                                options=_PATH_OPTIONS, description="Baked PC2 file played by the Mesh Cache modifier")
+    cache_format: EnumProperty(
+        name="Cache Format", default='PC2',
+        items=[('PC2', "PC2", "Point Cache 2 (.pc2) played by a Mesh Cache modifier"),
+               ('ABC', "Alembic", "Alembic (.abc) played by a Mesh Sequence Cache modifier; Maya, Houdini read it"),
+               ('USD', "USD", "USD text (.usda) played by a Mesh Sequence Cache modifier")],
+        description="File format of the bake (the Point Cache path's extension follows it)",
+        update=_format_changed)
     live_preview: BoolProperty(name="Live Preview", default=True, update=_live_changed,
                                description="Simulate while the timeline plays (a shape key); off "
                                            "plays the baked cache")

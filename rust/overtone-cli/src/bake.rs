@@ -22,7 +22,8 @@ pub struct BakeOptions {
     pub lattice_resolution: Option<usize>,
     pub animation: Option<usize>,
     pub mdd: Option<PathBuf>,
-    pub preview: Option<PathBuf>,
+    /// Pictures: `.png` (still) and/or `.gif` (animation).
+    pub preview: Vec<PathBuf>,
     /// Display surface (.obj) of a tet-mesh scene.
     pub surface: Option<PathBuf>,
     pub youngs_modulus: Option<f64>,
@@ -75,11 +76,16 @@ fn read_leak(path: &Path) -> Result<Vec<f64>> {
 }
 
 pub fn bake(o: BakeOptions) -> Result<()> {
-    for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref(), o.preview.as_ref()]
+    for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref()]
         .into_iter()
         .flatten()
+        .chain(&o.preview)
     {
         crate::check_output(p)?;
+    }
+    crate::cache_format::CacheFormat::of(&o.out)?;
+    for p in &o.preview {
+        crate::preview::PreviewKind::of(p)?;
     }
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
@@ -88,7 +94,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     let mut warnings: Vec<String> = Vec::new();
     let mut surface_report = serde_json::Value::Null;
     let n_blendshapes;
-    let (frames, displacements, fps, sim, n_points, name) = if is_gltf {
+    let (frames, displacements, fps, sim, n_points, name, triangles) = if is_gltf {
         if let Some(s) = &o.surface {
             bail!(
                 "--surface {} applies to tet-mesh scenes; a glTF character's own mesh is always the one written",
@@ -173,6 +179,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             baked.simulation,
             ch.original_to_welded.len(),
             ch.scene.name.clone(),
+            ch.file_triangles.clone(),
         )
     } else {
         let mut sc = crate::scenes::load(&o.input.to_string_lossy())?;
@@ -190,10 +197,12 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             sc.select_frames(a, b)?;
         }
         n_blendshapes = sc.blendshapes.as_ref().map_or(0, |b| b.n_targets);
+        let mut triangles = crate::cache_format::surface_triangles(&sc.mesh);
         let display = match &o.surface {
             None => None,
             Some(path) => {
                 let obj = overtone::io::read_obj(path)?;
+                triangles = obj.triangles.clone();
                 let ds = overtone::scene::DisplaySurface::new(&sc, &obj.vertices)
                     .with_context(|| format!("embedding {} in the tet mesh of {}", path.display(), sc.name))?;
                 for w in &ds.warnings {
@@ -243,7 +252,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             .as_ref()
             .map(|ds| ds.n_vertices())
             .unwrap_or(sc.mesh.n_vertices());
-        (frames, displacements, fps, sim, n_points, sc.name.clone())
+        (frames, displacements, fps, sim, n_points, sc.name.clone(), triangles)
     };
     let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
     let dynamics_report = json!({
@@ -251,15 +260,21 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         "lowest_frequency_hz": sim.fast.as_ref().map(|f| f.lowest_frequency_hz),
         "flags": format!("{:?}", o.dynamics.keys()),
     });
-    overtone::io::write_pc2(&o.out, start, 1.0, n_points, &frames)?;
+    let mesh = overtone::io::AnimatedMesh {
+        name: &name,
+        triangles: &triangles,
+        frames: &frames,
+        fps,
+        start_frame: start as f64,
+    };
+    let t_write = std::time::Instant::now();
+    crate::cache_format::write_cache(&o.out, &mesh)?;
+    let cache_write_ms = t_write.elapsed().as_secs_f64() * 1e3;
     if let Some(m) = &o.mdd {
         overtone::io::write_mdd(m, fps, n_points, &frames)?;
     }
-    if let Some(p) = &o.preview {
-        // Drawn beside the target and renamed, so an interrupted bake leaves no partial image.
-        let tmp = p.with_extension("partial.png");
-        crate::preview::write_preview(&tmp, &format!("{name}: secondary motion"), &frames, &displacements, fps)?;
-        std::fs::rename(&tmp, p).with_context(|| format!("writing {}", p.display()))?;
+    for p in &o.preview {
+        crate::preview::write_preview(p, &format!("{name}: secondary motion"), &mesh, &displacements)?;
     }
     if let Some(r) = &o.report {
         let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);
@@ -281,6 +296,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "prepare_ms": prepare_ms,
             "dynamics": dynamics_report,
             "cuts": sim.cuts,
+            "cache_write_ms": cache_write_ms,
             "warnings": warnings,
             "display_surface": surface_report,
             "per_frame": sim.steps.iter().zip(&sim.step_ms).map(|(s, ms)| json!({"relative_residual": s.relative_residual, "step_ms": ms})).collect::<Vec<_>>(),

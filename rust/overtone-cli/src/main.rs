@@ -11,6 +11,7 @@ macro_rules! out {
 
 mod bake;
 mod bench;
+mod cache_format;
 mod dynamics_args;
 mod preview;
 mod report;
@@ -51,7 +52,8 @@ enum Command {
         scene: String,
         #[arg(long, value_enum, default_value = "full")]
         solver: Solver,
-        /// PC2 output (positions of every frame, the first included).
+        /// Cache of the positions of every frame, the first included; the extension chooses the
+        /// format: .pc2, .mdd, .abc (Alembic), .usda, .usdc or .usd (binary USD).
         #[arg(long)]
         out: PathBuf,
         /// JSON report (per-frame residual and step time, and a summary).
@@ -105,6 +107,8 @@ enum Command {
     /// the input mesh's own vertices, in their own order, one sample per frame.
     Bake {
         input: PathBuf,
+        /// The cache; its extension chooses the format: .pc2, .mdd, .abc (Alembic), .usda,
+        /// .usdc or .usd (binary USD).
         #[arg(long)]
         out: PathBuf,
         #[arg(long)]
@@ -132,9 +136,10 @@ enum Command {
         /// Also write an MDD cache.
         #[arg(long)]
         mdd: Option<PathBuf>,
-        /// Also draw a PNG: rig vs rig + secondary at a few frames, and the motion over time.
+        /// Also draw the bake shaded: `.png` (rig alone beside rig + secondary motion at the
+        /// frames of largest motion) or `.gif` (the whole bake animated).
         #[arg(long)]
-        preview: Option<PathBuf>,
+        preview: Vec<PathBuf>,
         /// Display surface (.obj) of a tet-mesh scene: the cache then holds this surface's
         /// vertices, in its order and units, each carried by its tet's barycentric coordinates.
         #[arg(long)]
@@ -286,12 +291,21 @@ fn run(
     sidecar: Option<&Path>,
 ) -> Result<overtone::scene::Simulation> {
     check_output(out)?;
+    cache_format::CacheFormat::of(out)?;
     if let Some(r) = report_path {
         check_output(r)?;
     }
     let sim = overtone::scene::simulate_with_sidecar(scene, kind, iterations, tolerance, sidecar)
         .with_context(|| format!("simulating scene `{}`", scene.name))?;
-    overtone::io::write_pc2(out, 1.0, 1.0, scene.mesh.n_vertices(), &sim.positions)?;
+    let triangles = cache_format::surface_triangles(&scene.mesh);
+    let mesh = overtone::io::AnimatedMesh {
+        name: &scene.name,
+        triangles: &triangles,
+        frames: &sim.positions,
+        fps: 1.0 / scene.dt,
+        start_frame: 1.0,
+    };
+    cache_format::write_cache(out, &mesh)?;
     let summary = report::summary(scene, &sim);
     if let Some(f) = &sim.fast {
         out!(
@@ -320,15 +334,15 @@ fn run(
 
 /// The built-in demo: the reference release's elephant (full-order solver, its own tet mesh
 /// and skeleton) and the CesiumMan glTF character (fast solver on an embedded lattice), each with
-/// a PC2 cache, a report and a preview picture.
+/// a PC2 cache, a report and a shaded preview picture (CesiumMan also as an animated GIF).
 fn demo(out_dir: &Path) -> Result<()> {
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    let bake = |input: PathBuf, stem: &str, fast: bool| -> Result<Vec<PathBuf>> {
+    let bake = |input: PathBuf, stem: &str, fast: bool, pictures: &[&str]| -> Result<Vec<PathBuf>> {
         let files = [
             out_dir.join(format!("{stem}.pc2")),
             out_dir.join(format!("{stem}_report.json")),
-            out_dir.join(format!("{stem}.png")),
         ];
+        let preview: Vec<PathBuf> = pictures.iter().map(|e| out_dir.join(format!("{stem}.{e}"))).collect();
         bake::bake(bake::BakeOptions {
             input,
             out: files[0].clone(),
@@ -341,17 +355,17 @@ fn demo(out_dir: &Path) -> Result<()> {
             lattice_resolution: None,
             animation: None,
             mdd: None,
-            preview: Some(files[2].clone()),
+            preview: preview.clone(),
             surface: None,
             youngs_modulus: None,
             poisson_ratio: None,
             density: None,
             dynamics: Default::default(),
         })?;
-        Ok(files.to_vec())
+        Ok(files.into_iter().chain(preview).collect())
     };
     let elephant = scenes::example_path("complementary-dynamics-cpp/elephant/elephant.json");
-    let mut written = bake(elephant.clone(), "elephant", false)?;
+    let mut written = bake(elephant.clone(), "elephant", false, &["png"])?;
     let scene_json = out_dir.join("elephant_scene.json");
     overtone::scene::write_overtone_scene(&scene_json, &overtone::scene::load_scene(&elephant)?)?;
     written.push(scene_json);
@@ -359,6 +373,7 @@ fn demo(out_dir: &Path) -> Result<()> {
         scenes::example_path("khronos-gltf-sample-assets/CesiumMan.glb"),
         "cesium_man",
         true,
+        &["png", "gif"],
     )?);
     out!("demo written to {}:", out_dir.display());
     for p in &written {

@@ -1,111 +1,484 @@
-//! `--preview OUT.png`: the picture a TD looks at after a bake — the rig alone against rig +
-//! secondary motion at a few frames, and the size of the secondary motion over time.
+//! `--preview OUT.png|OUT.gif`: the bake drawn the way a TD looks at it — the character shaded,
+//! the rig alone beside rig + secondary motion, the surface coloured by the size of the
+//! secondary displacement `|u|` with a scale bar.
+//!
+//! A small software rasteriser, no system libraries: an orthographic camera turned 25° about
+//! the up axis (+Y, glTF's) and tilted 10° down frames the character; triangles are filled
+//! with a z-buffer, flat Lambert shading (two-sided, `0.25 + 0.75 |n·l|`) times a colour that
+//! interpolates `|u|` over the triangle (viridis ramp from 0 to the 99th percentile of `|u|` over
+//! the bake;
+//! the rig alone is grey). The PNG shows three frames of largest motion (at least an eighth of
+//! the clip apart); the GIF animates every frame (at most 50 images per second of animation).
 
 use std::path::Path;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
+use overtone::io::AnimatedMesh;
 use plotters::prelude::*;
 
 static FONT: &[u8] = include_bytes!("../../overtone/examples/assets/DejaVuSans.ttf");
-const RIG: RGBColor = RGBColor(0x99, 0x99, 0x99);
-const FINAL: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
 
-/// Draws the preview. `frames[k]` are final positions (`n × 3`), `displacements[k]` the
-/// secondary motion of the same points; the rig alone is their difference. Silhouettes are the
-/// points projected on the x–y plane (front view for +Y-up assets).
-pub fn write_preview(
-    path: &Path,
-    title: &str,
-    frames: &[Vec<f64>],
-    displacements: &[Vec<f64>],
-    fps: f64,
-) -> Result<()> {
+/// The picture formats `--preview` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreviewKind {
+    /// A still: rig alone and rig + secondary motion at the frames of largest motion.
+    Png,
+    /// The whole bake animated.
+    Gif,
+}
+
+impl PreviewKind {
+    /// The kind named by `path`'s extension; anything else is refused before any work.
+    pub fn of(path: &Path) -> Result<Self> {
+        match path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .as_deref()
+        {
+            Some("png") => Ok(Self::Png),
+            Some("gif") => Ok(Self::Gif),
+            other => bail!(
+                "{}: --preview draws .png or .gif, not `.{}`",
+                path.display(),
+                other.unwrap_or("")
+            ),
+        }
+    }
+}
+
+/// Draws the preview of `mesh` (final positions) with `displacements[k]` the secondary motion
+/// of frame `k` (`n × 3`, same units); the rig alone is their difference. Written atomically.
+pub fn write_preview(path: &Path, title: &str, mesh: &AnimatedMesh, displacements: &[Vec<f64>]) -> Result<()> {
+    mesh.validate()?;
+    anyhow::ensure!(
+        displacements.len() == mesh.frames.len() && displacements.iter().all(|u| u.len() == 3 * mesh.n_points()),
+        "preview: one displacement of {} values per frame expected",
+        3 * mesh.n_points()
+    );
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
         .map_err(|_| anyhow!("bundled font failed to load"))?;
-    let err = |e: &dyn std::fmt::Debug| anyhow!("drawing the preview: {e:?}");
-    let magnitude: Vec<f64> = displacements
-        .iter()
-        .map(|u| {
-            u.chunks_exact(3)
-                .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
-                .fold(0.0, f64::max)
-        })
-        .collect();
-    // Four frames: the largest secondary motion, and three spread over the clip.
-    let peak = (0..magnitude.len())
-        .max_by(|&a, &b| magnitude[a].total_cmp(&magnitude[b]))
-        .unwrap_or(0);
-    let mut picks: Vec<usize> = vec![frames.len() / 4, frames.len() / 2, 3 * frames.len() / 4, peak];
-    picks.sort_unstable();
-    picks.dedup();
-    let root = BitMapBackend::new(path, (1500, 620)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let root = root.titled(title, ("sans-serif", 24)).map_err(|e| err(&e))?;
-    let (left, right) = root.split_horizontally(950);
-    // Silhouettes side by side, each frame shifted by the width of the widest one.
-    let bounds = |f: &Vec<f64>| {
-        f.chunks_exact(3).fold(
-            [f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY],
-            |b, p| [b[0].min(p[0]), b[1].max(p[0]), b[2].min(p[1]), b[3].max(p[1])],
-        )
+    let scene = Scene::new(mesh, displacements);
+    let bytes = match PreviewKind::of(path)? {
+        PreviewKind::Png => scene.png(title)?,
+        PreviewKind::Gif => scene.gif(title)?,
     };
-    let bs: Vec<[f64; 4]> = picks.iter().map(|&k| bounds(&frames[k])).collect();
-    let width = bs.iter().map(|b| b[1] - b[0]).fold(0.0, f64::max) * 1.25 + 1e-9;
-    let (y0, y1) = bs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, c), b| {
-        (a.min(b[2]), c.max(b[3]))
-    });
-    let span_y = (y1 - y0).max(1e-9);
-    let total_w = width * picks.len() as f64;
-    let mut chart = ChartBuilder::on(&left)
-        .margin(20)
-        .caption("rig alone (grey) and rig + secondary motion (blue)", ("sans-serif", 18))
-        .build_cartesian_2d(0.0..total_w, y0 - 0.06 * span_y..y1 + 0.03 * span_y)
-        .map_err(|e| err(&e))?;
-    for (slot, &k) in picks.iter().enumerate() {
-        let label = format!("frame {k}{}", if k == peak { " (peak)" } else { "" });
-        chart
-            .draw_series(std::iter::once(Text::new(
-                label,
-                (slot as f64 * width + 0.3 * width, y0 - 0.04 * span_y),
-                ("sans-serif", 16),
-            )))
-            .map_err(|e| err(&e))?;
-        let shift = slot as f64 * width + 0.5 * width - 0.5 * (bs[slot][0] + bs[slot][1]);
-        let rig = frames[k]
-            .chunks_exact(3)
-            .zip(displacements[k].chunks_exact(3))
-            .map(|(p, u)| (p[0] - u[0] + shift, p[1] - u[1]));
-        chart
-            .draw_series(rig.map(|p| Circle::new(p, 1, RIG.filled())))
-            .map_err(|e| err(&e))?;
-        let fin = frames[k].chunks_exact(3).map(|p| (p[0] + shift, p[1]));
-        chart
-            .draw_series(fin.map(|p| Circle::new(p, 1, FINAL.filled())))
-            .map_err(|e| err(&e))?;
+    overtone::io::write_atomically(path, &bytes)?;
+    Ok(())
+}
+
+/// Up to `count` frames of largest motion, pairwise at least `gap` frames apart, in time order.
+pub fn frames_of_largest_motion(magnitude: &[f64], count: usize, gap: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..magnitude.len()).collect();
+    order.sort_by(|&a, &b| magnitude[b].total_cmp(&magnitude[a]).then(a.cmp(&b)));
+    let mut picks: Vec<usize> = Vec::new();
+    for k in order {
+        if picks.len() == count {
+            break;
+        }
+        if picks.iter().all(|&p| p.abs_diff(k) >= gap) {
+            picks.push(k);
+        }
     }
-    // Secondary-motion magnitude over time.
-    let t1 = (magnitude.len().max(2) - 1) as f64 / fps;
-    let m1 = magnitude.iter().cloned().fold(0.0, f64::max).max(1e-12);
-    let mut chart = ChartBuilder::on(&right)
-        .margin(20)
-        .caption("largest secondary displacement", ("sans-serif", 18))
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.0..t1, 0.0..m1 * 1.1)
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("max |u| (scene units)")
-        .label_style(("sans-serif", 14))
-        .draw()
-        .map_err(|e| err(&e))?;
-    chart
-        .draw_series(LineSeries::new(
-            magnitude.iter().enumerate().map(|(k, &m)| (k as f64 / fps, m)),
-            FINAL.stroke_width(3),
+    picks.sort_unstable();
+    picks
+}
+
+fn norm(v: &[f64]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+/// Viridis, sampled at five points and interpolated linearly; `t` in [0, 1].
+fn viridis(t: f64) -> [f64; 3] {
+    const KEYS: [[f64; 3]; 5] = [
+        [68.0, 1.0, 84.0],
+        [59.0, 82.0, 139.0],
+        [33.0, 145.0, 140.0],
+        [94.0, 201.0, 98.0],
+        [253.0, 231.0, 37.0],
+    ];
+    let x = t.clamp(0.0, 1.0) * 4.0;
+    let i = (x.floor() as usize).min(3);
+    let f = x - i as f64;
+    [0, 1, 2].map(|c| KEYS[i][c] + f * (KEYS[i + 1][c] - KEYS[i][c]))
+}
+
+const RIG_GREY: [f64; 3] = [190.0, 190.0, 196.0];
+const BACKGROUND: [u8; 3] = [246, 246, 248];
+
+/// The bake in view coordinates: per frame, the final and the rig-alone points turned by the
+/// camera rotation, and `|u|` per vertex.
+struct Scene<'a> {
+    mesh: &'a AnimatedMesh<'a>,
+    final_view: Vec<Vec<[f64; 3]>>,
+    rig_view: Vec<Vec<[f64; 3]>>,
+    magnitude: Vec<Vec<f64>>,
+    max_magnitude: f64,
+    /// `|u|` at the top of the colour scale (99th percentile; larger values take its colour).
+    /// Largest width and height of any frame in view space, and the common vertical centre.
+    extent: [f64; 2],
+    centre_y: f64,
+}
+
+impl<'a> Scene<'a> {
+    fn new(mesh: &'a AnimatedMesh<'a>, displacements: &[Vec<f64>]) -> Self {
+        let (yaw, pitch) = (25f64.to_radians(), (-10f64).to_radians());
+        let turn = |p: [f64; 3]| {
+            let (x, z) = (
+                yaw.cos() * p[0] + yaw.sin() * p[2],
+                -yaw.sin() * p[0] + yaw.cos() * p[2],
+            );
+            let (y, z) = (
+                pitch.cos() * p[1] - pitch.sin() * z,
+                pitch.sin() * p[1] + pitch.cos() * z,
+            );
+            [x, y, z]
+        };
+        let mut final_view = Vec::new();
+        let mut rig_view = Vec::new();
+        let mut magnitude = Vec::new();
+        for (f, u) in mesh.frames.iter().zip(displacements) {
+            final_view.push(f.chunks_exact(3).map(|p| turn([p[0], p[1], p[2]])).collect::<Vec<_>>());
+            rig_view.push(
+                f.chunks_exact(3)
+                    .zip(u.chunks_exact(3))
+                    .map(|(p, d)| turn([p[0] - d[0], p[1] - d[1], p[2] - d[2]]))
+                    .collect::<Vec<_>>(),
+            );
+            magnitude.push(u.chunks_exact(3).map(norm).collect::<Vec<_>>());
+        }
+        // The colour scale ends at the 99th percentile of |u| over the bake, so a few extreme
+        // vertices (a foot at a contact) do not leave the rest of the body one colour.
+        let mut all: Vec<f64> = magnitude.iter().flatten().cloned().collect();
+        all.sort_by(f64::total_cmp);
+        let max_magnitude = all.get((all.len() * 99) / 100).copied().unwrap_or(0.0);
+        let (mut w, mut h) = (0.0f64, 0.0f64);
+        let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
+        for pts in final_view.iter().chain(&rig_view) {
+            let b = bounds(pts);
+            w = w.max(b[1] - b[0]);
+            h = h.max(b[3] - b[2]);
+            y0 = y0.min(b[2]);
+            y1 = y1.max(b[3]);
+        }
+        Scene {
+            mesh,
+            final_view,
+            rig_view,
+            magnitude,
+            max_magnitude,
+            extent: [w.max(1e-12), (y1 - y0).max(h).max(1e-12)],
+            centre_y: 0.5 * (y0 + y1),
+        }
+    }
+
+    /// Pixels per unit so that every frame fits a `w × h` panel with a margin.
+    fn scale(&self, w: usize, h: usize) -> f64 {
+        0.9 * (w as f64 / self.extent[0]).min(h as f64 / self.extent[1])
+    }
+
+    /// Draws frame `k` (rig alone or with the secondary motion) into the panel at `(x0, y0)`.
+    fn draw(&self, c: &mut Canvas, k: usize, with_secondary: bool, x0: usize, y0: usize, w: usize, h: usize) {
+        let pts = if with_secondary {
+            &self.final_view[k]
+        } else {
+            &self.rig_view[k]
+        };
+        let b = bounds(pts);
+        let s = self.scale(w, h);
+        let cx = 0.5 * (b[0] + b[1]);
+        let to_px = |p: &[f64; 3]| {
+            [
+                x0 as f64 + 0.5 * w as f64 + (p[0] - cx) * s,
+                y0 as f64 + 0.5 * h as f64 - (p[1] - self.centre_y) * s,
+                p[2],
+            ]
+        };
+        let px: Vec<[f64; 3]> = pts.iter().map(to_px).collect();
+        let light = {
+            let l = [-0.35, 0.55, 0.75];
+            let n = norm(&l);
+            [l[0] / n, l[1] / n, l[2] / n]
+        };
+        for t in self.mesh.triangles.chunks_exact(3) {
+            let (a, b2, c2) = (pts[t[0]], pts[t[1]], pts[t[2]]);
+            let e1 = [b2[0] - a[0], b2[1] - a[1], b2[2] - a[2]];
+            let e2 = [c2[0] - a[0], c2[1] - a[1], c2[2] - a[2]];
+            let n = [
+                e1[1] * e2[2] - e1[2] * e2[1],
+                e1[2] * e2[0] - e1[0] * e2[2],
+                e1[0] * e2[1] - e1[1] * e2[0],
+            ];
+            let nn = norm(&n);
+            if nn == 0.0 {
+                continue;
+            }
+            let shade = 0.25 + 0.75 * ((n[0] * light[0] + n[1] * light[1] + n[2] * light[2]) / nn).abs();
+            let m = if with_secondary && self.max_magnitude > 0.0 {
+                Some([t[0], t[1], t[2]].map(|v| self.magnitude[k][v] / self.max_magnitude))
+            } else {
+                None
+            };
+            c.triangle([px[t[0]], px[t[1]], px[t[2]]], shade, m, (x0, y0, w, h));
+        }
+    }
+
+    /// The still: three frames of largest motion, each as rig alone | rig + secondary.
+    fn png(&self, title: &str) -> Result<Vec<u8>> {
+        let n = self.mesh.frames.len();
+        let magnitude = largest_motion_of(&self.magnitude);
+        let picks = frames_of_largest_motion(&magnitude, 3, (n / 8).max(1));
+        let (pw, ph) = (260usize, 400usize);
+        let (w, h) = (2 * pw * picks.len() + 20 * (picks.len() - 1), ph + 150);
+        let mut c = Canvas::new(w, h);
+        for (i, &k) in picks.iter().enumerate() {
+            let x = i * (2 * pw + 20);
+            self.draw(&mut c, k, false, x, 50, pw, ph);
+            self.draw(&mut c, k, true, x + pw, 50, pw, ph);
+        }
+        let labels: Vec<(String, i32, i32)> = picks
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &k)| {
+                let x = (i * (2 * pw + 20)) as i32;
+                let t = (self.mesh.start_frame + k as f64) as i64;
+                [
+                    (format!("frame {t}: rig alone"), x + 20, 50 + ph as i32),
+                    (
+                        format!("frame {t}: rig + secondary"),
+                        x + pw as i32 + 10,
+                        50 + ph as i32,
+                    ),
+                ]
+            })
+            .collect();
+        c.annotate(title, &labels, self.max_magnitude)?;
+        c.png()
+    }
+
+    /// The animation: every frame (strided to at most 50 images per second), rig alone | rig +
+    /// secondary, with the frame number and the scale bar.
+    fn gif(&self, title: &str) -> Result<Vec<u8>> {
+        let (pw, ph) = (240usize, 340usize);
+        let (w, h) = (2 * pw, ph + 140);
+        let stride = (self.mesh.fps / 50.0).ceil().max(1.0) as usize;
+        let delay = (100.0 * stride as f64 / self.mesh.fps).round().max(2.0) as u16;
+        let mut out = Vec::new();
+        {
+            let mut enc = gif::Encoder::new(&mut out, w as u16, h as u16, &[]).map_err(|e| anyhow!("GIF: {e}"))?;
+            enc.set_repeat(gif::Repeat::Infinite).map_err(|e| anyhow!("GIF: {e}"))?;
+            for k in (0..self.mesh.frames.len()).step_by(stride) {
+                let mut c = Canvas::new(w, h);
+                self.draw(&mut c, k, false, 0, 45, pw, ph);
+                self.draw(&mut c, k, true, pw, 45, pw, ph);
+                let t = (self.mesh.start_frame + k as f64) as i64;
+                c.annotate(
+                    title,
+                    &[
+                        (format!("frame {t}: rig alone"), 20, 45 + ph as i32),
+                        ("rig + secondary".to_string(), pw as i32 + 20, 45 + ph as i32),
+                    ],
+                    self.max_magnitude,
+                )?;
+                let mut frame = gif::Frame::from_rgb_speed(w as u16, h as u16, &c.rgb, 10);
+                frame.delay = delay;
+                enc.write_frame(&frame).map_err(|e| anyhow!("GIF: {e}"))?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn largest_motion_of(magnitude: &[Vec<f64>]) -> Vec<f64> {
+    magnitude
+        .iter()
+        .map(|m| m.iter().cloned().fold(0.0, f64::max))
+        .collect()
+}
+
+/// `[min x, max x, min y, max y]`.
+fn bounds(pts: &[[f64; 3]]) -> [f64; 4] {
+    pts.iter().fold(
+        [f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY],
+        |b, p| [b[0].min(p[0]), b[1].max(p[0]), b[2].min(p[1]), b[3].max(p[1])],
+    )
+}
+
+/// An RGB image with a z-buffer (larger z is nearer the camera).
+struct Canvas {
+    w: usize,
+    h: usize,
+    rgb: Vec<u8>,
+    depth: Vec<f64>,
+}
+
+impl Canvas {
+    fn new(w: usize, h: usize) -> Self {
+        Canvas {
+            w,
+            h,
+            rgb: BACKGROUND.iter().copied().cycle().take(3 * w * h).collect(),
+            depth: vec![f64::NEG_INFINITY; w * h],
+        }
+    }
+
+    /// Fills a triangle given in pixels (`x`, `y`, depth) inside the panel `clip`, with shade
+    /// `shade` and the colour of `|u|/max` interpolated from its vertices (`None`: rig grey).
+    fn triangle(&mut self, p: [[f64; 3]; 3], shade: f64, m: Option<[f64; 3]>, clip: (usize, usize, usize, usize)) {
+        let area = (p[1][0] - p[0][0]) * (p[2][1] - p[0][1]) - (p[2][0] - p[0][0]) * (p[1][1] - p[0][1]);
+        if area.abs() < 1e-12 {
+            return;
+        }
+        let (cx0, cy0, cw, ch) = clip;
+        let xmin = p
+            .iter()
+            .map(|q| q[0])
+            .fold(f64::INFINITY, f64::min)
+            .floor()
+            .max(cx0 as f64) as usize;
+        let xmax = (p.iter().map(|q| q[0]).fold(f64::NEG_INFINITY, f64::max).ceil() as isize)
+            .min((cx0 + cw).min(self.w) as isize - 1);
+        let ymin = p
+            .iter()
+            .map(|q| q[1])
+            .fold(f64::INFINITY, f64::min)
+            .floor()
+            .max(cy0 as f64) as usize;
+        let ymax = (p.iter().map(|q| q[1]).fold(f64::NEG_INFINITY, f64::max).ceil() as isize)
+            .min((cy0 + ch).min(self.h) as isize - 1);
+        if xmax < 0 || ymax < 0 {
+            return;
+        }
+        for y in ymin..=ymax as usize {
+            for x in xmin..=xmax as usize {
+                let (sx, sy) = (x as f64 + 0.5, y as f64 + 0.5);
+                let w0 = ((p[1][0] - sx) * (p[2][1] - sy) - (p[2][0] - sx) * (p[1][1] - sy)) / area;
+                let w1 = ((p[2][0] - sx) * (p[0][1] - sy) - (p[0][0] - sx) * (p[2][1] - sy)) / area;
+                let w2 = 1.0 - w0 - w1;
+                if w0 < 0.0 || w1 < 0.0 || w2 < 0.0 {
+                    continue;
+                }
+                let z = w0 * p[0][2] + w1 * p[1][2] + w2 * p[2][2];
+                let i = y * self.w + x;
+                if z <= self.depth[i] {
+                    continue;
+                }
+                self.depth[i] = z;
+                let base = match m {
+                    Some(m) => viridis(w0 * m[0] + w1 * m[1] + w2 * m[2]),
+                    None => RIG_GREY,
+                };
+                for c in 0..3 {
+                    self.rgb[3 * i + c] = (base[c] * shade).round().clamp(0.0, 255.0) as u8;
+                }
+            }
+        }
+    }
+
+    /// The title, the panel labels and the scale bar (0 … `max` scene units) at the bottom.
+    fn annotate(&mut self, title: &str, labels: &[(String, i32, i32)], max: f64) -> Result<()> {
+        let (w, h) = (self.w, self.h);
+        let (bx, by, bw, bh) = (40usize, h - 62, (w - 80).min(420), 14usize);
+        for y in by..by + bh {
+            for x in bx..bx + bw {
+                let c = viridis((x - bx) as f64 / (bw - 1) as f64);
+                for k in 0..3 {
+                    self.rgb[3 * (y * w + x) + k] = c[k] as u8;
+                }
+            }
+        }
+        let err = |e: &dyn std::fmt::Debug| anyhow!("drawing the preview labels: {e:?}");
+        let root = BitMapBackend::with_buffer(&mut self.rgb, (w as u32, h as u32)).into_drawing_area();
+        let style = ("sans-serif", 15).into_font().color(&BLACK);
+        root.draw(&Text::new(
+            title.to_string(),
+            (12, 12),
+            ("sans-serif", 20).into_font().color(&BLACK),
         ))
         .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+        for (text, x, y) in labels {
+            root.draw(&Text::new(text.clone(), (*x, *y + 4), style.clone()))
+                .map_err(|e| err(&e))?;
+        }
+        let by = by as i32;
+        root.draw(&Text::new("|u| 0".to_string(), (bx as i32, by + 18), style.clone()))
+            .map_err(|e| err(&e))?;
+        root.draw(&Text::new(
+            format!(">= {max:.3} units"),
+            ((bx + bw) as i32 - 90, by + 18),
+            style.clone(),
+        ))
+        .map_err(|e| err(&e))?;
+        let legend = "colour: secondary displacement |u|; grey: the rig alone";
+        // Beside the bar when it fits (the still), else under it (the narrower animation).
+        let at = if bx + bw + 440 <= w {
+            ((bx + bw) as i32 + 20, by - 1)
+        } else {
+            (bx as i32, by + 38)
+        };
+        root.draw(&Text::new(legend.to_string(), at, style))
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+        Ok(())
+    }
+
+    fn png(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut out, self.w as u32, self.h as u32);
+            enc.set_color(png::ColorType::Rgb);
+            enc.set_depth(png::BitDepth::Eight);
+            let mut wr = enc.write_header().map_err(|e| anyhow!("PNG: {e}"))?;
+            wr.write_image_data(&self.rgb).map_err(|e| anyhow!("PNG: {e}"))?;
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_png_and_gif_are_drawn() {
+        assert_eq!(PreviewKind::of(Path::new("a/b.PNG")).unwrap(), PreviewKind::Png);
+        assert_eq!(PreviewKind::of(Path::new("b.gif")).unwrap(), PreviewKind::Gif);
+        let e = PreviewKind::of(Path::new("b.jpg")).unwrap_err().to_string();
+        assert!(e.contains(".png or .gif") && e.contains(".jpg"), "{e}");
+    }
+
+    #[test]
+    fn picks_are_the_largest_and_apart() {
+        let m = [0.0, 5.0, 4.9, 1.0, 0.0, 3.0, 0.0, 0.0, 2.0];
+        assert_eq!(frames_of_largest_motion(&m, 3, 2), vec![1, 5, 8]);
+    }
+
+    #[test]
+    fn a_triangle_fills_its_pixels_nearest_first() {
+        let mut c = Canvas::new(10, 10);
+        c.triangle(
+            [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [0.0, 10.0, 0.0]],
+            1.0,
+            None,
+            (0, 0, 10, 10),
+        );
+        assert_eq!(&c.rgb[..3], &[190, 190, 196], "inside: rig grey");
+        assert_eq!(&c.rgb[3 * 99..3 * 100], &BACKGROUND, "outside: background");
+        // A nearer triangle wins; a farther one drawn later does not.
+        c.triangle(
+            [[0.0, 0.0, 1.0], [10.0, 0.0, 1.0], [0.0, 10.0, 1.0]],
+            0.5,
+            None,
+            (0, 0, 10, 10),
+        );
+        c.triangle(
+            [[0.0, 0.0, -1.0], [10.0, 0.0, -1.0], [0.0, 10.0, -1.0]],
+            1.0,
+            None,
+            (0, 0, 10, 10),
+        );
+        assert_eq!(&c.rgb[..3], &[95, 95, 98]);
+        let filled = c.depth.iter().filter(|d| d.is_finite()).count();
+        // Pixel centres (x + ½, y + ½) with x + y + 1 ≤ 10 (the hypotenuse counts as inside).
+        assert_eq!(filled, 55, "pixel centres on or inside x + y = 10");
+    }
 }

@@ -20,6 +20,10 @@ pub struct GltfCharacter {
     pub triangles: Vec<usize>,
     /// For each vertex of the file's mesh (all primitives, in order), its welded index.
     pub original_to_welded: Vec<usize>,
+    /// Triangles over the file's own vertices (all primitives, in order, `t × 3`): the topology
+    /// a cache of the file's vertices is written with.
+    pub file_triangles: Vec<usize>,
+
     /// Weights, `n × joints` row-major, rows summing to one.
     pub weights: Vec<f64>,
     pub n_joints: usize,
@@ -737,6 +741,7 @@ fn parse_checked(path: &Path, bytes: &[u8], animation: Option<usize>, fps: f64) 
         vertices,
         triangles,
         original_to_welded,
+        file_triangles: tris,
         weights,
         n_joints: nj,
         frames,

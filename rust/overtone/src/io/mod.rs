@@ -4,6 +4,8 @@
 //! what is wrong; none panics. Every writer is atomic: it writes a temporary file beside the
 //! target and renames it, so an interrupted write never leaves a half-written file.
 
+mod alembic;
+mod animated_mesh;
 mod atomic_write;
 mod dmat;
 mod gltf_character;
@@ -15,7 +17,10 @@ mod pc2;
 mod reference_anim;
 mod tgf;
 mod tokens;
+mod usd;
 
+pub use alembic::{alembic_bytes, write_alembic};
+pub use animated_mesh::{alembic_object_name, usd_identifier, AnimatedMesh};
 pub use atomic_write::write_atomically;
 pub use dmat::{parse_dmat, read_dmat, Dmat};
 pub use gltf_character::{parse_gltf_character, read_gltf_character, GltfCharacter};
@@ -30,3 +35,4 @@ pub use reference_anim::{
 };
 pub use tgf::{parse_tgf, read_tgf, Tgf};
 pub use tokens::read_text;
+pub use usd::{usda_text, usdc_bytes, write_usda, write_usdc, UpAxis};

@@ -49,6 +49,8 @@ pub struct Character {
     pub surface_weights: Vec<f64>,
     /// Original vertex → welded vertex.
     pub original_to_welded: Vec<usize>,
+    /// Triangles over the original vertices (`t × 3`): a cache's topology.
+    pub file_triangles: Vec<usize>,
     /// Per frame, per bone, world-space skin transforms (`3 × 4`).
     pub world_frames: Vec<Vec<f64>>,
     /// Normalisation `x' = (x − centre)/scale`.
@@ -148,6 +150,7 @@ pub fn character_from_gltf(
         momentum_weights_surface,
     )?;
     c.original_to_welded = ch.original_to_welded;
+    c.file_triangles = ch.file_triangles;
     c.warnings.extend(dropped);
     Ok(c)
 }
@@ -358,6 +361,7 @@ impl Character {
             surface: vertices.to_vec(),
             surface_weights: weights.to_vec(),
             original_to_welded: (0..ns).collect(),
+            file_triangles: triangles.to_vec(),
             world_frames,
             centre,
             scale,
