@@ -25,6 +25,8 @@ pub struct BakeOptions {
     pub preview: Option<PathBuf>,
     /// Display surface (.obj) of a tet-mesh scene.
     pub surface: Option<PathBuf>,
+    /// Overwrite existing outputs of another kind (`--force`).
+    pub force: bool,
 }
 
 /// Parses `A..B` (inclusive frame range).
@@ -56,12 +58,7 @@ fn read_leak(path: &Path) -> Result<Vec<f64>> {
 }
 
 pub fn bake(o: BakeOptions) -> Result<()> {
-    for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref(), o.preview.as_ref()]
-        .into_iter()
-        .flatten()
-    {
-        crate::check_output(p)?;
-    }
+    check_paths(&o)?;
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
     let mut prepare_ms = 0.0;
@@ -207,10 +204,12 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         overtone::io::write_mdd(m, fps, n_points, &frames)?;
     }
     if let Some(p) = &o.preview {
-        // Drawn beside the target and renamed, so an interrupted bake leaves no partial image.
-        let tmp = p.with_extension("partial.png");
-        crate::preview::write_preview(&tmp, &format!("{name}: secondary motion"), &frames, &displacements, fps)?;
-        std::fs::rename(&tmp, p).with_context(|| format!("writing {}", p.display()))?;
+        // Drawn into a registered temporary file beside the target and renamed, so an
+        // interrupted bake leaves neither a partial image nor a temporary file.
+        overtone::io::write_atomically_with(p, |tmp| {
+            crate::preview::write_preview(tmp, &format!("{name}: secondary motion"), &frames, &displacements, fps)
+                .map_err(std::io::Error::other)
+        })?;
     }
     if let Some(r) = &o.report {
         let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);
@@ -245,6 +244,57 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
     );
     Ok(())
+}
+
+/// Refuses, before any work, outputs that are inputs, that coincide, that are folders or that
+/// would replace a file of another kind without `--force` (see [`crate::output_paths`]).
+fn check_paths(o: &BakeOptions) -> Result<()> {
+    use crate::output_paths::{check, Input, Kind, Output};
+    let inputs: Vec<Input> = [
+        Some(Input {
+            flag: "input",
+            path: &o.input,
+        }),
+        o.leak.as_deref().map(|path| Input { flag: "--leak", path }),
+        o.surface.as_deref().map(|path| Input {
+            flag: "--surface",
+            path,
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let outputs: Vec<Output> = [
+        Some(Output {
+            flag: "--out",
+            path: &o.out,
+            kind: Kind::Pc2,
+        }),
+        o.mdd.as_deref().map(|path| Output {
+            flag: "--mdd",
+            path,
+            kind: Kind::Mdd,
+        }),
+        o.report.as_deref().map(|path| Output {
+            flag: "--report",
+            path,
+            kind: Kind::Report,
+        }),
+        o.preview.as_deref().map(|path| Output {
+            flag: "--preview",
+            path,
+            kind: Kind::Png,
+        }),
+        o.sidecar.as_deref().map(|path| Output {
+            flag: "--sidecar",
+            path,
+            kind: Kind::Sidecar,
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    check(&inputs, &outputs, o.force)
 }
 
 /// A progress bar on an interactive terminal; nothing when output is redirected.
