@@ -15,6 +15,9 @@ fi
 bash scripts/build_blender_addon.sh >/dev/null
 RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
   timeout 900 "$VENV/bin/python" plugin/blender/tests/test_addon.py
+# Data safety: protected paths, a cancelled modal bake, undo after Add / Bake / Remove.
+RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
+  timeout 300 "$VENV/bin/python" plugin/blender/tests/test_safety.py
 # The zip as a user installs it, into a throw-away user folder.
 INSTALL_HOME=$(mktemp -d)
 trap 'rm -rf "$INSTALL_HOME"' EXIT
