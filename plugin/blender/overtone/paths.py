@@ -77,8 +77,8 @@ def _overtone_files(ob, what):
                 continue
             if other == ob and label == what:
                 continue
-            owner = "this object's" if other == ob else f"'{other.name}''s"
-            out.append((f"{owner} Overtone {label}", _resolve(fp)))
+            owner = "this object" if other == ob else f"'{other.name}'"
+            out.append((f"the Overtone {label} of {owner}", _resolve(fp)))
         for m in other.modifiers:
             if m.type != 'MESH_CACHE' or not m.filepath:
                 continue

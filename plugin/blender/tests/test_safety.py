@@ -128,10 +128,10 @@ def test_paths_the_addon_may_not_write():
         ("a linked library", library, library, "linked library"),
         ("an image in use", image, image, "the image"),
         ("an image through a hard link", os.path.join(work, "hard.pc2"), image, "the image"),
-        ("another object's cache", os.path.join(work, "other.pc2"), os.path.join(work, "other.pc2"), "'Other''s"),
-        ("another object's sidecar", os.path.join(work, "other.ovt"), os.path.join(work, "other.ovt"), "'Other''s"),
+        ("another object's cache", os.path.join(work, "other.pc2"), os.path.join(work, "other.pc2"), "of 'Other'"),
+        ("another object's sidecar", os.path.join(work, "other.ovt"), os.path.join(work, "other.ovt"), "of 'Other'"),
         ("a Mesh Cache modifier's file", played, played, "Mesh Cache modifier"),
-        ("this object's sidecar", os.path.join(work, "tube.ovt"), os.path.join(work, "tube.ovt"), "this object's"),
+        ("this object's sidecar", os.path.join(work, "tube.ovt"), os.path.join(work, "tube.ovt"), "of this object"),
         ("an existing folder", os.path.join(work, "sub"), os.path.join(work, "sub"), "is a folder"),
         ("a foreign file (OBJ)", foreign, foreign, "not a PC2 point cache"),
     ]
