@@ -18,6 +18,9 @@ RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
 # Cache formats (PC2/Alembic/USD playback) and the farm entry (batch bake of a saved .blend).
 RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
   timeout 600 "$VENV/bin/python" plugin/blender/tests/test_pipeline.py
+# Data safety: protected paths, a cancelled modal bake, undo after Add / Bake / Remove.
+RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
+  timeout 300 "$VENV/bin/python" plugin/blender/tests/test_safety.py
 # The zip as a user installs it, into a throw-away user folder.
 INSTALL_HOME=$(mktemp -d)
 trap 'rm -rf "$INSTALL_HOME"' EXIT

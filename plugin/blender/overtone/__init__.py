@@ -16,7 +16,7 @@ bl_info = {
 
 import bpy
 
-from . import batch, live, operators, panel, properties  # noqa: F401 (batch: the farm entry)
+from . import batch, live, operators, panel, properties, undo  # noqa: F401 (batch: the farm entry)
 
 _classes = (properties.OvertoneSettings,) + operators.classes + panel.classes
 
@@ -26,9 +26,11 @@ def register():
         bpy.utils.register_class(c)
     bpy.types.Object.overtone = bpy.props.PointerProperty(type=properties.OvertoneSettings)
     live.register()
+    undo.register()
 
 
 def unregister():
+    undo.unregister()
     live.unregister()
     del bpy.types.Object.overtone
     for c in reversed(_classes):

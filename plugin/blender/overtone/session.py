@@ -75,6 +75,8 @@ class Session:
         sidecar = resolve_path(props.sidecar, "sidecar", allow_temp=True) if props.sidecar else ""
         if sidecar:
             check_sidecar_path(sidecar)
+            from . import paths
+            paths.check_output(sidecar, "sidecar", ob, paths.SIDECAR)
         pose = self.binding.skin_transforms(ob, depsgraph)
         b = self.binding
         self.deformer = native.Deformer(native_settings(props, scene), b.rest, b.triangles, b.weights,

@@ -30,6 +30,8 @@ pub struct BakeOptions {
     pub poisson_ratio: Option<f64>,
     pub density: Option<f64>,
     pub dynamics: crate::dynamics_args::DynamicsArgs,
+    /// Overwrite existing outputs of another kind (`--force`).
+    pub force: bool,
 }
 
 /// Overrides the material's fields given on the command line.
@@ -76,17 +78,11 @@ fn read_leak(path: &Path) -> Result<Vec<f64>> {
 }
 
 pub fn bake(o: BakeOptions) -> Result<()> {
-    for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref()]
-        .into_iter()
-        .flatten()
-        .chain(&o.preview)
-    {
-        crate::check_output(p)?;
-    }
     crate::cache_format::CacheFormat::of(&o.out)?;
     for p in &o.preview {
         crate::preview::PreviewKind::of(p)?;
     }
+    check_paths(&o)?;
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
     let mut prepare_ms = 0.0;
@@ -274,6 +270,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         overtone::io::write_mdd(m, fps, n_points, &frames)?;
     }
     for p in &o.preview {
+        // Encoded in memory and written atomically (staged with the run's other outputs).
         crate::preview::write_preview(p, &format!("{name}: secondary motion"), &mesh, &displacements)?;
     }
     if let Some(r) = &o.report {
@@ -312,6 +309,62 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
     );
     Ok(())
+}
+
+/// Refuses, before any work, outputs that are inputs, that coincide, that are folders or that
+/// would replace a file of another kind without `--force` (see [`crate::output_paths`]).
+fn check_paths(o: &BakeOptions) -> Result<()> {
+    use crate::output_paths::{check, Input, Kind, Output};
+    let inputs: Vec<Input> = [
+        Some(Input {
+            flag: "input",
+            path: &o.input,
+        }),
+        o.leak.as_deref().map(|path| Input { flag: "--leak", path }),
+        o.dynamics.stiffness.as_deref().map(|path| Input {
+            flag: "--stiffness",
+            path,
+        }),
+        o.surface.as_deref().map(|path| Input {
+            flag: "--surface",
+            path,
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let outputs: Vec<Output> = [
+        Some(Output {
+            flag: "--out",
+            path: &o.out,
+            kind: Kind::cache(&o.out),
+        }),
+        o.mdd.as_deref().map(|path| Output {
+            flag: "--mdd",
+            path,
+            kind: Kind::Mdd,
+        }),
+        o.report.as_deref().map(|path| Output {
+            flag: "--report",
+            path,
+            kind: Kind::Report,
+        }),
+        None,
+        o.sidecar.as_deref().map(|path| Output {
+            flag: "--sidecar",
+            path,
+            kind: Kind::Sidecar,
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(o.preview.iter().map(|path| Output {
+        flag: "--preview",
+        path,
+        kind: Kind::picture(path),
+    }))
+    .collect();
+    check(&inputs, &outputs, o.force)
 }
 
 /// A progress bar on an interactive terminal; nothing when output is redirected.

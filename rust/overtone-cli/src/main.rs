@@ -13,6 +13,8 @@ mod bake;
 mod bench;
 mod cache_format;
 mod dynamics_args;
+mod interrupt;
+mod output_paths;
 mod preview;
 mod report;
 mod scenes;
@@ -31,6 +33,10 @@ use overtone::scene::SolverKind;
     about = "Complementary-dynamics secondary motion for skinned characters"
 )]
 struct Cli {
+    /// Overwrite an existing output file even when it is not a file of the kind being written
+    /// (e.g. `--out` naming a .glb). Inputs are never overwritten, with or without it.
+    #[arg(long, global = true)]
+    force: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -168,14 +174,22 @@ enum Command {
 }
 
 fn main() {
-    if let Err(e) = real_main() {
+    // Outputs are staged while the command runs and committed together at the end, so an
+    // interrupt (see `interrupt`) or a failure leaves every earlier output as it was.
+    let result = real_main().and_then(|()| Ok(overtone::io::commit_deferred()?));
+    if let Err(e) = result {
+        overtone::io::discard_deferred();
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
 }
 
 fn real_main() -> Result<()> {
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    interrupt::install()?;
+    overtone::io::defer_commits();
+    let force = cli.force;
+    match cli.command {
         Command::Run {
             scene,
             solver,
@@ -190,6 +204,35 @@ fn real_main() -> Result<()> {
             leak_constant,
             dynamics,
         } => {
+            use output_paths::{Input, Kind, Output};
+            let outputs: Vec<Output> = [
+                Some(Output {
+                    flag: "--out",
+                    path: &out,
+                    kind: Kind::cache(&out),
+                }),
+                report.as_deref().map(|path| Output {
+                    flag: "--report",
+                    path,
+                    kind: Kind::Report,
+                }),
+                sidecar.as_deref().map(|path| Output {
+                    flag: "--sidecar",
+                    path,
+                    kind: Kind::Sidecar,
+                }),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            output_paths::check(
+                &[Input {
+                    flag: "scene",
+                    path: Path::new(&scene),
+                }],
+                &outputs,
+                force,
+            )?;
             let mut sc = scenes::load(&scene)?;
             if let Some(m) = model {
                 sc.model = overtone::scene::ElasticModel::parse(&m)?;
@@ -222,8 +265,18 @@ fn real_main() -> Result<()> {
             )?;
             Ok(())
         }
-        Command::Demo { out_dir } => demo(&out_dir),
-        Command::Bench { out, frames, repeats } => bench::run(out.as_deref(), frames, repeats),
+        Command::Demo { out_dir } => demo(&out_dir, force),
+        Command::Bench { out, frames, repeats } => {
+            if let Some(path) = out.as_deref() {
+                let o = output_paths::Output {
+                    flag: "--out",
+                    path,
+                    kind: output_paths::Kind::Markdown,
+                };
+                output_paths::check(&[], &[o], force)?;
+            }
+            bench::run(out.as_deref(), frames, repeats)
+        }
         Command::Inspect { file } => inspect(&file),
         Command::Bake {
             input,
@@ -261,24 +314,28 @@ fn real_main() -> Result<()> {
             poisson_ratio,
             density,
             dynamics,
+            force,
         }),
         Command::Export { scene, out } => {
+            let o = output_paths::Output {
+                flag: "--out",
+                path: &out,
+                kind: output_paths::Kind::Scene,
+            };
+            output_paths::check(
+                &[output_paths::Input {
+                    flag: "scene",
+                    path: Path::new(&scene),
+                }],
+                &[o],
+                force,
+            )?;
             let sc = scenes::load(&scene)?;
             overtone::scene::write_overtone_scene(&out, &sc)?;
             out!("wrote {}", out.display());
             Ok(())
         }
     }
-}
-
-/// Checks that the folder an output goes into exists, before any work is done.
-fn check_output(path: &Path) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    anyhow::ensure!(dir.is_dir(), "output folder {} does not exist", dir.display());
-    Ok(())
 }
 
 fn run(
@@ -290,11 +347,7 @@ fn run(
     tolerance: Option<f64>,
     sidecar: Option<&Path>,
 ) -> Result<overtone::scene::Simulation> {
-    check_output(out)?;
     cache_format::CacheFormat::of(out)?;
-    if let Some(r) = report_path {
-        check_output(r)?;
-    }
     let sim = overtone::scene::simulate_with_sidecar(scene, kind, iterations, tolerance, sidecar)
         .with_context(|| format!("simulating scene `{}`", scene.name))?;
     let triangles = cache_format::surface_triangles(&scene.mesh);
@@ -335,7 +388,56 @@ fn run(
 /// The built-in demo: the reference release's elephant (full-order solver, its own tet mesh
 /// and skeleton) and the CesiumMan glTF character (fast solver on an embedded lattice), each with
 /// a PC2 cache, a report and a shaded preview picture (CesiumMan also as an animated GIF).
-fn demo(out_dir: &Path) -> Result<()> {
+fn demo(out_dir: &Path, force: bool) -> Result<()> {
+    {
+        use output_paths::{Input, Kind, Output};
+        let elephant = scenes::example_path("complementary-dynamics-cpp/elephant/elephant.json");
+        let cesium = scenes::example_path("khronos-gltf-sample-assets/CesiumMan.glb");
+        let inputs = [
+            Input {
+                flag: "the demo's elephant",
+                path: &elephant,
+            },
+            Input {
+                flag: "the demo's CesiumMan",
+                path: &cesium,
+            },
+        ];
+        let names: Vec<(PathBuf, Kind)> = [
+            ("elephant.pc2", Kind::Pc2),
+            ("elephant_report.json", Kind::Report),
+            ("elephant.png", Kind::Png),
+            ("elephant_scene.json", Kind::Scene),
+            ("cesium_man.pc2", Kind::Pc2),
+            ("cesium_man_report.json", Kind::Report),
+            ("cesium_man.png", Kind::Png),
+            ("cesium_man.gif", Kind::Gif),
+            ("cesium_man.ovt", Kind::Sidecar),
+        ]
+        .into_iter()
+        .map(|(n, k)| (out_dir.join(n), k))
+        .collect();
+        output_paths::check(
+            &inputs,
+            &[Output {
+                flag: "--out-dir",
+                path: out_dir,
+                kind: Kind::Folder,
+            }],
+            force,
+        )?;
+        if out_dir.is_dir() {
+            let files: Vec<Output> = names
+                .iter()
+                .map(|(path, kind)| Output {
+                    flag: "the demo output",
+                    path,
+                    kind: *kind,
+                })
+                .collect();
+            output_paths::check(&inputs, &files, force)?;
+        }
+    }
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let bake = |input: PathBuf, stem: &str, fast: bool, pictures: &[&str]| -> Result<Vec<PathBuf>> {
         let files = [
@@ -361,6 +463,7 @@ fn demo(out_dir: &Path) -> Result<()> {
             poisson_ratio: None,
             density: None,
             dynamics: Default::default(),
+            force,
         })?;
         Ok(files.into_iter().chain(preview).collect())
     };

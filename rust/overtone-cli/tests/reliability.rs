@@ -91,3 +91,103 @@ fn concurrent_bakes_share_a_sidecar_safely() {
         .collect();
     assert!(tmp.is_empty(), "temporary files left behind");
 }
+
+/// Ten bakes interrupted at pseudo-random moments (SIGTERM and SIGINT alternately, spread over
+/// the precompute, the simulation and the writing of the five outputs, some after the end): each either stopped
+/// (non-zero exit, "interrupted" on stderr) with every previous output byte-identical, or had
+/// finished (every output the new one); never a mix, and never a temporary file left behind.
+#[test]
+fn interrupted_bakes_leave_every_previous_output_intact() {
+    let dir = tmpdir("interrupt");
+    let glb = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/khronos-gltf-sample-assets/RiggedFigure.glb");
+    let names = ["c.pc2", "c.mdd", "c.json", "c.png", "c.ovt"];
+    let flags = ["--out", "--mdd", "--report", "--preview", "--sidecar"];
+    let bake = |resolution: &str| {
+        let mut c = bin();
+        c.arg("bake").arg(&glb).args(["--lattice-resolution", resolution]);
+        for (f, n) in flags.iter().zip(names) {
+            c.arg(f).arg(dir.join(n));
+        }
+        c.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        c
+    };
+    let read_all = || -> Vec<Vec<u8>> { names.iter().map(|n| std::fs::read(dir.join(n)).unwrap()).collect() };
+    // The new bake, timed, gives the new outputs; the previous outputs are another resolution's.
+    // (fastest of three runs: the other tests of this file may load the machine at first).
+    let mut duration = Duration::MAX;
+    for _ in 0..3 {
+        let t0 = std::time::Instant::now();
+        assert!(bake("28").status().unwrap().success());
+        duration = duration.min(t0.elapsed());
+    }
+    let new = read_all();
+    assert!(bake("24").status().unwrap().success());
+    let old = read_all();
+    assert!(
+        old[0] != new[0] && old[4] != new[4],
+        "old and new caches must differ for the test to mean anything"
+    );
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut stopped = 0;
+    for trial in 0..10 {
+        for (n, bytes) in names.iter().zip(&old) {
+            std::fs::write(dir.join(n), bytes).unwrap();
+        }
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        // Seven moments inside the bake, three around its end (timing varies with the load).
+        let u = (seed >> 33) as f64 / (1u64 << 31) as f64;
+        let fraction = if trial % 3 == 2 { 0.9 + 0.4 * u } else { 0.05 + 0.65 * u };
+        let signal = if trial % 2 == 0 { "TERM" } else { "INT" };
+        let child = bake("28").spawn().unwrap();
+        std::thread::sleep(duration.mul_f64(fraction));
+        let _ = Command::new("kill")
+            .args(["-s", signal])
+            .arg(child.id().to_string())
+            .status();
+        let out = child.wait_with_output().unwrap();
+        let now = read_all();
+        let stray: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !names.contains(&n.as_str()))
+            .collect();
+        assert!(
+            stray.is_empty(),
+            "trial {trial} (SIG{signal} at {fraction:.2}): stray files {stray:?}"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if now == old {
+            assert!(!out.status.success(), "trial {trial}: exit 0 but nothing was written");
+            // Killed before the handler was installed, a process has no message to print.
+            assert!(
+                out.status.code().is_none() || stderr.contains("interrupted by"),
+                "trial {trial}: {stderr}"
+            );
+            stopped += 1;
+        } else {
+            // Finished before the signal: every output is the new one (the report has timings).
+            assert!(
+                now[0] == new[0] && now[1] == new[1] && now[3] == new[3] && now[4] == new[4],
+                "trial {trial} (SIG{signal} at {fraction:.2}): a mix of old and new outputs"
+            );
+            assert!(now[2] != old[2], "trial {trial}: report not renewed");
+        }
+        eprintln!(
+            "trial {trial}: SIG{signal} at {:.0}% of a bake: exit {:?}, {}",
+            100.0 * fraction,
+            out.status.code(),
+            if now == old {
+                "stopped, previous outputs byte-identical"
+            } else {
+                "had finished, every output new"
+            }
+        );
+    }
+    assert!(
+        stopped >= 5,
+        "only {stopped} of 10 bakes were interrupted: the test did not exercise interrupts"
+    );
+}

@@ -2,6 +2,7 @@
 
 use rayon::prelude::*;
 
+use crate::embed::memory::{available_memory, check_lattice_memory, LatticeSolver};
 use crate::embed::winding_number;
 use crate::error::{OvertoneError, Result};
 use crate::mesh::{signed_volume, SimplexMesh};
@@ -167,6 +168,28 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
     // Lattice vertices (corners of kept cubes) and Kuhn tetrahedra.
     let corner_dims = [dims[0] + 1, dims[1] + 1, dims[2] + 1];
     let corner_key = |c: [usize; 3]| (c[2] * corner_dims[1] + c[1]) * corner_dims[0] + c[0];
+    // Before building anything large: count the lattice and refuse it if its simulation would
+    // not fit in memory (estimated for the fast solver, the larger of the two).
+    {
+        let mut corner = vec![false; corner_dims[0] * corner_dims[1] * corner_dims[2]];
+        let mut kept = 0;
+        for k in (0..n_cubes).filter(|&k| keep[k]) {
+            kept += 1;
+            let c = [k % dims[0], (k / dims[0]) % dims[1], k / (dims[0] * dims[1])];
+            for corner_offset in 0..8 {
+                let d = [corner_offset & 1, (corner_offset >> 1) & 1, corner_offset >> 2];
+                corner[corner_key([c[0] + d[0], c[1] + d[1], c[2] + d[2]])] = true;
+            }
+        }
+        let n_vertices = corner.iter().filter(|&&b| b).count();
+        check_lattice_memory(
+            n_vertices,
+            6 * kept,
+            resolution,
+            LatticeSolver::Fast,
+            available_memory(),
+        )?;
+    }
     let mut corner_id = vec![usize::MAX; corner_dims[0] * corner_dims[1] * corner_dims[2]];
     let mut lattice_vertices = Vec::new();
     let mut tets = Vec::new();

@@ -21,7 +21,10 @@ mod usd;
 
 pub use alembic::{alembic_bytes, write_alembic};
 pub use animated_mesh::{alembic_object_name, usd_identifier, AnimatedMesh};
-pub use atomic_write::write_atomically;
+pub use atomic_write::{
+    abandon_pending_writes, commit_deferred, defer_commits, deferred_committed, discard_deferred, write_atomically,
+    write_atomically_with,
+};
 pub use dmat::{parse_dmat, read_dmat, Dmat};
 pub use gltf_character::{parse_gltf_character, read_gltf_character, GltfCharacter};
 pub use gmsh::{parse_gmsh, read_gmsh, GmshMesh};

@@ -1,0 +1,303 @@
+"""Headless Blender tests of the add-on's data safety (run by scripts/test_blender.sh): paths the
+add-on may not write, a cancelled modal bake, and undo after Add, Bake and Remove.
+
+Prints a table of the clashing-path cases (the target's checksum before and after) and ends with
+``os._exit``."""
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.environ["OVERTONE_ADDON_DIR"])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+import overtone  # noqa: E402
+import scenes  # noqa: E402
+from overtone import bake, cache_modifier, live, pc2, session, shape_key  # noqa: E402
+
+TMP = tempfile.mkdtemp(prefix="overtone-blender-safety-")
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def digest(path):
+    if os.path.isdir(path):
+        return "<folder>"
+    with open(path, "rb") as f:
+        return hashlib.blake2b(f.read(), digest_size=4).hexdigest()
+
+
+def tube(name, frames=12):
+    session.drop_all()
+    scene = scenes.empty_scene()
+    scene.frame_end = frames
+    ob, rig = scenes.rigged_tube(rings=21, segments=12)
+    ob.overtone.sidecar = os.path.join(TMP, f"{name}.ovt")
+    ob.overtone.cache_file = os.path.join(TMP, f"{name}.pc2")
+    return scene, ob
+
+
+def object_state(ob):
+    """What must agree after a cancel or an undo: shape keys, modifiers, settings."""
+    keys = ob.data.shape_keys
+    mods = []
+    for m in ob.modifiers:
+        entry = [m.name, m.type, m.show_viewport, m.show_render]
+        if m.type == 'MESH_CACHE':
+            entry += [m.filepath, m.frame_start, m.cache_format, m.deform_mode]
+        mods.append(tuple(entry))
+    p = ob.overtone
+    return {
+        "shape_keys": None if keys is None else [(k.name, round(k.value, 6)) for k in keys.key_blocks],
+        "modifiers": mods,
+        "settings": (p.enabled, p.live_preview, p.bound_vertex_count, p.cache_file, p.sidecar, p.created_basis),
+    }
+
+
+def expect_refused(op, needle):
+    try:
+        op()
+    except RuntimeError as e:
+        check(needle in str(e), f"error message {str(e)!r} lacks {needle!r}")
+        return str(e).strip().splitlines()[-1]
+    raise AssertionError(f"expected an error containing {needle!r}, the operator succeeded")
+
+
+def _png(path):
+    img = bpy.data.images.new("probe", 4, 4)
+    img.filepath_raw = path
+    img.file_format = 'PNG'
+    img.save()
+    bpy.data.images.remove(img)
+
+
+def test_paths_the_addon_may_not_write():
+    """Bake's point cache and Add's sidecar onto protected files: each refused with a report, the
+    target byte-identical, the object unchanged."""
+    scene, ob = tube("paths")
+    work = os.path.join(TMP, "paths")
+    os.makedirs(os.path.join(work, "sub"))
+    blend = os.path.join(work, "shot.blend")
+    # A library to link, an image in use, another bound object with a cache, a Mesh Cache file.
+    lib_scene_ob = bpy.data.objects.new("LibEmpty", None)
+    scene.collection.objects.link(lib_scene_ob)
+    library = os.path.join(work, "props.blend")
+    bpy.data.libraries.write(library, {lib_scene_ob})
+    with bpy.data.libraries.load(library, link=True) as (src, dst):
+        dst.objects = ["LibEmpty"]
+    image = os.path.join(work, "albedo.png")
+    _png(image)
+    img = bpy.data.images.load(image)
+    img.use_fake_user = True
+    other_ob, _ = scenes.rigged_tube(rings=11, segments=8)
+    other_ob.name = "Other"
+    other_ob.overtone.sidecar = os.path.join(work, "other.ovt")
+    other_ob.overtone.cache_file = os.path.join(work, "other.pc2")
+    bpy.context.view_layer.objects.active = other_ob
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add on the other object")
+    pc2.write_pc2(os.path.join(work, "other.pc2"), np.zeros((2, len(other_ob.data.vertices), 3)), 1)
+    played = os.path.join(work, "played.pc2")
+    pc2.write_pc2(played, np.zeros((2, len(other_ob.data.vertices), 3)), 1)
+    mc = other_ob.modifiers.new("Imported Cache", 'MESH_CACHE')
+    mc.filepath = played
+    foreign = os.path.join(work, "model.obj")
+    with open(foreign, "w") as f:
+        f.write("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    ob = bpy.data.objects["Tube"]
+    bpy.context.view_layer.objects.active = ob
+    os.symlink(blend, os.path.join(work, "link.pc2"))
+    os.link(image, os.path.join(work, "hard.pc2"))
+    ob.overtone.sidecar = os.path.join(work, "tube.ovt")
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add on the tube")
+    cases = [
+        ("the .blend itself", blend, blend, "destroy it"),
+        ("the .blend through sub/..", os.path.join(work, "sub", "..", "shot.blend"), blend, "destroy it"),
+        ("the .blend through a symlink", os.path.join(work, "link.pc2"), blend, "destroy it"),
+        ("//-relative .blend", "//shot.blend", blend, "destroy it"),
+        ("a linked library", library, library, "linked library"),
+        ("an image in use", image, image, "the image"),
+        ("an image through a hard link", os.path.join(work, "hard.pc2"), image, "the image"),
+        ("another object's cache", os.path.join(work, "other.pc2"), os.path.join(work, "other.pc2"), "of 'Other'"),
+        ("another object's sidecar", os.path.join(work, "other.ovt"), os.path.join(work, "other.ovt"), "of 'Other'"),
+        ("a Mesh Cache modifier's file", played, played, "Mesh Cache modifier"),
+        ("this object's sidecar", os.path.join(work, "tube.ovt"), os.path.join(work, "tube.ovt"), "of this object"),
+        ("an existing folder", os.path.join(work, "sub"), os.path.join(work, "sub"), "is a folder"),
+        ("a foreign file (OBJ)", foreign, foreign, "not a PC2 point cache"),
+    ]
+    print("    | operator | path | target checksum before | after | report |")
+    for label, value, target, needle in cases:
+        before_sum, before_state = digest(target), object_state(ob)
+        ob.overtone.cache_file = value
+        msg = expect_refused(lambda: bpy.ops.object.overtone_bake(), needle)
+        after_sum = digest(target)
+        print(f"    | bake | {label} | {before_sum} | {after_sum} | {msg} |")
+        check(before_sum == after_sum, f"{label}: the target changed")
+        ob.overtone.cache_file = before_state["settings"][3]
+        check(object_state(ob) == before_state, f"{label}: the object changed")
+        check(not any(m.type == 'MESH_CACHE' for m in ob.modifiers), f"{label}: a modifier was added")
+    # The sidecar (written by Add) onto the .blend, the image or another object's cache.
+    for label, value, target, needle in [cases[0], cases[5], cases[7], cases[12]]:
+        before_sum, before_state = digest(target), object_state(ob)
+        ob.overtone.sidecar = value
+        needle = "not an Overtone sidecar" if needle == "not a PC2 point cache" else needle
+        msg = expect_refused(lambda: bpy.ops.object.overtone_add(), needle)
+        after_sum = digest(target)
+        print(f"    | add (sidecar) | {label} | {before_sum} | {after_sum} | {msg} |")
+        check(before_sum == after_sum, f"sidecar {label}: the target changed")
+        ob.overtone.sidecar = os.path.join(work, "tube.ovt")
+        check(object_state(ob) == before_state, f"sidecar {label}: the object changed")
+    # A good path still bakes, and re-baking over the earlier cache is silent.
+    ob.overtone.cache_file = os.path.join(work, "tube.pc2")
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake to a good path")
+    ob.overtone.live_preview = True
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "re-bake over the earlier cache")
+
+
+def test_cancelled_modal_bake_keeps_the_previous_cache_and_modifier():
+    scene, ob = tube("cancel", frames=20)
+    bpy.ops.object.overtone_add()
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "first bake")
+    path = bpy.path.abspath(ob.overtone.cache_file)
+    previous = open(path, "rb").read()
+    ob.overtone.youngs_modulus *= 0.25  # a second bake would differ
+    ob.overtone.live_preview = True
+    scene.frame_set(7)
+    before = object_state(ob)
+    job = bake.BakeJob(ob, scene)
+    modal = bake.ModalBake(job, budget=1e-4, on_progress=lambda d, t: None)
+    answers = [modal.handle('TIMER') for _ in range(5)] + [modal.handle('MOUSEMOVE')]
+    check(all(a == {'RUNNING_MODAL'} for a in answers) and 0 < job.done < job.total,
+          f"the modal bake did not advance frame by frame ({job.done}/{job.total})")
+    check(live._replaying, "the live preview must stay quiet while the bake runs")
+    check(modal.handle('ESC') == {'CANCELLED'}, "Esc did not cancel")
+    check(open(path, "rb").read() == previous, "a cancelled bake changed the previous cache")
+    check(object_state(ob) == before, f"a cancelled bake changed the object:\n{before}\n{object_state(ob)}")
+    check(scene.frame_current == 7 and not live._replaying, "frame or live state not restored")
+    stray = [f for f in os.listdir(TMP) if "tmp" in f]
+    check(not stray, f"temporary files left: {stray}")
+    print(f"    cancelled after {job.done} of {job.total} frames: cache byte-identical "
+          f"({len(previous)} bytes), modifier and shape key as before")
+    # A modal bake run to the end replaces the cache and updates the modifier.
+    modal = bake.ModalBake(bake.BakeJob(ob, scene), budget=1e-3)
+    for _ in range(10000):
+        answer = modal.handle('TIMER')
+        if answer != {'RUNNING_MODAL'}:
+            break
+    check(answer == {'FINISHED'} and modal.result["frames"] == 20, f"modal bake did not finish: {answer}")
+    check(open(path, "rb").read() != previous, "the finished modal bake did not write the new cache")
+    check(cache_modifier.get(ob) is not None and not ob.overtone.live_preview, "modifier after a modal bake")
+
+
+def _undo():
+    bpy.ops.ed.undo()
+    return bpy.data.objects["Tube"]
+
+
+def _consistent(ob, label, bound, baked):
+    """Shape key, modifiers and settings agree with each other."""
+    p = ob.overtone
+    kb = shape_key.get(ob)
+    check(p.enabled == bound, f"{label}: enabled is {p.enabled}")
+    check((kb is not None) == bound, f"{label}: shape key {'missing' if bound else 'left over'}")
+    check((p.bound_vertex_count == len(ob.data.vertices)) == bound, f"{label}: bound count {p.bound_vertex_count}")
+    m = cache_modifier.get(ob)
+    check((m is not None) == baked, f"{label}: cache modifier {'missing' if baked else 'left over'}")
+    if bound:
+        check(kb.value == (1.0 if p.live_preview else 0.0), f"{label}: key value {kb.value} vs live {p.live_preview}")
+    if m is not None:
+        check(m.show_viewport == (not p.live_preview), f"{label}: modifier on while live preview is on")
+    check(session.get(ob) is None, f"{label}: a stale session survived the undo")
+
+
+def test_undo_after_add_bake_and_remove():
+    """Ctrl-Z in headless bpy (the 4.5.15 wheel): operators called from Python push no undo step
+    of their own (``ed.undo`` right after ``overtone_add`` fails its poll: one step only), so each
+    test step pushes one with ``ed.undo_push`` as the UI does after an operator with the UNDO
+    flag, then ``ed.undo`` (no context override needed) goes back. Python references are
+    re-fetched after every undo (memfile undo rebuilds the datablocks)."""
+    scene, ob = tube("undo")
+    bpy.ops.ed.undo_push(message="start")
+    rig_only = scenes.evaluated_positions(ob)
+    # Add, then undo: no binding at all.
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add")
+    bpy.ops.ed.undo_push(message="Add Overtone")
+    ob = _undo()
+    _consistent(ob, "undo Add", bound=False, baked=False)
+    print("    undo after Add: no shape key, no modifier, settings unbound")
+    # Add again (works after the undo), bake, undo the bake: live preview as before the bake.
+    bpy.context.view_layer.objects.active = ob
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add after undo")
+    bpy.ops.ed.undo_push(message="Add Overtone")
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake")
+    bpy.ops.ed.undo_push(message="Bake Overtone")
+    ob = _undo()
+    _consistent(ob, "undo Bake", bound=True, baked=False)
+    check(ob.overtone.live_preview, "undo Bake: live preview not back on")
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    scene.frame_set(2)
+    check(session.get(ob) is not None, "the live preview did not rebuild its session after undo")
+    print("    undo after Bake: live preview back, no cache modifier; the session rebuilds on the next frame")
+    # A later bake works; remove, undo the remove: baked state back, and Remove works again.
+    bpy.context.view_layer.objects.active = ob
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake after undo")
+    bpy.ops.ed.undo_push(message="Bake Overtone")
+    check(bpy.ops.object.overtone_remove() == {'FINISHED'}, "remove")
+    bpy.ops.ed.undo_push(message="Remove Overtone")
+    ob = _undo()
+    _consistent(ob, "undo Remove", bound=True, baked=True)
+    scene = bpy.context.scene
+    scene.frame_set(5)
+    baked = scenes.evaluated_positions(ob)
+    check(np.abs(baked - rig_only).max() > 1e-5, "undo Remove: the baked cache does not play")
+    print("    undo after Remove: shape key, cache modifier and settings back; the cache plays")
+    bpy.context.view_layer.objects.active = ob
+    check(bpy.ops.object.overtone_remove() == {'FINISHED'}, "remove after undo")
+    _consistent(ob, "remove after undo", bound=False, baked=False)
+    # Redo brings the removal back undone, consistently too.
+    bpy.ops.ed.undo_push(message="Remove Overtone")
+    ob = _undo()
+    _consistent(ob, "undo second Remove", bound=True, baked=True)
+    print("    remove after undo works; undoing it again is consistent")
+
+
+TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
+
+
+def main():
+    overtone.register()
+    failed = 0
+    for t in TESTS:
+        t0 = time.perf_counter()
+        try:
+            t()
+            print(f"ok   {t.__name__} ({time.perf_counter() - t0:.1f} s)")
+        except Exception:
+            failed += 1
+            print(f"FAIL {t.__name__}")
+            traceback.print_exc()
+    overtone.unregister()
+    shutil.rmtree(TMP, ignore_errors=True)
+    print(f"{len(TESTS) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    code = 1
+    try:
+        code = main()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
