@@ -62,76 +62,124 @@ def native_settings(props, scene):
     return s
 
 
-class Session:
-    """A bound object and its deformer, at frame ``last_frame`` (``None``: not started)."""
+def body_key(ob):
+    """The body an object belongs to (its ``overtone.body`` id, or its own name before one is set)."""
+    return ob.overtone.body or f"object:{ob.name}"
 
-    def __init__(self, ob, scene, depsgraph):
-        props = ob.overtone
-        self.binding = RigBinding(ob)
-        if props.bound_vertex_count and props.bound_vertex_count != self.binding.vertex_count:
-            raise BindError(f"'{ob.name}' has {self.binding.vertex_count} vertices but had "
-                            f"{props.bound_vertex_count} when Overtone was added; press Overtone ▸ Rebind")
-        leak = vertex_group_weights(ob, props.leak_group) if props.leak_group else None
+
+def members(scene, ob):
+    """The enabled objects of ``ob``'s body in body order (``ob`` alone if it has no body id)."""
+    key = ob.overtone.body
+    if not key:
+        return [ob]
+    found = [o for o in scene.objects if o.type == 'MESH' and o.overtone.body == key and
+             (o.overtone.enabled or o == ob)]
+    found.sort(key=lambda o: (o.overtone.body_index, o.name))
+    return found
+
+
+def bind_matrix(ob, depsgraph):
+    """The object's stored bind matrix ``Mo_bind`` (4 x 4), or its evaluated world matrix now if
+    none is stored yet."""
+    m = np.array(ob.overtone.bind_matrix, dtype=np.float64).reshape(4, 4)
+    if ob.overtone.has_bind_matrix:
+        return m
+    return np.array(ob.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
+
+
+def body_leak(binding, objects):
+    """The body's painted leak field: per vertex the leak group's weight where the vertex is in
+    its object's leak group, and ``-1`` (unpainted: the library's default field there)
+    elsewhere; ``None`` when no object has a leak group."""
+    if not any(ob.overtone.leak_group for ob in objects):
+        return None
+    leak = np.full(binding.vertex_count, -1.0)
+    for ob, p in zip(objects, binding.parts):
+        if ob.overtone.leak_group:
+            values, member = vertex_group_weights(ob, ob.overtone.leak_group)
+            leak[p.slice][member] = values[member]
+    return leak
+
+
+class Session:
+    """A bound body (one or more objects) and its deformer, at frame ``last_frame`` (``None``:
+    not started)."""
+
+    def __init__(self, objects, scene, depsgraph):
+        props = objects[0].overtone
+        self.key = body_key(objects[0])
+        self.binding = RigBinding(objects, [bind_matrix(ob, depsgraph) for ob in objects])
+        for ob, p in zip(objects, self.binding.parts):
+            bound = ob.overtone.bound_vertex_count
+            if bound and bound != p.n:
+                raise BindError(f"'{ob.name}' has {p.n} vertices but had {bound} when Overtone was "
+                                "added; press Overtone ▸ Rebind")
+        leak = body_leak(self.binding, objects)
         sidecar = resolve_path(props.sidecar, "sidecar", allow_temp=True) if props.sidecar else ""
         if sidecar:
             check_sidecar_path(sidecar)
-        pose = self.binding.skin_transforms(ob, depsgraph)
         b = self.binding
+        pose = b.skin_transforms(objects, depsgraph)
         self.deformer = native.Deformer(native_settings(props, scene), b.rest, b.triangles, b.weights,
-                                        leak, pose, sidecar, b.morph_deltas, b.shape_key_values(ob, depsgraph))
+                                        leak, pose, sidecar, b.morph_deltas, b.shape_key_values(objects, depsgraph))
+        self.uids = [ob.session_uid for ob in objects]
         self.sidecar = sidecar
         self.fps = scene.render.fps / scene.render.fps_base
         self.last_frame = None
         self.u = np.zeros_like(b.rest)
         self.offsets = np.zeros_like(b.rest)
-        self.reference = None
+        self.references = {}
         self.max_residual = 0.0
 
-    def reset(self, ob, depsgraph, frame):
+    def matches(self, objects):
+        return [ob.session_uid for ob in objects] == self.uids
+
+    def reset(self, objects, depsgraph, frame):
         """Back to rest at ``frame`` (no secondary motion)."""
-        self.binding.check_object(ob)
-        self.deformer.reset(self.binding.skin_transforms(ob, depsgraph), self.binding.shape_key_values(ob, depsgraph))
+        b = self.binding
+        b.check_objects(objects)
+        self.deformer.reset(b.skin_transforms(objects, depsgraph), b.shape_key_values(objects, depsgraph))
         self.u[:] = 0.0
         self.offsets[:] = 0.0
         self.last_frame = frame
         self.max_residual = 0.0
 
-    def step(self, ob, depsgraph, frame):
+    def step(self, objects, depsgraph, frame):
         """One frame forward to ``frame``: the world displacement ``u`` and its rest-space offsets."""
-        self.binding.check_object(ob)
-        pose = self.binding.skin_transforms(ob, depsgraph)
-        self.u[:] = self.deformer.step(pose, self.binding.shape_key_values(ob, depsgraph))
-        self.offsets[:] = self.binding.rest_offsets(pose, self.u)
+        b = self.binding
+        b.check_objects(objects)
+        pose = b.skin_transforms(objects, depsgraph)
+        self.u[:] = self.deformer.step(pose, b.shape_key_values(objects, depsgraph))
+        self.offsets[:] = b.rest_offsets(pose, self.u)
         self.last_frame = frame
         self.max_residual = max(self.max_residual, self.deformer.residual())
 
-    def write_shape_key(self, ob):
-        if self.reference is None:
-            self.reference = shape_key.reference_positions(ob)
-        shape_key.write(ob, self.reference, self.offsets)
+    def write_shape_keys(self, objects):
+        for ob in objects:
+            p = self.binding.part_of(ob)
+            ref = self.references.get(p.uid)
+            if ref is None:
+                ref = self.references[p.uid] = shape_key.reference_positions(ob)
+            shape_key.write(ob, ref, self.offsets[p.slice])
 
     def free(self):
         self.deformer.free()
 
 
 def get(ob):
-    return _sessions.get(ob.session_uid)
+    return _sessions.get(body_key(ob))
 
 
-def create(ob, scene, depsgraph):
-    """A new session for ``ob`` (replacing any old one)."""
-    drop(ob)
-    s = Session(ob, scene, depsgraph)
-    _sessions[ob.session_uid] = s
+def create(objects, scene, depsgraph):
+    """A new session for the body of ``objects`` (replacing any old one)."""
+    drop(objects[0])
+    s = Session(objects, scene, depsgraph)
+    _sessions[s.key] = s
     return s
 
 
-def get_or_create(ob, scene, depsgraph):
-    return get(ob) or create(ob, scene, depsgraph)
-
-
 def drop(ob):
-    s = _sessions.pop(ob.session_uid, None)
+    s = _sessions.pop(body_key(ob), None)
     if s is not None:
         s.free()
 
