@@ -16,7 +16,7 @@ bl_info = {
 
 import bpy
 
-from . import live, operators, panel, properties
+from . import live, operators, panel, properties, saving
 
 _classes = (properties.OvertoneSettings,) + operators.classes + panel.classes
 
@@ -26,9 +26,11 @@ def register():
         bpy.utils.register_class(c)
     bpy.types.Object.overtone = bpy.props.PointerProperty(type=properties.OvertoneSettings)
     live.register()
+    saving.register()
 
 
 def unregister():
+    saving.unregister()
     live.unregister()
     del bpy.types.Object.overtone
     for c in reversed(_classes):

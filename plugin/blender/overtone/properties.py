@@ -122,3 +122,6 @@ class OvertoneSettings(bpy.types.PropertyGroup):
                                      description="World matrix when Overtone was added (row-major): "
                                                  "the simulation runs in world space at bind")
     has_bind_matrix: BoolProperty(default=False, options={'HIDDEN'})
+    cache_in_temp: BoolProperty(default=False, options={'HIDDEN'},
+                                description="The baked cache is in Blender's temporary folder (unsaved file); "
+                                            "saving moves it next to the .blend")

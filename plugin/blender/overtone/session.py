@@ -5,7 +5,11 @@ in the sidecar on disk, so a session is rebuilt cheaply after a file is reopened
 changes.
 """
 
+import ctypes
+import glob
+import hashlib
 import os
+import re
 
 import bpy
 import numpy as np
@@ -47,6 +51,49 @@ def check_sidecar_path(path):
         os.makedirs(folder, exist_ok=True)
     except OSError as e:
         raise SettingsError(f"cannot create the sidecar folder {folder}: {e}") from e
+
+
+# How many precomputes of one body are kept beside its sidecar path (newest used first).
+KEEP_SIDECARS = 4
+
+
+def keyed_sidecar(base, settings, arrays):
+    """The sidecar file for these inputs: ``<base without .ovt>.<16 hex digits>.ovt``, the digits a
+    blake2b hash of the settings and every array the precompute depends on. Keeping one file per
+    input set makes switching a setting back a cache hit (the library still checks its own key
+    inside the file and rebuilds a stale one)."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update(ctypes.string_at(ctypes.addressof(settings), ctypes.sizeof(settings)))
+    for a in arrays:
+        if a is None:
+            h.update(b"none")
+            continue
+        a = np.ascontiguousarray(a)
+        h.update(str((a.dtype.str, a.shape)).encode())
+        h.update(a.tobytes())
+    root = base[:-4] if base.endswith(".ovt") else base
+    return f"{root}.{h.hexdigest()}.ovt"
+
+
+def prune_sidecars(path, keep=KEEP_SIDECARS):
+    """Marks ``path`` as just used and deletes all but the ``keep`` most recently used sidecars of
+    the same base name; returns the deleted paths."""
+    m = re.fullmatch(r"(.*)\.[0-9a-f]{16}\.ovt", path)
+    if m is None:
+        return []
+    if os.path.exists(path):
+        os.utime(path)
+    siblings = [p for p in glob.glob(glob.escape(m.group(1)) + ".*.ovt")
+                if re.fullmatch(re.escape(m.group(1)) + r"\.[0-9a-f]{16}\.ovt", p)]
+    siblings.sort(key=lambda p: os.path.getmtime(p), reverse=True)
+    removed = []
+    for p in siblings[keep:]:
+        try:
+            os.unlink(p)
+            removed.append(p)
+        except OSError:
+            pass
+    return removed
 
 
 def native_settings(props, scene):
@@ -115,13 +162,17 @@ class Session:
                 raise BindError(f"'{ob.name}' has {p.n} vertices but had {bound} when Overtone was "
                                 "added; press Overtone ▸ Rebind")
         leak = body_leak(self.binding, objects)
+        b = self.binding
+        settings = native_settings(props, scene)
         sidecar = resolve_path(props.sidecar, "sidecar", allow_temp=True) if props.sidecar else ""
         if sidecar:
             check_sidecar_path(sidecar)
-        b = self.binding
+            sidecar = keyed_sidecar(sidecar, settings, (b.rest, b.triangles, b.weights, leak, b.morph_deltas))
         pose = b.skin_transforms(objects, depsgraph)
-        self.deformer = native.Deformer(native_settings(props, scene), b.rest, b.triangles, b.weights,
+        self.deformer = native.Deformer(settings, b.rest, b.triangles, b.weights,
                                         leak, pose, sidecar, b.morph_deltas, b.shape_key_values(objects, depsgraph))
+        if sidecar:
+            prune_sidecars(sidecar)
         self.uids = [ob.session_uid for ob in objects]
         self.sidecar = sidecar
         self.fps = scene.render.fps / scene.render.fps_base
@@ -129,6 +180,7 @@ class Session:
         self.u = np.zeros_like(b.rest)
         self.offsets = np.zeros_like(b.rest)
         self.references = {}
+        self._buffers = {}
         self.max_residual = 0.0
 
     def matches(self, objects):
@@ -160,7 +212,10 @@ class Session:
             ref = self.references.get(p.uid)
             if ref is None:
                 ref = self.references[p.uid] = shape_key.reference_positions(ob)
-            shape_key.write(ob, ref, self.offsets[p.slice])
+            buf = self._buffers.get(p.uid)
+            if buf is None:
+                buf = self._buffers[p.uid] = np.empty((p.n, 3), dtype=np.float32)
+            shape_key.write(ob, ref, self.offsets[p.slice], buf)
 
     def free(self):
         self.deformer.free()
@@ -188,3 +243,9 @@ def drop_all():
     for s in _sessions.values():
         s.free()
     _sessions.clear()
+
+
+def drop_key(key):
+    s = _sessions.pop(key, None)
+    if s is not None:
+        s.free()
