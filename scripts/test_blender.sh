@@ -15,6 +15,9 @@ fi
 bash scripts/build_blender_addon.sh >/dev/null
 RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
   timeout 900 "$VENV/bin/python" plugin/blender/tests/test_addon.py
+# Imported and transformed rigs (any object transform, several meshes as one body, unsaved bakes).
+RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
+  timeout 600 "$VENV/bin/python" plugin/blender/tests/test_imported_rigs.py
 # The zip as a user installs it, into a throw-away user folder.
 INSTALL_HOME=$(mktemp -d)
 trap 'rm -rf "$INSTALL_HOME"' EXIT

@@ -41,6 +41,42 @@ def _error(e):
     return f"internal error ({type(e).__name__}: {e}); please report"
 
 
+def _session_or_bind(objects, scene, depsgraph, fps):
+    """A body without a usable session: in background mode (scripts, farm renders) it is
+    precomputed before the frame is shown; in the UI the precompute starts on the library's
+    worker thread and this returns None (the shape keys are zeroed, so the plain rig plays until
+    it is done; a timer installs the session and catches up to the current frame)."""
+    if bpy.app.background or not native.has_async_bind():
+        return session.create(objects, scene, depsgraph)
+    bind = session.pending(objects[0])
+    if bind is not None and bind.uids == [o.session_uid for o in objects] and bind.fps == fps:
+        return None
+    session.drop(objects[0])
+    session.start_pending(objects, scene, depsgraph)
+    for ob in objects:
+        zero_offsets(ob)
+        ob.overtone.status = "binding on a worker thread; the plain rig plays until it is done"
+    if not bpy.app.timers.is_registered(poll_pending):
+        bpy.app.timers.register(poll_pending, first_interval=0.1)
+    return None
+
+
+def poll_pending():
+    """Timer: installs finished precomputes, reports failed ones, brings the scene to its frame."""
+    done, failed = session.finish_pending()
+    if failed:
+        for ob in bpy.data.objects:
+            if ob.type == 'MESH' and session.body_key(ob) in failed:
+                ob.overtone.status = f"error: {failed[session.body_key(ob)]}"
+    if done:
+        try:
+            scene = bpy.context.scene
+            update(scene, bpy.context.evaluated_depsgraph_get())
+        except Exception as e:  # a timer must never raise into Blender
+            print(f"Overtone: {e}")
+    return 0.1 if session.any_pending() else None
+
+
 def replay(scene, bodies, frame):
     """Resets ``bodies`` (members, session) at the start frame and steps them to ``frame``."""
     global _replaying
@@ -70,7 +106,9 @@ def update(scene, depsgraph):
         try:
             s = session.get(obs[0])
             if s is None or s.fps != fps or not s.matches(obs):
-                s = session.create(obs, scene, depsgraph)
+                s = _session_or_bind(obs, scene, depsgraph, fps)
+                if s is None:
+                    continue  # precomputing on the worker thread: the plain rig plays meanwhile
             if frame <= scene.frame_start:
                 s.reset(obs, depsgraph, frame)
                 done.append((obs, s))
@@ -93,7 +131,7 @@ def update(scene, depsgraph):
     for obs, s in done:
         s.write_shape_keys(obs)
         for ob in obs:
-            if ob.overtone.status.startswith("error"):
+            if ob.overtone.status.startswith(("error", "binding")):
                 ob.overtone.status = "live"
 
 
@@ -126,6 +164,8 @@ def register():
 
 
 def unregister():
+    if bpy.app.timers.is_registered(poll_pending):
+        bpy.app.timers.unregister(poll_pending)
     _remove(bpy.app.handlers.frame_change_post, on_frame_change)
     _remove(bpy.app.handlers.load_pre, on_load_pre)
     session.drop_all()

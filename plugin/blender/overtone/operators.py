@@ -84,42 +84,57 @@ class OBJECT_OT_overtone_add(bpy.types.Operator):
     def poll(cls, context):
         return _active_mesh(context)
 
-    def execute(self, context):
+    _timer = None
+
+    def _prepare(self, context):
+        """Reads everything on the UI thread and marks the objects as one body; returns the
+        :class:`session.Bind` (not started). On error the objects are restored and the error
+        raised."""
         ob = context.active_object
         scene = context.scene
         objects = _rebind_group(context, ob)
         dg = context.evaluated_depsgraph_get()
         props = ob.overtone
-        if not props.sidecar:
-            props.sidecar = f"//overtone/{bpy.path.clean_name(ob.name)}.ovt"
         body = f"body:{ob.name}:{uuid.uuid4().hex[:8]}" if len(objects) > 1 else ""
-        saved = [(o, o.overtone.body, o.overtone.body_index, o.overtone.bound_vertex_count,
-                  tuple(o.overtone.bind_matrix), o.overtone.has_bind_matrix, o.overtone.enabled) for o in objects]
-        with _progress(context) as progress:
-            try:
-                progress(1, 4)
-                for i, o in enumerate(objects):
-                    o.overtone.bound_vertex_count = 0
-                    o.overtone.body = body
-                    o.overtone.body_index = i
-                    o.overtone.bind_matrix = [x for row in o.evaluated_get(dg).matrix_world for x in row]
-                    o.overtone.has_bind_matrix = True
-                    if o is not ob:
-                        for name in properties.SHARED:
-                            if name != "live_preview" and getattr(o.overtone, name) != getattr(props, name):
-                                setattr(o.overtone, name, getattr(props, name))
-                session.drop(ob)
-                for o, old_body, *_ in saved:
-                    if old_body and old_body != body:
-                        session.drop_key(old_body)
-                s = session.create(objects, scene, dg)
-                progress(3, 4)
-            except _ERRORS as e:
-                for o, b_, bi, bc, bm, hb, en in saved:
-                    o.overtone.body, o.overtone.body_index, o.overtone.bound_vertex_count = b_, bi, bc
-                    o.overtone.bind_matrix, o.overtone.has_bind_matrix, o.overtone.enabled = bm, hb, en
-                self.report({'ERROR'}, f"Overtone: {e}")
-                return {'CANCELLED'}
+        self._saved = [(o, o.overtone.body, o.overtone.body_index, o.overtone.bound_vertex_count,
+                        tuple(o.overtone.bind_matrix), o.overtone.has_bind_matrix, o.overtone.enabled,
+                        o.overtone.sidecar) for o in objects]
+        self._objects = objects
+        try:
+            if not props.sidecar:
+                props.sidecar = f"//overtone/{bpy.path.clean_name(ob.name)}.ovt"
+            for i, o in enumerate(objects):
+                o.overtone.bound_vertex_count = 0
+                o.overtone.body = body
+                o.overtone.body_index = i
+                o.overtone.bind_matrix = [x for row in o.evaluated_get(dg).matrix_world for x in row]
+                o.overtone.has_bind_matrix = True
+                if o is not ob:
+                    for name in properties.SHARED:
+                        if name != "live_preview" and getattr(o.overtone, name) != getattr(props, name):
+                            setattr(o.overtone, name, getattr(props, name))
+            session.drop(ob)
+            for _, old_body, *_ in self._saved:
+                if old_body and old_body != body:
+                    session.drop_key(old_body)
+            return session.Bind(objects, scene, dg)
+        except BaseException:
+            self._restore()
+            raise
+
+    def _restore(self):
+        """Puts the objects' Overtone settings back as they were before this operator ran."""
+        for o, b_, bi, bc, bm, hb, en, sc in self._saved:
+            o.overtone.body, o.overtone.body_index, o.overtone.bound_vertex_count = b_, bi, bc
+            o.overtone.bind_matrix, o.overtone.has_bind_matrix, o.overtone.enabled = bm, hb, en
+            if o.overtone.sidecar != sc:
+                o.overtone.sidecar = sc
+
+    def _finish(self, context, s):
+        """Installs the finished session and sets up the objects (shape keys, status)."""
+        session.install(s)
+        objects = self._objects
+        ob = objects[0]
         status = s.deformer.cache_status()
         names = ", ".join(o.name for o in objects)
         for o, p in zip(objects, s.binding.parts):
@@ -138,9 +153,87 @@ class OBJECT_OT_overtone_add(bpy.types.Operator):
                     f"bound: {p.n} vertices")
             op.status = f"{what}, {len(s.binding.bone_names)} bones; {status}"
         _cache_report(self, ob, status)
-        live.update(scene, context.evaluated_depsgraph_get())
+        live.update(context.scene, context.evaluated_depsgraph_get())
         self.report({'INFO'}, f"Overtone added to {names} ({status})")
         return {'FINISHED'}
+
+    def execute(self, context):
+        """Binds on the worker thread and waits for it (scripts, background mode)."""
+        with _progress(context) as progress:
+            try:
+                progress(1, 4)
+                bind = self._prepare(context)
+                s = bind.wait()
+                progress(3, 4)
+            except _ERRORS as e:
+                if hasattr(self, "_saved"):
+                    self._restore()
+                self.report({'ERROR'}, f"Overtone: {e}")
+                return {'CANCELLED'}
+        return self._finish(context, s)
+
+    def invoke(self, context, event):
+        """In the UI: starts the bind on the worker thread and returns; :meth:`modal` polls it
+        (progress in the status bar, Esc cancels). The timeline plays the plain rig meanwhile."""
+        if context.window is None or not native.has_async_bind():
+            return self.execute(context)
+        try:
+            self._bind = self._prepare(context).start()
+        except _ERRORS as e:
+            if hasattr(self, "_saved"):
+                self._restore()
+            self.report({'ERROR'}, f"Overtone: {e}")
+            return {'CANCELLED'}
+        session.hold_pending(self._bind)
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.modal_handler_add(self)
+        wm.progress_begin(0, 100)
+        self._status(context, 0.0, "starting")
+        return {'RUNNING_MODAL'}
+
+    def _status(self, context, fraction, stage):
+        text = f"Overtone: binding {', '.join(o.name for o in self._objects)}: {stage} {100 * fraction:.0f}% (Esc cancels)"
+        try:
+            context.workspace.status_text_set(text)
+            context.window_manager.progress_update(int(100 * fraction))
+        except Exception:
+            pass
+
+    def _end(self, context):
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        try:
+            wm.progress_end()
+            context.workspace.status_text_set(None)
+        except Exception:
+            pass
+        session.release_pending(self._bind)
+
+    def modal(self, context, event):
+        if event.type == 'ESC':
+            self._bind.cancel()
+            self._bind.free()
+            self._end(context)
+            self._restore()
+            self.report({'WARNING'}, "Overtone: bind cancelled; the objects are as they were")
+            return {'CANCELLED'}
+        if event.type != 'TIMER':
+            return {'PASS_THROUGH'}
+        state, fraction, stage = self._bind.poll()
+        if state == native.BIND_RUNNING:
+            self._status(context, fraction, stage)
+            return {'RUNNING_MODAL'}
+        self._end(context)
+        try:
+            s = self._bind.finish()
+        except native.NativeError as e:
+            self._restore()
+            self.report({'ERROR'}, f"Overtone: {e}")
+            return {'CANCELLED'}
+        return self._finish(context, s)
 
 
 class OBJECT_OT_overtone_bake(bpy.types.Operator):

@@ -10,6 +10,7 @@ import glob
 import hashlib
 import os
 import re
+import time
 
 import bpy
 import numpy as np
@@ -148,34 +149,99 @@ def body_leak(binding, objects):
     return leak
 
 
-class Session:
-    """A bound body (one or more objects) and its deformer, at frame ``last_frame`` (``None``:
-    not started)."""
+class Bind:
+    """Everything read from Blender for a precompute (on the UI thread, no native work): the
+    binding, settings, leak field, sidecar path and first pose of a body. :meth:`start` runs the
+    precompute on the library's worker thread, :meth:`run` runs it here."""
 
     def __init__(self, objects, scene, depsgraph):
         props = objects[0].overtone
         self.key = body_key(objects[0])
-        self.binding = RigBinding(objects, [bind_matrix(ob, depsgraph) for ob in objects])
-        for ob, p in zip(objects, self.binding.parts):
+        self.binding = b = RigBinding(objects, [bind_matrix(ob, depsgraph) for ob in objects])
+        for ob, p in zip(objects, b.parts):
             bound = ob.overtone.bound_vertex_count
             if bound and bound != p.n:
                 raise BindError(f"'{ob.name}' has {p.n} vertices but had {bound} when Overtone was "
                                 "added; press Overtone ▸ Rebind")
-        leak = body_leak(self.binding, objects)
-        b = self.binding
-        settings = native_settings(props, scene)
+        self.leak = body_leak(b, objects)
+        self.settings = native_settings(props, scene)
         sidecar = resolve_path(props.sidecar, "sidecar", allow_temp=True) if props.sidecar else ""
         if sidecar:
             check_sidecar_path(sidecar)
-            sidecar = keyed_sidecar(sidecar, settings, (b.rest, b.triangles, b.weights, leak, b.morph_deltas))
-        pose = b.skin_transforms(objects, depsgraph)
-        self.deformer = native.Deformer(settings, b.rest, b.triangles, b.weights,
-                                        leak, pose, sidecar, b.morph_deltas, b.shape_key_values(objects, depsgraph))
-        if sidecar:
-            prune_sidecars(sidecar)
-        self.uids = [ob.session_uid for ob in objects]
+            sidecar = keyed_sidecar(sidecar, self.settings, (b.rest, b.triangles, b.weights, self.leak,
+                                                             b.morph_deltas))
         self.sidecar = sidecar
+        self.pose = b.skin_transforms(objects, depsgraph).copy()
+        keys = b.shape_key_values(objects, depsgraph)
+        self.keys = None if keys is None else keys.copy()
+        self.uids = [ob.session_uid for ob in objects]
         self.fps = scene.render.fps / scene.render.fps_base
+        self.job = None
+
+    def _args(self):
+        b = self.binding
+        return (self.settings, b.rest, b.triangles, b.weights, self.leak, self.pose, self.sidecar,
+                b.morph_deltas, self.keys)
+
+    def start(self):
+        """Starts the precompute on the worker thread (returns at once)."""
+        self.job = native.BindJob(*self._args())
+        return self
+
+    def poll(self):
+        """``(state, fraction, stage)`` of the running precompute."""
+        return self.job.poll()
+
+    def cancel(self):
+        if self.job is not None:
+            self.job.cancel()
+
+    def free(self):
+        if self.job is not None:
+            self.job.free()
+            self.job = None
+
+    def finish(self):
+        """The session of a finished job (NativeError if it failed or was cancelled)."""
+        try:
+            deformer = self.job.take()
+        finally:
+            self.free()
+        return Session(self, deformer)
+
+    def run(self):
+        """The session, precomputed on this thread (blocking)."""
+        return Session(self, native.Deformer(*self._args()))
+
+    def wait(self, poll_seconds=0.005):
+        """Starts the precompute on the worker thread if the library can, waits for it, returns the
+        session; otherwise :meth:`run`."""
+        if not native.has_async_bind():
+            return self.run()
+        self.start()
+        try:
+            while self.poll()[0] == native.BIND_RUNNING:
+                time.sleep(poll_seconds)
+        except BaseException:
+            self.free()
+            raise
+        return self.finish()
+
+
+class Session:
+    """A bound body (one or more objects) and its deformer, at frame ``last_frame`` (``None``:
+    not started)."""
+
+    def __init__(self, bind, deformer):
+        if bind.sidecar:
+            prune_sidecars(bind.sidecar)
+        b = bind.binding
+        self.key = bind.key
+        self.binding = b
+        self.deformer = deformer
+        self.uids = bind.uids
+        self.sidecar = bind.sidecar
+        self.fps = bind.fps
         self.last_frame = None
         self.u = np.zeros_like(b.rest)
         self.offsets = np.zeros_like(b.rest)
@@ -226,26 +292,102 @@ def get(ob):
 
 
 def create(objects, scene, depsgraph):
-    """A new session for the body of ``objects`` (replacing any old one)."""
+    """A new session for the body of ``objects`` (replacing any old one), precomputed before it
+    returns (on the worker thread when the library can, waiting for it)."""
     drop(objects[0])
-    s = Session(objects, scene, depsgraph)
+    s = Bind(objects, scene, depsgraph).wait()
     _sessions[s.key] = s
     return s
 
 
+def install(s):
+    """Makes ``s`` the session of its body (replacing any old one)."""
+    drop_key(s.key)
+    _sessions[s.key] = s
+    return s
+
+
+# Precomputes started by the frame handler (UI sessions): body key -> Bind.
+_pending = {}
+
+
+def pending(ob):
+    return _pending.get(body_key(ob))
+
+
+def start_pending(objects, scene, depsgraph):
+    """Starts the precompute of a body on the worker thread and keeps it in ``_pending``."""
+    drop_pending(objects[0])
+    bind = Bind(objects, scene, depsgraph).start()
+    _pending[bind.key] = bind
+    return bind
+
+
+def drop_pending(ob):
+    """Frees the precompute the frame handler started for ``ob``'s body (one an operator runs is
+    left to the operator)."""
+    bind = _pending.get(body_key(ob))
+    if bind is not None and getattr(bind, "owner", None) != "operator":
+        del _pending[bind.key]
+        bind.free()
+
+
+def any_pending():
+    return any(getattr(b, "owner", None) != "operator" for b in _pending.values())
+
+
+def hold_pending(bind):
+    """Registers a precompute run by an operator (which polls and finishes it itself): the frame
+    handler sees the body as binding and plays the plain rig."""
+    bind.owner = "operator"
+    _pending[bind.key] = bind
+
+
+def release_pending(bind):
+    if _pending.get(bind.key) is bind:
+        del _pending[bind.key]
+
+
+def finish_pending():
+    """Polls every pending precompute: installs the finished ones as sessions; returns
+    ``(finished keys, {key: error message})`` and leaves the running ones."""
+    done, failed = [], {}
+    for key, bind in list(_pending.items()):
+        if getattr(bind, "owner", None) == "operator":
+            continue
+        state = bind.poll()[0]
+        if state == native.BIND_RUNNING:
+            continue
+        del _pending[key]
+        try:
+            install(bind.finish())
+            done.append(key)
+        except native.NativeError as e:
+            failed[key] = str(e)
+    return done, failed
+
+
 def drop(ob):
+    """Frees the session of ``ob``'s body and any precompute running for it."""
+    drop_pending(ob)
     s = _sessions.pop(body_key(ob), None)
     if s is not None:
         s.free()
 
 
 def drop_all():
+    for bind in _pending.values():
+        bind.free()
+    _pending.clear()
     for s in _sessions.values():
         s.free()
     _sessions.clear()
 
 
 def drop_key(key):
+    bind = _pending.pop(key, None)
+    if bind is not None:
+        bind.free()
     s = _sessions.pop(key, None)
     if s is not None:
         s.free()

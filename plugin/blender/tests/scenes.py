@@ -176,13 +176,16 @@ def imported_character(name="CesiumMan.glb", variant="scale1", subdivide=False):
             _select_only([arm, mesh], arm)
             bpy.ops.object.transform_apply(location=True, rotation=True, scale=True)
     elif variant == "ydata":
-        rot = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])  # world -> data (+Y up)
+        # Data stored +Y up (rotated by R⁻¹), the object's own matrix rotated by R = 90° about x:
+        # the same world surface.
+        import mathutils
+        r = mathutils.Matrix.Rotation(math.pi / 2, 4, 'X')
+        rinv = np.array(r.inverted())[:3, :3]
         co = np.empty(3 * len(mesh.data.vertices))
         mesh.data.vertices.foreach_get("co", co)
-        mesh.data.vertices.foreach_set("co", (co.reshape(-1, 3) @ rot.T).ravel())
+        mesh.data.vertices.foreach_set("co", (co.reshape(-1, 3) @ rinv.T).ravel())
         mesh.data.update()
-        mesh.rotation_euler = (math.pi / 2, 0.0, 0.0)
-        mesh.matrix_parent_inverse = mesh.matrix_parent_inverse  # unchanged parent
+        mesh.matrix_basis = mesh.matrix_basis @ r
         bpy.context.view_layer.update()
     elif variant != "scale1":
         raise ValueError(variant)
