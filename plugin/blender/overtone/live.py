@@ -41,12 +41,18 @@ def _error(e):
     return f"internal error ({type(e).__name__}: {e}); please report"
 
 
+def blocking_binds():
+    """Whether the frame handler precomputes before showing a frame (background mode: scripts,
+    farm renders) instead of on the worker thread with the plain rig meanwhile (the UI)."""
+    return bpy.app.background
+
+
 def _session_or_bind(objects, scene, depsgraph, fps):
     """A body without a usable session: in background mode (scripts, farm renders) it is
     precomputed before the frame is shown; in the UI the precompute starts on the library's
     worker thread and this returns None (the shape keys are zeroed, so the plain rig plays until
     it is done; a timer installs the session and catches up to the current frame)."""
-    if bpy.app.background or not native.has_async_bind():
+    if blocking_binds() or not native.has_async_bind():
         return session.create(objects, scene, depsgraph)
     bind = session.pending(objects[0])
     if bind is not None and bind.uids == [o.session_uid for o in objects] and bind.fps == fps:

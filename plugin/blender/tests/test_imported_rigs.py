@@ -398,6 +398,126 @@ def test_leak_group_adjusts_the_default_only_where_painted():
                                    f"than the tip ({tip_change:.3f})")
 
 
+def test_meshes_on_other_armatures_are_refused():
+    """Add with a second selected mesh deformed by another armature: an error naming both, nothing
+    bound."""
+    session.drop_all()
+    scenes.empty_scene()
+    ob, rig = scenes.rigged_tube(stop_frame=STOP)
+    other, rig2 = scenes.rigged_tube(rings=11, stop_frame=STOP)
+    scenes._select_only([ob, other], ob)
+    try:
+        bpy.ops.object.overtone_add()
+        raise AssertionError("binding meshes of two armatures succeeded")
+    except RuntimeError as e:
+        check(rig2.name in str(e) and rig.name in str(e) and other.name in str(e), str(e))
+    for o in (ob, other):
+        check(not o.overtone.enabled and o.data.shape_keys is None and o.overtone.body == "",
+              f"{o.name} changed after a refused add")
+
+
+class _AddOperator:
+    """The Add operator's methods on a plain object (an operator cannot be instantiated headless,
+    nor run modally: there is no event loop)."""
+
+    from overtone.operators import OBJECT_OT_overtone_add as _op
+    _prepare = _op._prepare
+    _restore = _op._restore
+    _finish = _op._finish
+    _end = _op._end
+    _status = _op._status
+    modal = _op.modal
+    _timer = None
+
+    def __init__(self):
+        self.reports = []
+
+    def report(self, kind, msg):
+        self.reports.append((kind, msg))
+
+
+class _Event:
+    def __init__(self, kind):
+        self.type = kind
+
+
+def test_cancelled_bind_leaves_the_object_unchanged():
+    """The modal Add on a worker thread: polling returns at once while the bind runs, Esc cancels
+    it (the worker stops), and the object is as it was: no shape key, not enabled, no session,
+    its settings restored."""
+    from overtone import native
+    check(native.has_async_bind(), "the library has no asynchronous bind")
+    session.drop_all()
+    scene = scenes.empty_scene()
+    ob, _ = scenes.rigged_tube(stop_frame=STOP)
+    ob.overtone.sidecar = ""
+    ob.overtone.lattice_resolution = 48
+    before = {k: getattr(ob.overtone, k) for k in ("enabled", "body", "sidecar", "bound_vertex_count",
+                                                   "has_bind_matrix", "status")}
+    op = _AddOperator()
+    t = time.perf_counter()
+    op._bind = op._prepare(bpy.context).start()
+    session.hold_pending(op._bind)
+    start_s = time.perf_counter() - t
+    longest = 0.0
+    for _ in range(3):
+        t = time.perf_counter()
+        check(op.modal(bpy.context, _Event('TIMER')) == {'RUNNING_MODAL'}, "the bind finished too soon to cancel")
+        longest = max(longest, time.perf_counter() - t)
+    t = time.perf_counter()
+    check(op.modal(bpy.context, _Event('ESC')) == {'CANCELLED'}, "Esc did not cancel")
+    cancel_s = time.perf_counter() - t
+    after = {k: getattr(ob.overtone, k) for k in before}
+    check(after == before, f"a cancelled bind changed the settings: {before} -> {after}")
+    check(ob.data.shape_keys is None and session.get(ob) is None and session.pending(ob) is None,
+          "a cancelled bind left a shape key or runtime state")
+    check(any("cancelled" in m for _, m in op.reports), op.reports)
+    RESULTS.append({"name": f"cancelled bind: prepare+start {1e3 * start_s:.1f} ms, longest poll "
+                            f"{1e3 * longest:.2f} ms, Esc (cancel + join) {1e3 * cancel_s:.1f} ms",
+                    "vertices": len(ob.data.vertices), "bind_s": 0.0, "peak": 0.0, "hold": 0.0, "residual": 0.0})
+
+
+def test_playing_while_binding_shows_the_plain_rig():
+    """In the UI the frame handler never precomputes: after a setting change the next frames show
+    the plain rig while the worker thread binds, then the timer installs the session and the
+    secondary motion is back. The handler's longest call while binding is measured."""
+    from overtone import live, native
+    check(native.has_async_bind(), "the library has no asynchronous bind")
+    session.drop_all()
+    scene = scenes.empty_scene()
+    ob, _ = scenes.rigged_tube(stop_frame=STOP)
+    ob.overtone.sidecar = ""
+    ob.overtone.live_preview = False
+    scenes.play(scene, ob, range(1, 9))
+    rig_only = scenes.evaluated_positions(ob)
+    ob.overtone.live_preview = True
+    bpy.ops.object.overtone_add()
+    live.blocking_binds = lambda: False
+    try:
+        ob.overtone.lattice_resolution = 40
+        longest = 0.0
+        for f in range(1, 9):
+            t = time.perf_counter()
+            scene.frame_set(f)
+            longest = max(longest, time.perf_counter() - t)
+        check(session.pending(ob) is not None, "no bind is running after the setting changed")
+        check(np.abs(scenes.evaluated_positions(ob) - rig_only).max() < 1e-6,
+              "while binding, the mesh is not the plain rig")
+        check(ob.overtone.status.startswith("binding"), ob.overtone.status)
+        t0 = time.perf_counter()
+        while session.pending(ob) is not None and time.perf_counter() - t0 < 60:
+            time.sleep(0.02)
+            live.poll_pending()
+        check(session.get(ob) is not None, f"the bind did not finish: {ob.overtone.status}")
+        check(np.abs(scenes.evaluated_positions(ob) - rig_only).max() > 1e-4,
+              "no secondary motion after the bind finished")
+        check(ob.overtone.status == "live", ob.overtone.status)
+    finally:
+        live.blocking_binds = lambda: bpy.app.background
+    RESULTS.append({"name": f"play while binding: longest frame {1e3 * longest:.1f} ms",
+                    "vertices": len(ob.data.vertices), "bind_s": 0.0, "peak": 0.0, "hold": 0.0, "residual": 0.0})
+
+
 def test_render_workbench_frames():
     """Renders frames of the Mixamo-like CesiumMan with Workbench to target/ for a look."""
     out_dir = os.environ.get("OVERTONE_RENDER_DIR")
