@@ -397,14 +397,15 @@ class RigBinding:
         affine per vertex). ``transforms`` is ``bones x 12``, ``u`` is ``N x 3``; returns the
         ``N x 3`` object-space offsets (a buffer reused by the next call).
 
-        The blend is one matrix product ``(9 x bones) · (bones x N)`` (measured faster than
-        gathering each vertex's nonzero weights), the inverse is by cofactors (adjugate over
-        determinant) in preallocated rows; a vertex whose blended matrix is singular (a bone
+        The blend is one product ``(9 x bones) · (bones x N)`` by ``einsum`` (numpy's own loop:
+        inside Blender's frame handler a multi-threaded BLAS call competes with Blender's worker
+        threads and was measured 4x slower; gathering each vertex's nonzero weights was slower
+        still), the inverse is by cofactors (adjugate over determinant) in preallocated rows; a vertex whose blended matrix is singular (a bone
         scaled to zero: ``|det| ≤ 1e-12 s³``, ``s`` the largest entry of any bone's matrix) gets
         ``d = 0`` rather than an infinity."""
         lin = transforms.reshape(-1, 3, 4)[:, :, :3].reshape(-1, 9)
         a = self._a
-        np.matmul(lin.T, self._weights_t, out=a)
+        np.einsum("kb,bn->kn", lin.T, self._weights_t, out=a)
         a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
         adj, t = self._adj, self._tmp
         for row, (p, q, r, s_) in zip(adj, _COFACTORS):
