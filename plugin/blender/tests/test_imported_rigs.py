@@ -45,6 +45,10 @@ HOLD_FRAME = STOP + 24   # 1 s later at 24 fps
 RESULTS = []
 
 
+class Skip(Exception):
+    """A test that needs a feature this build of the library lacks (printed as SKIP)."""
+
+
 def check(cond, msg):
     if not cond:
         raise AssertionError(msg)
@@ -446,7 +450,8 @@ def test_cancelled_bind_leaves_the_object_unchanged():
     it (the worker stops), and the object is as it was: no shape key, not enabled, no session,
     its settings restored."""
     from overtone import native
-    check(native.has_async_bind(), "the library has no asynchronous bind")
+    if not native.has_async_bind():
+        raise Skip("this library has no asynchronous bind (overtone_bind_start)")
     session.drop_all()
     scene = scenes.empty_scene()
     ob, _ = scenes.rigged_tube(stop_frame=STOP)
@@ -482,7 +487,8 @@ def test_playing_while_binding_shows_the_plain_rig():
     the plain rig while the worker thread binds, then the timer installs the session and the
     secondary motion is back. The handler's longest call while binding is measured."""
     from overtone import live, native
-    check(native.has_async_bind(), "the library has no asynchronous bind")
+    if not native.has_async_bind():
+        raise Skip("this library has no asynchronous bind (overtone_bind_start)")
     session.drop_all()
     scene = scenes.empty_scene()
     ob, _ = scenes.rigged_tube(stop_frame=STOP)
@@ -569,6 +575,8 @@ def main():
         try:
             t()
             print(f"ok   {t.__name__} ({time.perf_counter() - t0:.1f} s)")
+        except Skip as e:
+            print(f"SKIP {t.__name__}: {e}")
         except Exception:
             failed += 1
             print(f"FAIL {t.__name__}")
