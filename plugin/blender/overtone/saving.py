@@ -1,7 +1,10 @@
 """Caches baked in an unsaved file live in Blender's temporary folder; when the file is saved they
 move next to it (to the object's ``//`` cache path), before the file is written, so the saved
-file already points at them."""
+file already points at them. The precompute sidecars of an unsaved file (``//`` sidecar paths
+resolve to the temporary folder too) move with them, so the first frame after reopening loads
+the precompute instead of rebuilding it."""
 
+import glob
 import os
 import shutil
 
@@ -45,11 +48,36 @@ def move_temporary_caches(blend_path):
     return moved
 
 
+def move_temporary_sidecars(blend_path):
+    """On the first save of a file: moves the kept sidecars of every ``//`` sidecar path from the
+    temporary folder beside ``blend_path``; returns the moved destinations."""
+    if bpy.data.filepath:
+        return []
+    moved = []
+    bases = {ob.overtone.sidecar for ob in bpy.data.objects
+             if ob.type == 'MESH' and ob.overtone.sidecar.startswith("//")}
+    for base in sorted(bases):
+        src_root = os.path.join(bpy.app.tempdir, base[2:])
+        src_root = src_root[:-4] if src_root.endswith(".ovt") else src_root
+        dst_root = _destination(base, blend_path)
+        dst_root = dst_root[:-4] if dst_root.endswith(".ovt") else dst_root
+        for src in glob.glob(glob.escape(src_root) + ".*.ovt"):
+            dst = dst_root + src[len(src_root):]
+            try:
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.move(src, dst)
+                moved.append(dst)
+            except OSError as e:
+                print(f"Overtone: the precompute {src} stays in the temporary folder ({e})")
+    return moved
+
+
 @persistent
 def on_save_pre(filepath="", *_args):
     path = filepath if isinstance(filepath, str) and filepath else bpy.data.filepath
     if path:
         move_temporary_caches(path)
+        move_temporary_sidecars(path)
 
 
 def _remove(handlers, fn):

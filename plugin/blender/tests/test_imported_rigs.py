@@ -320,8 +320,8 @@ def test_unsaved_bake_moves_next_to_the_blend_on_save():
     session.drop_all()
     scene = scenes.empty_scene()
     ob, _ = scenes.rigged_tube(stop_frame=STOP)
-    ob.overtone.sidecar = os.path.join(TMP, "unsaved.ovt")
     bpy.ops.object.overtone_add()
+    check(session.get(ob).sidecar.startswith(bpy.app.tempdir), "the unsaved file's sidecar is not in the temp folder")
     scene.frame_end = 20
     check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "the unsaved bake was refused")
     mod = ob.modifiers["Overtone Cache"]
@@ -338,11 +338,16 @@ def test_unsaved_bake_moves_next_to_the_blend_on_save():
     check(os.path.isfile(dst) and not os.path.exists(temp), "the cache did not move beside the .blend")
     check(mod.filepath == "//overtone/Tube.pc2" and not ob.overtone.cache_in_temp, mod.filepath)
     check("temporary" not in ob.overtone.status and dst in ob.overtone.status, ob.overtone.status)
+    check(len(glob.glob(os.path.join(folder, "overtone", "Tube.*.ovt"))) == 1, "the sidecar did not move")
     bpy.ops.wm.open_mainfile(filepath=blend)
     ob = bpy.context.scene.objects["Tube"]
     check(ob.modifiers["Overtone Cache"].filepath == "//overtone/Tube.pc2", "the saved file points elsewhere")
     after = scenes.play(bpy.context.scene, ob, range(1, 21))
     check(np.abs(after - before).max() == 0.0, "the moved cache plays differently")
+    ob.overtone.live_preview = True
+    scenes.play(bpy.context.scene, ob, range(1, 3))
+    check(session.get(ob).deformer.cache_status() == "loaded from sidecar",
+          f"after reopening: {session.get(ob).deformer.cache_status()}")
 
 
 def test_recent_precomputes_are_kept_and_status_stays_current():
