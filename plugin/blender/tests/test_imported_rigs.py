@@ -121,6 +121,7 @@ def check_moving(r):
     lo, hi = MOVING
     check(lo <= r["peak"] <= hi, f"{r['name']}: peak secondary motion {r['peak']:.4f} of the diagonal, "
                                  f"outside [{lo}, {hi}]")
+    check(r["hold"] <= HOLD, f"{r['name']}: {r['hold']:.2e} of the diagonal left after a 1 s hold")
 
 
 def character(variant, name="CesiumMan.glb"):
