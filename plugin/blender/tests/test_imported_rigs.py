@@ -284,6 +284,7 @@ def test_two_meshes_one_body():
                               - np.arctan2(sleeve_rest[:, 1], sleeve_rest[:, 0])[:, None]), axis=1)
     gap = np.linalg.norm(u[f][p[1].slice] - u[f][p[0].slice][near], axis=1).max() / r["peak"]
     r["sleeve_gap"] = float(gap)
+    r["name"] += f" (sleeve vs tube under it: {gap:.2f} of the peak)"
     check(gap < 0.35, f"the sleeve moves apart from the tube under it ({gap:.2f} of the peak)")
     # Remove the sleeve: the tube stays bound as a body of its own and keeps playing.
     scenes._select_only([sleeve], sleeve)
