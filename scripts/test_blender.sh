@@ -21,6 +21,9 @@ RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
 # Data safety: protected paths, a cancelled modal bake, undo after Add / Bake / Remove.
 RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
   timeout 300 "$VENV/bin/python" plugin/blender/tests/test_safety.py
+# Imported and transformed rigs (any object transform, several meshes as one body, unsaved bakes).
+RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
+  timeout 600 "$VENV/bin/python" plugin/blender/tests/test_imported_rigs.py
 # The zip as a user installs it, into a throw-away user folder.
 INSTALL_HOME=$(mktemp -d)
 trap 'rm -rf "$INSTALL_HOME"' EXIT

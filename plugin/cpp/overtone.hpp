@@ -4,6 +4,20 @@
 // the core) come back as a Status with a message a TD can act on; nothing is thrown into the
 // host. Arrays are row-major doubles: rest positions n x 3, weights n x bones, poses bones x 12
 // (3 x 4 skin transforms, bind space to posed world space), displacement n x 3 (world units).
+//
+// Spaces: "bind space" must be the posed world's metric — give the rest positions in WORLD space
+// at bind (rest = Mo_bind · X for a mesh with object matrix Mo, Maya's geomMatrix) and each
+// bone's transform as world-from-bind, W_b · Mo_bind⁻¹ (Blender: Ma·P_b·R_b⁻¹·Ma⁻¹·Mo·Mo_bind⁻¹;
+// Maya: jointWorld_b · bindPreMatrix_b, bindPreMatrix being the joint's inverse world matrix at
+// bind). Object-space rest with world-space transforms makes an object scale of 0.01 shrink the
+// body 100x between rest and pose and the simulation explodes. A mirrored Mo_bind (negative
+// determinant) turns the triangles inside out: flip them. The core normalises bind space
+// (centre, longest half-extent 1), so units and object scale do not change the material's
+// meaning. The displacement comes back in world units; to write it in object space, multiply by
+// the linear part of Mo(t)⁻¹ (after skinning) or pull it back through the blended skin matrix
+// (before skinning).
+// Leak field: one value per vertex, >= 0 where painted (0: the secondary motion may carry the
+// rig's momentum, 1: it may not) and -1 where unpainted (the default field there).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,10 @@
 /* C ABI over overtone::Deformer, for hosts that load a shared library (Python ctypes in
  * Blender). Every function returns 0 on success or -1 with a message in `err` (NUL-terminated,
  * truncated to `err_len`). Only these symbols are exported by libovertone_c.so. */
+/* Spaces (as overtone.hpp): `rest` is in world space at bind (Mo_bind · X), each pose row is the
+ * bone's 3 x 4 world-from-bind transform (W_b · Mo_bind⁻¹), the displacement comes back in world
+ * units. `leak` (optional) holds per vertex a painted momentum weight >= 0 (0: follows the rig,
+ * 1: resists it) or -1 for an unpainted vertex (the default field there). */
 #ifndef OVERTONE_C_H
 #define OVERTONE_C_H
 #include <stddef.h>

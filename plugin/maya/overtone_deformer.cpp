@@ -3,7 +3,14 @@
 // The node reads, once per bind, the skinCluster's rest geometry, weights, geomMatrix and
 // bindPreMatrix, and per frame the joints' world matrices (its `matrix[]` array, connected from
 // the same joints as skinCluster.matrix[], logical indices kept); it adds the complementary
-// displacement to the skinned points it receives. The leak field is the node's own paintable
+// displacement to the skinned points it receives.
+//
+// Spaces (see plugin/cpp/overtone.hpp): the library simulates in world space at bind. The rest
+// surface is `p · geomMatrix` (the shape's world matrix at bind, row vectors), each bone's
+// transform is `bindPreMatrix_b · matrix_b` (bind world to posed world), and the world
+// displacement is brought to the shape's object space with the inverse of its current world
+// matrix. Rest in object space with world transforms would shrink a 0.01-scaled character 100x
+// between rest and pose. The leak field is the node's own paintable
 // deformer weights when `useLeakWeights` is on. Time going backwards (or to `startFrame`) resets
 // the simulation; every failure is shown with MGlobal::displayError and leaves the points as the
 // skinCluster made them.
@@ -40,6 +47,7 @@
 #include <maya/MVector.h>
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -82,7 +90,7 @@ class OvertoneDeformer : public MPxDeformerNode {
  private:
   struct Bind {
     std::vector<unsigned> logical;  // skinCluster.matrix[] logical index of each bone
-    std::vector<MMatrix> pre;       // geomMatrix * bindPreMatrix per bone
+    std::vector<MMatrix> pre;       // bindPreMatrix per bone (world at bind -> joint space)
     std::size_t vertices = 0;
   };
   MStatus bind(MDataBlock& block, unsigned multi_index);
@@ -234,13 +242,18 @@ MStatus OvertoneDeformer::bind(MDataBlock& block, unsigned multi_index) {
   for (unsigned k : used) {
     const unsigned logical = skin.indexForInfluenceObject(influences[k]);
     b.logical.push_back(logical);
-    b.pre.push_back(geom * plug_matrix(bind_pre.elementByLogicalIndex(logical)));
+    b.pre.push_back(plug_matrix(bind_pre.elementByLogicalIndex(logical)));
   }
+  // Rest in world space at bind; a mirroring geomMatrix turns the triangles inside out: flip them.
   std::vector<double> rest(3 * static_cast<std::size_t>(n));
-  for (unsigned v = 0; v < n; ++v)
-    for (int i = 0; i < 3; ++i) rest[3 * v + i] = rest_points[v][i];
+  for (unsigned v = 0; v < n; ++v) {
+    const MPoint world = rest_points[v] * geom;
+    for (int i = 0; i < 3; ++i) rest[3 * v + i] = world[i];
+  }
   std::vector<std::uint32_t> tris(tri_vertices.length());
   for (unsigned i = 0; i < tri_vertices.length(); ++i) tris[i] = static_cast<std::uint32_t>(tri_vertices[i]);
+  if (geom.det3x3() < 0.0)
+    for (std::size_t t = 0; t + 2 < tris.size(); t += 3) std::swap(tris[t + 1], tris[t + 2]);
   std::vector<double> leak;
   if (block.inputValue(aUseLeak).asBool()) {
     leak.resize(n);
@@ -281,7 +294,7 @@ MStatus OvertoneDeformer::bind(MDataBlock& block, unsigned multi_index) {
   return MS::kSuccess;
 }
 
-// Per bone W = geomMatrix * bindPreMatrix * world (row vectors), into the library's layout.
+// Per bone W = bindPreMatrix * world (row vectors: bind world to posed world), into the library's layout.
 bool OvertoneDeformer::read_pose(MDataBlock& block) {
   MArrayDataHandle h = block.inputArrayValue(aMatrix);
   for (std::size_t k = 0; k < bind_.logical.size(); ++k) {

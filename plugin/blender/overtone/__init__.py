@@ -16,7 +16,7 @@ bl_info = {
 
 import bpy
 
-from . import batch, live, operators, panel, properties, undo  # noqa: F401 (batch: the farm entry)
+from . import batch, live, operators, panel, properties, saving, undo  # noqa: F401 (batch: the farm entry)
 
 _classes = (properties.OvertoneSettings,) + operators.classes + panel.classes
 
@@ -27,9 +27,11 @@ def register():
     bpy.types.Object.overtone = bpy.props.PointerProperty(type=properties.OvertoneSettings)
     live.register()
     undo.register()
+    saving.register()
 
 
 def unregister():
+    saving.unregister()
     undo.unregister()
     live.unregister()
     del bpy.types.Object.overtone

@@ -1,14 +1,17 @@
-"""Bake: simulate the scene's frame range and write a PC2 of final object-space positions, played by
-a Mesh Cache modifier right after the Armature modifier.
+"""Bake: simulate the scene's frame range and write, for every object of the body, a cache of
+final object-space positions (PC2 by default, Alembic or USD as options), played right after its
+Armature modifier (a Mesh Cache modifier for PC2, a Mesh Sequence Cache modifier otherwise).
 
-Per frame the cache holds ``skin(X) + Mo⁻¹ u`` (``skin`` the Armature modifier's own output,
-``Mo`` the object's world matrix, ``u`` the world displacement) — exactly what the live preview's
-shape key produces, up to float32 rounding.
+Per frame an object's cache holds ``skin(X) + L(t)⁻¹ u`` (``skin`` the Armature modifier's own
+output in object space, ``L(t)`` the linear part of the object's world matrix at that frame,
+``u`` the world displacement) — exactly what the live preview's shape key produces, up to
+float32 rounding. In an unsaved file a ``//`` cache path goes to Blender's temporary folder
+(with a warning); saving the file moves it next to the .blend (``saving.move_temporary_caches``).
 
 A bake is a :class:`BakeJob` stepped one frame at a time, so that the modal operator can show
 progress and stop on Esc between frames. Until the last frame is simulated nothing is written and
-the Mesh Cache modifier is not touched; a cancelled or failed bake restores the frame, the
-modifiers' visibility and the shape key value, and leaves the previous cache file and modifier
+the cache modifiers are not touched; a cancelled or failed bake restores the frame, the
+modifiers' visibility and the shape key values, and leaves the previous cache files and modifiers
 exactly as they were.
 """
 
@@ -21,53 +24,63 @@ from . import cache_formats, cache_modifier, live, paths, pc2, session, shape_ke
 from .rig_binding import BindError, affine_inverse
 
 
-def _evaluated_positions(ob, depsgraph, n):
+def _evaluated_positions(ob, depsgraph, n, out):
     me = ob.evaluated_get(depsgraph).data
     if len(me.vertices) != n:
         raise BindError(f"the Armature modifier of '{ob.name}' outputs {len(me.vertices)} vertices, "
                         f"expected {n}")
-    buf = np.empty(3 * n, dtype=np.float32)
-    me.vertices.foreach_get("co", buf)
-    return buf.reshape(n, 3)
+    me.vertices.foreach_get("co", out.reshape(-1))
+    return out
 
 
 class BakeJob:
-    """One bake of ``ob`` over ``scene.frame_start..frame_end``: :meth:`step` simulates one frame,
-    :meth:`finish` writes the cache and sets up the modifier, :meth:`cancel` undoes the temporary
-    changes. Construction checks the path and binds; it changes nothing if it raises."""
+    """One bake of the body of ``ob`` over ``scene.frame_start..frame_end``: :meth:`step`
+    simulates one frame, :meth:`finish` writes every object's cache and sets up its modifier,
+    :meth:`cancel` undoes the temporary changes. Construction checks the paths and binds; it
+    changes nothing if it raises."""
 
     def __init__(self, ob, scene):
-        props = ob.overtone
-        self.path = session.resolve_path(props.cache_file, "point cache", allow_temp=False)
-        self.format = props.cache_format
-        if self.format == 'PC2':
-            paths.check_output(self.path, "point cache", ob, paths.PC2)
-        else:
-            # Alembic / USD: the format's own checks (a Mesh Sequence Cache of this object may
-            # already read the file, so Blender's cache-file datablocks are not refused here).
-            cache_formats.check_path(self.path, self.format)
+        self.objects = objects = session.members(scene, ob)
+        self.targets, self.temporary, self.formats = [], [], []
+        for o in objects:
+            if not o.overtone.cache_file:
+                o.overtone.cache_file = f"//overtone/{bpy.path.clean_name(o.name)}.pc2"
+            path = session.resolve_path(o.overtone.cache_file, "point cache", allow_temp=True)
+            fmt = o.overtone.cache_format
+            if fmt == 'PC2':
+                paths.check_output(path, "point cache", o, paths.PC2)
+            else:
+                # Alembic / USD: the format's own checks (this object's Mesh Sequence Cache may
+                # already read the file, so Blender's cache-file datablocks are not refused).
+                cache_formats.check_path(path, fmt)
+            if o.overtone.cache_file.startswith("//") and not bpy.data.filepath:
+                self.temporary.append(o.name)
+            self.targets.append(path)
+            self.formats.append(fmt)
+        self.path = self.targets[objects.index(ob)]
         self.start, self.end = scene.frame_start, scene.frame_end
         if self.end < self.start:
             raise session.SettingsError(f"the scene's frame range {self.start}..{self.end} is empty")
         self.ob, self.scene = ob, scene
         self.frame0 = scene.frame_current
-        self.session = session.create(ob, scene, bpy.context.evaluated_depsgraph_get())
-        b = self.session.binding
-        self.n = b.vertex_count
-        self.after = list(ob.modifiers[b.modifier_index + 1:])
-        self.saved_vis = [(m, m.show_viewport) for m in self.after]
-        self.kb = shape_key.get(ob)
-        self.saved_value = self.kb.value if self.kb is not None else None
-        self.frames = np.empty((self.end - self.start + 1, self.n, 3), dtype=np.float32)
+        self.session = s = session.create(objects, scene, bpy.context.evaluated_depsgraph_get())
+        b = s.binding
+        self.saved_vis, self.saved_keys = [], []
+        for o, p in zip(objects, b.parts):
+            self.saved_vis += [(m, m.show_viewport) for m in o.modifiers[p.modifier_index + 1:]]
+            kb = shape_key.get(o)
+            if kb is not None:
+                self.saved_keys.append((kb, kb.value))
+        self.frames = [np.empty((self.total, p.n, 3), dtype=np.float32) for p in b.parts]
         self.done = 0
         self.t0 = time.perf_counter()
         self.step_s = 0.0
         self.open = True
         live._replaying = True
-        for m in self.after:
+        for m, _ in self.saved_vis:
             m.show_viewport = False
-        if self.kb is not None:
-            self.kb.value = 0.0
+        for kb, _ in self.saved_keys:
+            kb.value = 0.0
 
     @property
     def total(self):
@@ -79,57 +92,65 @@ class BakeJob:
 
     def step(self):
         """Simulates the next frame; returns ``(done, total)``."""
-        ob, s, f = self.ob, self.session, self.start + self.done
+        s, f, i = self.session, self.start + self.done, self.done
         self.scene.frame_set(f)
         dg = bpy.context.evaluated_depsgraph_get()
         t = time.perf_counter()
-        if self.done == 0:
-            s.reset(ob, dg, f)
+        if i == 0:
+            s.reset(self.objects, dg, f)
         else:
-            s.step(ob, dg, f)
+            s.step(self.objects, dg, f)
         self.step_s += time.perf_counter() - t
-        mo = np.array(ob.evaluated_get(dg).matrix_world, dtype=np.float64)
-        world_to_object = affine_inverse(mo)[:3, :3]
-        self.frames[self.done] = _evaluated_positions(ob, dg, self.n) + (s.u @ world_to_object.T).astype(np.float32)
+        for o, p, fr in zip(self.objects, s.binding.parts, self.frames):
+            mo = np.array(o.evaluated_get(dg).matrix_world, dtype=np.float64)
+            world_to_object = affine_inverse(mo)[:3, :3]
+            _evaluated_positions(o, dg, p.n, fr[i])
+            fr[i] += (s.u[p.slice] @ world_to_object.T).astype(np.float32)
         self.done += 1
         return self.done, self.total
 
     def _restore(self):
         for m, vis in self.saved_vis:
             m.show_viewport = vis
-        if self.kb is not None:
-            self.kb.value = self.saved_value
+        for kb, value in self.saved_keys:
+            kb.value = value
         self.scene.frame_set(self.frame0)
         live._replaying = False
         self.open = False
 
     def finish(self):
-        """Writes the cache (atomically), then points the Mesh Cache modifier at it; returns a
+        """Writes every object's cache (atomically), then points its modifier at it; returns a
         dict of what the bake did."""
         if not self.finished:
             raise RuntimeError(f"bake finished after {self.done} of {self.total} frames")
-        ob, props = self.ob, self.ob.overtone
+        fps = self.scene.render.fps / self.scene.render.fps_base
         try:
-            if self.format == 'PC2':
-                pc2.write_pc2(self.path, self.frames, self.start, 1.0)
-            else:
-                counts, indices = cache_formats.topology(ob.data)
-                fps = self.scene.render.fps / self.scene.render.fps_base
-                cache_formats.write(self.path, self.format, ob.name, self.frames, counts, indices, fps, self.start)
+            for o, path, fmt, fr in zip(self.objects, self.targets, self.formats, self.frames):
+                if fmt == 'PC2':
+                    pc2.write_pc2(path, fr, self.start, 1.0)
+                else:
+                    counts, indices = cache_formats.topology(o.data)
+                    cache_formats.write(path, fmt, o.name, fr, counts, indices, fps, self.start)
         except BaseException:
             self.cancel()
             raise
         self._restore()
-        if self.format == 'PC2':
-            cache_modifier.ensure(ob, self.session.binding.modifier_index, props.cache_file, self.start)
-        else:
-            cache_modifier.ensure_sequence(ob, self.session.binding.modifier_index, props.cache_file,
-                                           cache_formats.object_path(ob, self.format))
-        props.live_preview = False
+        for o, p, path, fmt in zip(self.objects, self.session.binding.parts, self.targets, self.formats):
+            temp = o.name in self.temporary
+            if fmt == 'PC2':
+                cache_modifier.ensure(o, p.modifier_index, path if temp else o.overtone.cache_file, self.start)
+            else:
+                cache_modifier.ensure_sequence(o, p.modifier_index, path if temp else o.overtone.cache_file,
+                                               cache_formats.object_path(o, fmt))
+            o.overtone.cache_in_temp = temp
+            o.overtone.live_preview = False
         return {
             "path": self.path,
+            "paths": self.targets,
+            "objects": [o.name for o in self.objects],
+            "temporary": self.temporary,
             "frames": self.total,
-            "vertices": self.n,
+            "vertices": self.session.binding.vertex_count,
             "seconds": time.perf_counter() - self.t0,
             "step_seconds": self.step_s,
             "max_residual": self.session.max_residual,
@@ -137,16 +158,18 @@ class BakeJob:
         }
 
     def cancel(self):
-        """Stops without writing: frame, modifier visibility and shape key value as before, the
-        previous cache file and Mesh Cache modifier untouched. The live preview rebuilds its
-        session on the next frame."""
+        """Stops without writing: frame, modifier visibility and shape key values as before, the
+        previous cache files and modifiers untouched. The live preview rebuilds its session on
+        the next frame."""
         if self.open:
             self._restore()
             session.drop(self.ob)
 
 
 def bake(ob, scene, progress=None):
-    """Bakes ``ob`` over ``scene.frame_start..frame_end`` in one go; returns a dict of what it did."""
+    """Bakes the body of ``ob`` in one go; returns a dict of what it did (``paths``: one cache per
+    object, ``temporary``: objects whose cache went to the temporary folder because the file is
+    unsaved)."""
     job = BakeJob(ob, scene)
     try:
         while not job.finished:

@@ -13,73 +13,132 @@ from .rig_binding import BindError
 _replaying = False
 
 
-def _live_objects(scene):
-    return [ob for ob in scene.objects
-            if ob.type == 'MESH' and ob.overtone.enabled and ob.overtone.live_preview]
+def _live_bodies(scene):
+    """The live bodies of the scene: ``[(members, ...)]``, each the enabled objects of one body in
+    body order (an object whose live preview is off is left out with its body)."""
+    bodies = {}
+    for ob in scene.objects:
+        if ob.type == 'MESH' and ob.overtone.enabled and ob.overtone.live_preview:
+            key = session.body_key(ob)
+            if key not in bodies:
+                bodies[key] = session.members(scene, ob)
+    return [m for m in bodies.values() if all(o.overtone.live_preview for o in m)]
 
 
-def _fail(ob, err):
+def _fail(objects, err):
     msg = f"error: {err}"
-    if ob.overtone.status != msg:
-        ob.overtone.status = msg
-    print(f"Overtone: {ob.name}: {err}")
-    session.drop(ob)
-    zero_offsets(ob)
+    for ob in objects:
+        if ob.overtone.status != msg:
+            ob.overtone.status = msg
+        print(f"Overtone: {ob.name}: {err}")
+        zero_offsets(ob)
+    session.drop(objects[0])
 
 
-def replay(scene, sessions, frame):
-    """Resets ``sessions`` (object, session) at the start frame and steps them to ``frame``."""
+def _error(e):
+    if isinstance(e, (BindError, native.NativeError, session.SettingsError)):
+        return e
+    return f"internal error ({type(e).__name__}: {e}); please report"
+
+
+def blocking_binds():
+    """Whether the frame handler precomputes before showing a frame (background mode: scripts,
+    farm renders) instead of on the worker thread with the plain rig meanwhile (the UI)."""
+    return bpy.app.background
+
+
+def _session_or_bind(objects, scene, depsgraph, fps):
+    """A body without a usable session: in background mode (scripts, farm renders) it is
+    precomputed before the frame is shown; in the UI the precompute starts on the library's
+    worker thread and this returns None (the shape keys are zeroed, so the plain rig plays until
+    it is done; a timer installs the session and catches up to the current frame)."""
+    if blocking_binds() or not native.has_async_bind():
+        return session.create(objects, scene, depsgraph)
+    bind = session.pending(objects[0])
+    if bind is not None and bind.uids == [o.session_uid for o in objects] and bind.fps == fps:
+        return None
+    session.drop(objects[0])
+    session.start_pending(objects, scene, depsgraph)
+    for ob in objects:
+        zero_offsets(ob)
+        ob.overtone.status = "binding on a worker thread; the plain rig plays until it is done"
+    if not bpy.app.timers.is_registered(poll_pending):
+        bpy.app.timers.register(poll_pending, first_interval=0.1)
+    return None
+
+
+def poll_pending():
+    """Timer: installs finished precomputes, reports failed ones, brings the scene to its frame."""
+    done, failed = session.finish_pending()
+    if failed:
+        for ob in bpy.data.objects:
+            if ob.type == 'MESH' and session.body_key(ob) in failed:
+                ob.overtone.status = f"error: {failed[session.body_key(ob)]}"
+    if done:
+        try:
+            scene = bpy.context.scene
+            update(scene, bpy.context.evaluated_depsgraph_get())
+        except Exception as e:  # a timer must never raise into Blender
+            print(f"Overtone: {e}")
+    return 0.1 if session.any_pending() else None
+
+
+def replay(scene, bodies, frame):
+    """Resets ``bodies`` (members, session) at the start frame and steps them to ``frame``."""
     global _replaying
     start = scene.frame_start
     _replaying = True
     try:
         scene.frame_set(start)
         dg = bpy.context.evaluated_depsgraph_get()
-        for ob, s in sessions:
-            s.reset(ob, dg, start)
+        for obs, s in bodies:
+            s.reset(obs, dg, start)
         for k in range(start + 1, frame + 1):
             scene.frame_set(k)
             dg = bpy.context.evaluated_depsgraph_get()
-            for ob, s in sessions:
-                s.step(ob, dg, k)
+            for obs, s in bodies:
+                s.step(obs, dg, k)
     finally:
         _replaying = False
 
 
 def update(scene, depsgraph):
-    """Brings every live object to the scene's current frame and writes its shape key."""
+    """Brings every live body to the scene's current frame and writes its objects' shape keys."""
     frame = scene.frame_current
     pending = []
     done = []
-    for ob in _live_objects(scene):
+    fps = scene.render.fps / scene.render.fps_base
+    for obs in _live_bodies(scene):
         try:
-            s = session.get(ob)
-            if s is None or s.fps != scene.render.fps / scene.render.fps_base:
-                s = session.create(ob, scene, depsgraph)
+            s = session.get(obs[0])
+            if s is None or s.fps != fps or not s.matches(obs):
+                s = _session_or_bind(obs, scene, depsgraph, fps)
+                if s is None:
+                    continue  # precomputing on the worker thread: the plain rig plays meanwhile
             if frame <= scene.frame_start:
-                s.reset(ob, depsgraph, frame)
-                done.append((ob, s))
+                s.reset(obs, depsgraph, frame)
+                done.append((obs, s))
             elif s.last_frame == frame:
-                done.append((ob, s))
+                done.append((obs, s))
             elif s.last_frame == frame - 1:
-                s.step(ob, depsgraph, frame)
-                done.append((ob, s))
+                s.step(obs, depsgraph, frame)
+                done.append((obs, s))
             else:
-                pending.append((ob, s))
+                pending.append((obs, s))
         except Exception as e:  # a frame handler must never break playback
-            _fail(ob, e if isinstance(e, (BindError, native.NativeError, session.SettingsError))
-                  else f"internal error ({type(e).__name__}: {e}); please report")
+            _fail(obs, _error(e))
     if pending:
         try:
             replay(scene, pending, frame)
             done.extend(pending)
         except Exception as e:
-            for ob, _ in pending:
-                _fail(ob, e)
-    for ob, s in done:
-        s.write_shape_key(ob)
-        if ob.overtone.status.startswith("error"):
-            ob.overtone.status = "live"
+            for obs, _ in pending:
+                _fail(obs, _error(e))
+    for obs, s in done:
+        s.write_shape_keys(obs)
+        for ob in obs:
+            if ob.overtone.status.startswith(("error", "binding")):
+                ob.overtone.status = "live"
 
 
 @persistent
@@ -111,6 +170,8 @@ def register():
 
 
 def unregister():
+    if bpy.app.timers.is_registered(poll_pending):
+        bpy.app.timers.unregister(poll_pending)
     _remove(bpy.app.handlers.frame_change_post, on_frame_change)
     _remove(bpy.app.handlers.load_pre, on_load_pre)
     session.drop_all()

@@ -35,6 +35,23 @@ class Settings(ctypes.Structure):
     ]
 
 
+class Part(ctypes.Structure):
+    """Mirror of ``overtone_part`` (one mesh of a body, its own vertex indices)."""
+
+    _fields_ = [
+        ("rest", ctypes.POINTER(ctypes.c_double)),
+        ("vertices", ctypes.c_size_t),
+        ("triangles", ctypes.POINTER(ctypes.c_uint32)),
+        ("triangle_count", ctypes.c_size_t),
+        ("weights", ctypes.POINTER(ctypes.c_double)),
+        ("morph_deltas", ctypes.POINTER(ctypes.c_double)),
+        ("leak", ctypes.POINTER(ctypes.c_double)),
+    ]
+
+
+# States of an asynchronous bind (OVERTONE_BIND_*).
+BIND_RUNNING, BIND_DONE, BIND_FAILED, BIND_CANCELLED = 0, 1, 2, 3
+
 _lib = None
 
 
@@ -84,8 +101,25 @@ def load():
     lib.overtone_debug_panic.restype = ctypes.c_int
     lib.overtone_destroy.argtypes = [vp]
     lib.overtone_destroy.restype = None
+    if hasattr(lib, "overtone_bind_start"):
+        lib.overtone_bind_start.argtypes = [ctypes.POINTER(Settings), ctypes.POINTER(Part), sz, sz, sz, dp, dp, cp,
+                                            ctypes.POINTER(vp), cp, sz]
+        lib.overtone_bind_start.restype = ctypes.c_int
+        lib.overtone_bind_poll.argtypes = [vp, dp, cp, sz]
+        lib.overtone_bind_poll.restype = ctypes.c_int
+        lib.overtone_bind_cancel.argtypes = [vp]
+        lib.overtone_bind_cancel.restype = None
+        lib.overtone_bind_take.argtypes = [vp, ctypes.POINTER(vp), cp, sz]
+        lib.overtone_bind_take.restype = ctypes.c_int
+        lib.overtone_bind_destroy.argtypes = [vp]
+        lib.overtone_bind_destroy.restype = None
     _lib = lib
     return lib
+
+
+def has_async_bind():
+    """Whether the library binds on a worker thread (``overtone_bind_start``)."""
+    return hasattr(load(), "overtone_bind_start")
 
 
 def default_settings():
@@ -106,6 +140,100 @@ def _f64(name, a, shape):
     return a
 
 
+class _Inputs:
+    pass
+
+
+def _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights):
+    """Checks and converts a deformer's inputs to C-contiguous arrays (NativeError otherwise)."""
+    a = _Inputs()
+    a.rest = np.ascontiguousarray(rest, dtype=np.float64)
+    if a.rest.ndim != 2 or a.rest.shape[1] != 3:
+        raise NativeError(f"rest positions have shape {a.rest.shape}, expected (n, 3)")
+    a.n = n = a.rest.shape[0]
+    a.tris = np.ascontiguousarray(triangles, dtype=np.uint32)
+    if a.tris.ndim != 2 or a.tris.shape[1] != 3:
+        raise NativeError(f"triangles have shape {a.tris.shape}, expected (t, 3)")
+    a.weights = np.ascontiguousarray(weights, dtype=np.float64)
+    if a.weights.ndim != 2 or a.weights.shape[0] != n:
+        raise NativeError(f"weights have shape {a.weights.shape}, expected ({n}, bones)")
+    a.bones = a.weights.shape[1]
+    a.first_pose = _f64("first pose", first_pose, (a.bones, 12))
+    a.leak = None if leak is None else _f64("leak field", leak, (n,))
+    a.targets = 0 if morph_deltas is None else len(morph_deltas)
+    a.morph_deltas = a.first_morph_weights = None
+    if a.targets:
+        a.morph_deltas = _f64("shape key offsets", morph_deltas, (a.targets, n, 3))
+        a.first_morph_weights = _f64("shape key values", first_morph_weights, (a.targets,))
+    return a
+
+
+class BindJob:
+    """A precompute running on the library's worker thread (``overtone_bind_start``): poll it,
+    cancel it, then take the :class:`Deformer`. The calls return at once (the library releases
+    the GIL: ctypes drops it around every call). Always :meth:`free` a job, taken or not."""
+
+    def __init__(self, settings, rest, triangles, weights, leak, first_pose, sidecar, morph_deltas=None,
+                 first_morph_weights=None):
+        lib = load()
+        if not has_async_bind():
+            raise NativeError("this build of the library has no asynchronous bind")
+        a = _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights)
+        self._a = a
+        part = Part(_ptr(a.rest, ctypes.c_double), a.n, _ptr(a.tris, ctypes.c_uint32), a.tris.shape[0],
+                    _ptr(a.weights, ctypes.c_double),
+                    _ptr(a.morph_deltas, ctypes.c_double) if a.targets else None,
+                    None if a.leak is None else _ptr(a.leak, ctypes.c_double))
+        err = ctypes.create_string_buffer(_ERR_LEN)
+        handle = ctypes.c_void_p()
+        rc = lib.overtone_bind_start(ctypes.byref(settings), ctypes.byref(part), 1, a.bones, a.targets,
+                                     _ptr(a.first_morph_weights, ctypes.c_double) if a.targets else None,
+                                     _ptr(a.first_pose, ctypes.c_double), (sidecar or "").encode("utf-8"),
+                                     ctypes.byref(handle), err, _ERR_LEN)
+        if rc != 0 or not handle.value:
+            raise NativeError(err.value.decode("utf-8", "replace"))
+        self._lib = lib
+        self._h = handle
+        self._fraction = ctypes.c_double(0.0)
+        self._stage = ctypes.create_string_buffer(256)
+
+    def poll(self):
+        """``(state, fraction in [0, 1], stage text)``; ``state`` is one of the ``BIND_*``."""
+        if not self._h:
+            return BIND_CANCELLED, 0.0, "freed"
+        state = self._lib.overtone_bind_poll(self._h, ctypes.byref(self._fraction), self._stage, 256)
+        return state, float(self._fraction.value), self._stage.value.decode("utf-8", "replace")
+
+    def cancel(self):
+        if self._h:
+            self._lib.overtone_bind_cancel(self._h)
+
+    def take(self):
+        """The finished deformer (waits for the worker); NativeError for a failed or cancelled bind."""
+        if not self._h:
+            raise NativeError("the bind was freed")
+        err = ctypes.create_string_buffer(_ERR_LEN)
+        out = ctypes.c_void_p()
+        rc = self._lib.overtone_bind_take(self._h, ctypes.byref(out), err, _ERR_LEN)
+        if rc != 0 or not out.value:
+            raise NativeError(err.value.decode("utf-8", "replace"))
+        a = self._a
+        return Deformer(None, a.rest, a.tris, a.weights, a.leak, a.first_pose, "", a.morph_deltas,
+                        a.first_morph_weights, _handle=out)
+
+    def free(self):
+        """Cancels a running bind, waits for its worker and frees the handle."""
+        if self._h:
+            self._lib.overtone_bind_destroy(self._h)
+            self._h = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:
+            pass
+
+
 class Deformer:
     """One native deformer: created from a rest surface, stepped one pose per frame.
 
@@ -113,44 +241,31 @@ class Deformer:
     animates before skinning; each frame then gives their ``targets`` weights."""
 
     def __init__(self, settings, rest, triangles, weights, leak, first_pose, sidecar, morph_deltas=None,
-                 first_morph_weights=None):
+                 first_morph_weights=None, _handle=None):
         lib = load()
-        rest = np.ascontiguousarray(rest, dtype=np.float64)
-        if rest.ndim != 2 or rest.shape[1] != 3:
-            raise NativeError(f"rest positions have shape {rest.shape}, expected (n, 3)")
-        n = rest.shape[0]
-        tris = np.ascontiguousarray(triangles, dtype=np.uint32)
-        if tris.ndim != 2 or tris.shape[1] != 3:
-            raise NativeError(f"triangles have shape {tris.shape}, expected (t, 3)")
-        weights = np.ascontiguousarray(weights, dtype=np.float64)
-        if weights.ndim != 2 or weights.shape[0] != n:
-            raise NativeError(f"weights have shape {weights.shape}, expected ({n}, bones)")
-        bones = weights.shape[1]
-        first_pose = _f64("first pose", first_pose, (bones, 12))
-        leak_arr = None if leak is None else _f64("leak field", leak, (n,))
-        targets = 0 if morph_deltas is None else len(morph_deltas)
-        if targets:
-            morph_deltas = _f64("shape key offsets", morph_deltas, (targets, n, 3))
-            first_morph_weights = _f64("shape key values", first_morph_weights, (targets,))
+        a = _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights)
         err = ctypes.create_string_buffer(_ERR_LEN)
-        handle = ctypes.c_void_p()
-        rc = lib.overtone_create_with_morphs(
-            ctypes.byref(settings), _ptr(rest, ctypes.c_double), n, _ptr(tris, ctypes.c_uint32),
-            tris.shape[0], _ptr(weights, ctypes.c_double), bones,
-            _ptr(morph_deltas, ctypes.c_double) if targets else None, targets,
-            _ptr(first_morph_weights, ctypes.c_double) if targets else None,
-            None if leak_arr is None else _ptr(leak_arr, ctypes.c_double),
-            _ptr(first_pose, ctypes.c_double), (sidecar or "").encode("utf-8"), ctypes.byref(handle),
-            err, _ERR_LEN)
-        if rc != 0 or not handle.value:
-            raise NativeError(err.value.decode("utf-8", "replace"))
+        if _handle is None:
+            handle = ctypes.c_void_p()
+            rc = lib.overtone_create_with_morphs(
+                ctypes.byref(settings), _ptr(a.rest, ctypes.c_double), a.n, _ptr(a.tris, ctypes.c_uint32),
+                a.tris.shape[0], _ptr(a.weights, ctypes.c_double), a.bones,
+                _ptr(a.morph_deltas, ctypes.c_double) if a.targets else None, a.targets,
+                _ptr(a.first_morph_weights, ctypes.c_double) if a.targets else None,
+                None if a.leak is None else _ptr(a.leak, ctypes.c_double),
+                _ptr(a.first_pose, ctypes.c_double), (sidecar or "").encode("utf-8"), ctypes.byref(handle),
+                err, _ERR_LEN)
+            if rc != 0 or not handle.value:
+                raise NativeError(err.value.decode("utf-8", "replace"))
+        else:
+            handle = _handle
         self._lib = lib
         self._h = handle
-        self.vertices = n
-        self.bones = bones
-        self.targets = targets
+        self.vertices = a.n
+        self.bones = a.bones
+        self.targets = a.targets
         self._err = err
-        self.out = np.zeros((n, 3), dtype=np.float64)
+        self.out = np.zeros((a.n, 3), dtype=np.float64)
         self._out_ptr = _ptr(self.out, ctypes.c_double)
 
     def _check(self, rc):

@@ -1,9 +1,11 @@
 """Operators: add (bind and precompute), bake, remove. Every failure is reported with
 ``self.report({'ERROR'}, ...)`` and leaves the object as it was."""
 
+import uuid
+
 import bpy
 
-from . import bake, cache_modifier, live, native, session, shape_key
+from . import bake, cache_modifier, live, native, properties, session, shape_key
 from .rig_binding import BindError
 
 _ERRORS = (BindError, native.NativeError, session.SettingsError, OSError, ValueError)
@@ -55,9 +57,27 @@ def _active_mesh(context):
     return ob is not None and ob.type == 'MESH'
 
 
+def _body_objects(context):
+    """The meshes *Add Overtone* binds: the active mesh first, then the other selected meshes
+    that have an Armature modifier (in name order)."""
+    ob = context.active_object
+    others = sorted((o for o in context.selected_objects
+                     if o is not ob and o.type == 'MESH' and any(m.type == 'ARMATURE' for m in o.modifiers)),
+                    key=lambda o: o.name)
+    return [ob] + others
+
+
+def _rebind_group(context, ob):
+    """Rebind on a bound object rebinds its whole body (unless other meshes are selected)."""
+    objects = _body_objects(context)
+    if len(objects) == 1 and ob.overtone.enabled and ob.overtone.body:
+        return session.members(context.scene, ob)
+    return objects
+
+
 class OBJECT_OT_overtone_add(bpy.types.Operator):
-    """Bind Overtone to the active mesh: read its armature weights, build (or load) the precompute
-    and start the live preview"""
+    """Bind Overtone to the active mesh (and the other selected meshes on the same armature, as one
+    body): read the armature weights, build (or load) the precompute and start the live preview"""
 
     bl_idname = "object.overtone_add"
     bl_label = "Add Overtone"
@@ -67,38 +87,156 @@ class OBJECT_OT_overtone_add(bpy.types.Operator):
     def poll(cls, context):
         return _active_mesh(context)
 
-    def execute(self, context):
+    _timer = None
+
+    def _prepare(self, context):
+        """Reads everything on the UI thread and marks the objects as one body; returns the
+        :class:`session.Bind` (not started). On error the objects are restored and the error
+        raised."""
         ob = context.active_object
-        props = ob.overtone
         scene = context.scene
-        if not props.sidecar:
-            props.sidecar = f"//overtone/{bpy.path.clean_name(ob.name)}.ovt"
-        if not props.cache_file:
-            props.cache_file = f"//overtone/{bpy.path.clean_name(ob.name)}.pc2"
-        previous_count = props.bound_vertex_count
+        objects = _rebind_group(context, ob)
+        dg = context.evaluated_depsgraph_get()
+        props = ob.overtone
+        body = f"body:{ob.name}:{uuid.uuid4().hex[:8]}" if len(objects) > 1 else ""
+        self._saved = [(o, o.overtone.body, o.overtone.body_index, o.overtone.bound_vertex_count,
+                        tuple(o.overtone.bind_matrix), o.overtone.has_bind_matrix, o.overtone.enabled,
+                        o.overtone.sidecar) for o in objects]
+        self._objects = objects
+        try:
+            if not props.sidecar:
+                props.sidecar = f"//overtone/{bpy.path.clean_name(ob.name)}.ovt"
+            for i, o in enumerate(objects):
+                o.overtone.bound_vertex_count = 0
+                o.overtone.body = body
+                o.overtone.body_index = i
+                o.overtone.bind_matrix = [x for row in o.evaluated_get(dg).matrix_world for x in row]
+                o.overtone.has_bind_matrix = True
+                if o is not ob:
+                    for name in properties.SHARED:
+                        if name != "live_preview" and getattr(o.overtone, name) != getattr(props, name):
+                            setattr(o.overtone, name, getattr(props, name))
+            session.drop(ob)
+            for _, old_body, *_ in self._saved:
+                if old_body and old_body != body:
+                    session.drop_key(old_body)
+            return session.Bind(objects, scene, dg)
+        except BaseException:
+            self._restore()
+            raise
+
+    def _restore(self):
+        """Puts the objects' Overtone settings back as they were before this operator ran."""
+        for o, b_, bi, bc, bm, hb, en, sc in self._saved:
+            o.overtone.body, o.overtone.body_index, o.overtone.bound_vertex_count = b_, bi, bc
+            o.overtone.bind_matrix, o.overtone.has_bind_matrix, o.overtone.enabled = bm, hb, en
+            if o.overtone.sidecar != sc:
+                o.overtone.sidecar = sc
+
+    def _finish(self, context, s):
+        """Installs the finished session and sets up the objects (shape keys, status)."""
+        session.install(s)
+        objects = self._objects
+        ob = objects[0]
+        status = s.deformer.cache_status()
+        names = ", ".join(o.name for o in objects)
+        for o, p in zip(objects, s.binding.parts):
+            op = o.overtone
+            if not op.cache_file:
+                op.cache_file = f"//overtone/{bpy.path.clean_name(o.name)}.pc2"
+            op.bound_vertex_count = p.n
+            _, created = shape_key.ensure(o)
+            if created:
+                op.created_basis = True
+            s.references[p.uid] = shape_key.reference_positions(o)
+            op.enabled = True
+            op.live_preview = True
+            what = (f"bound as one body with {len(objects) - 1} other mesh(es) ({names}): "
+                    f"{s.binding.vertex_count} vertices" if len(objects) > 1 else
+                    f"bound: {p.n} vertices")
+            op.status = f"{what}, {len(s.binding.bone_names)} bones; {status}"
+        _cache_report(self, ob, status)
+        live.update(context.scene, context.evaluated_depsgraph_get())
+        self.report({'INFO'}, f"Overtone added to {names} ({status})")
+        return {'FINISHED'}
+
+    def execute(self, context):
+        """Binds on the worker thread and waits for it (scripts, background mode)."""
         with _progress(context) as progress:
             try:
                 progress(1, 4)
-                props.bound_vertex_count = 0
-                s = session.create(ob, scene, context.evaluated_depsgraph_get())
+                bind = self._prepare(context)
+                s = bind.wait()
                 progress(3, 4)
             except _ERRORS as e:
-                props.bound_vertex_count = previous_count
+                if hasattr(self, "_saved"):
+                    self._restore()
                 self.report({'ERROR'}, f"Overtone: {e}")
                 return {'CANCELLED'}
-        props.bound_vertex_count = s.binding.vertex_count
-        _, created = shape_key.ensure(ob)
-        if created:
-            props.created_basis = True
-        s.reference = shape_key.reference_positions(ob)
-        props.enabled = True
-        props.live_preview = True
-        status = s.deformer.cache_status()
-        props.status = f"bound: {s.binding.vertex_count} vertices, {len(s.binding.bone_names)} bones; {status}"
-        _cache_report(self, ob, status)
-        live.update(scene, context.evaluated_depsgraph_get())
-        self.report({'INFO'}, f"Overtone added to '{ob.name}' ({status})")
-        return {'FINISHED'}
+        return self._finish(context, s)
+
+    def invoke(self, context, event):
+        """In the UI: starts the bind on the worker thread and returns; :meth:`modal` polls it
+        (progress in the status bar, Esc cancels). The timeline plays the plain rig meanwhile."""
+        if context.window is None or not native.has_async_bind():
+            return self.execute(context)
+        try:
+            self._bind = self._prepare(context).start()
+        except _ERRORS as e:
+            if hasattr(self, "_saved"):
+                self._restore()
+            self.report({'ERROR'}, f"Overtone: {e}")
+            return {'CANCELLED'}
+        session.hold_pending(self._bind)
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.modal_handler_add(self)
+        wm.progress_begin(0, 100)
+        self._status(context, 0.0, "starting")
+        return {'RUNNING_MODAL'}
+
+    def _status(self, context, fraction, stage):
+        text = f"Overtone: binding {', '.join(o.name for o in self._objects)}: {stage} {100 * fraction:.0f}% (Esc cancels)"
+        try:
+            context.workspace.status_text_set(text)
+            context.window_manager.progress_update(int(100 * fraction))
+        except Exception:
+            pass
+
+    def _end(self, context):
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        try:
+            wm.progress_end()
+            context.workspace.status_text_set(None)
+        except Exception:
+            pass
+        session.release_pending(self._bind)
+
+    def modal(self, context, event):
+        if event.type == 'ESC':
+            self._bind.cancel()
+            self._bind.free()
+            self._end(context)
+            self._restore()
+            self.report({'WARNING'}, "Overtone: bind cancelled; the objects are as they were")
+            return {'CANCELLED'}
+        if event.type != 'TIMER':
+            return {'PASS_THROUGH'}
+        state, fraction, stage = self._bind.poll()
+        if state == native.BIND_RUNNING:
+            self._status(context, fraction, stage)
+            return {'RUNNING_MODAL'}
+        self._end(context)
+        try:
+            s = self._bind.finish()
+        except native.NativeError as e:
+            self._restore()
+            self.report({'ERROR'}, f"Overtone: {e}")
+            return {'CANCELLED'}
+        return self._finish(context, s)
 
 
 class OBJECT_OT_overtone_bake(bpy.types.Operator):
@@ -126,9 +264,15 @@ class OBJECT_OT_overtone_bake(bpy.types.Operator):
 
     def _done(self, ob, result):
         _cache_report(self, ob, result["cache"])
-        ob.overtone.status = (f"baked {result['frames']} frames to {result['path']} "
-                              f"(residual ≤ {result['max_residual']:.1e})")
-        self.report({'INFO'}, f"Overtone baked {result['frames']} frames of '{ob.name}' in "
+        for name, path in zip(result["objects"], result["paths"]):
+            o = bpy.data.objects[name]
+            where = " (temporary folder until the .blend is saved)" if name in result["temporary"] else ""
+            o.overtone.status = (f"baked {result['frames']} frames to {path}{where} "
+                                 f"(residual ≤ {result['max_residual']:.1e})")
+        if result["temporary"]:
+            self.report({'WARNING'}, "Overtone: the file is unsaved, so the cache went to Blender's temporary "
+                                     "folder; it moves next to the .blend when you save")
+        self.report({'INFO'}, f"Overtone baked {result['frames']} frames of {', '.join(result['objects'])} in "
                               f"{result['seconds']:.2f} s")
         return {'FINISHED'}
 
@@ -193,7 +337,8 @@ class OBJECT_OT_overtone_bake(bpy.types.Operator):
 
 class OBJECT_OT_overtone_remove(bpy.types.Operator):
     """Remove Overtone from the active mesh: its shape key, cache modifier and runtime state (files
-    on disk are kept)"""
+    on disk are kept). In a body of several meshes the others stay bound, as a body of their own
+    (rebuilt at the next frame)"""
 
     bl_idname = "object.overtone_remove"
     bl_label = "Remove Overtone"
@@ -206,6 +351,7 @@ class OBJECT_OT_overtone_remove(bpy.types.Operator):
     def execute(self, context):
         ob = context.active_object
         props = ob.overtone
+        rest = [o for o in session.members(context.scene, ob) if o is not ob] if props.body else []
         session.drop(ob)
         cache_modifier.remove(ob)
         shape_key.remove(ob, props.created_basis)
@@ -213,7 +359,19 @@ class OBJECT_OT_overtone_remove(bpy.types.Operator):
         props.enabled = False
         props.bound_vertex_count = 0
         props.status = ""
-        self.report({'INFO'}, f"Overtone removed from '{ob.name}'")
+        props.body = ""
+        props.body_index = 0
+        props.has_bind_matrix = False
+        for i, o in enumerate(rest):
+            o.overtone.body_index = i
+            if len(rest) == 1:
+                o.overtone.body = ""
+            o.overtone.status = (f"'{ob.name}' was removed from this body; the rest is rebound at the next "
+                                 "frame; bake again")
+        msg = f"Overtone removed from '{ob.name}'"
+        if rest:
+            msg += f"; {', '.join(o.name for o in rest)} stay bound without it"
+        self.report({'INFO'}, msg)
         return {'FINISHED'}
 
 

@@ -2,6 +2,8 @@
 
 import bpy
 
+from . import session
+
 
 class PHYSICS_PT_overtone(bpy.types.Panel):
     bl_label = "Overtone"
@@ -23,6 +25,11 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
             if props.status:
                 layout.label(text=props.status, icon='ERROR')
             return
+        if props.body:
+            others = [o.name for o in session.members(context.scene, ob) if o is not ob]
+            box = layout.box()
+            box.label(text=f"One body with {', '.join(others) or 'no other mesh'}", icon='LINKED')
+            box.label(text="Settings are shared; Remove takes only this mesh out")
         col = layout.column()
         col.prop(props, "solver")
         sub = col.column()
@@ -35,6 +42,10 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
         col.prop(props, "density")
         col.prop(props, "lattice_resolution")
         col.prop_search(props, "leak_group", ob, "vertex_groups")
+        if props.leak_group:
+            hint = col.column(align=True)
+            hint.label(text="Painted: 0 follows the rig, 1 resists it (lags)")
+            hint.label(text="Unpainted vertices keep the default field")
         col.separator()
         col.prop(props, "sidecar")
         col.prop(props, "cache_format")

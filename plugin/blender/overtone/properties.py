@@ -1,7 +1,7 @@
 """``object.overtone``: the settings a TD edits, stored in the .blend."""
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, StringProperty
 
 from . import session
 
@@ -19,10 +19,46 @@ DEFAULT_CLUSTERS = 100
 _PATH_OPTIONS = {'PATH_SUPPORTS_BLEND_RELATIVE'} if bpy.app.version >= (4, 5, 0) else set()
 
 
+# Settings one body shares: editing one on any of its objects sets it on the others.
+SHARED = ("youngs_modulus", "poisson_ratio", "density", "solver", "modes", "clusters",
+          "lattice_resolution", "sidecar", "live_preview")
+
+
+def _sync(self, name):
+    """Copies setting ``name`` to the other objects of this object's body (each copy triggers
+    their own update, which finds nothing left to copy)."""
+    ob = self.id_data
+    if not self.body:
+        return
+    value = getattr(self, name)
+    for other in bpy.data.objects:
+        if other is not ob and other.type == 'MESH' and other.overtone.body == self.body:
+            if getattr(other.overtone, name) != value:
+                setattr(other.overtone, name, value)
+
+
+def _stale_status(ob):
+    """A setting changed: what the panel said about the last bind or bake no longer holds."""
+    st = ob.overtone.status
+    if st and not st.startswith("error"):
+        ob.overtone.status = "settings changed: the precompute is rebuilt at the next frame; bake again"
+
+
+def _invalidate_named(name):
+    def update(self, context):
+        """A setting changed: the running session no longer matches; the next frame rebuilds it."""
+        ob = self.id_data
+        session.drop(ob)
+        _stale_status(ob)
+        if name in SHARED:
+            _sync(self, name)
+    return update
+
+
 def _invalidate(self, context):
-    """A setting changed: the running session no longer matches; the next frame rebuilds it."""
     ob = self.id_data
     session.drop(ob)
+    _stale_status(ob)
 
 
 def _live_changed(self, context):
@@ -35,6 +71,7 @@ def _live_changed(self, context):
     s = session.get(ob)
     if s is not None:
         s.last_frame = None
+    _sync(self, "live_preview")
 
 
 def _format_changed(self, context):
@@ -53,27 +90,29 @@ class OvertoneSettings(bpy.types.PropertyGroup):
     youngs_modulus: FloatProperty(
         name="Young's Modulus", default=DEFAULT_YOUNGS_MODULUS, min=1e-3, soft_min=1e2, soft_max=1e8,
         description="Stiffness (Pa) in the character's normalised frame (longest half-extent 1): "
-                    "lower is jigglier", update=_invalidate)
+                    "lower is jigglier", update=_invalidate_named('youngs_modulus'))
     poisson_ratio: FloatProperty(name="Poisson Ratio", default=DEFAULT_POISSON_RATIO, min=0.0, max=0.499,
-                                 description="Volume preservation (0 to < 0.5)", update=_invalidate)
+                                 description="Volume preservation (0 to < 0.5)", update=_invalidate_named('poisson_ratio'))
     density: FloatProperty(name="Density", default=DEFAULT_DENSITY, min=1e-6, soft_max=1e4,
-                           description="Mass density (kg/m³) in the normalised frame", update=_invalidate)
+                           description="Mass density (kg/m³) in the normalised frame", update=_invalidate_named('density'))
     solver: EnumProperty(
-        name="Solver", default='FAST', update=_invalidate,
+        name="Solver", default='FAST', update=_invalidate_named('solver'),
         items=[('FAST', "Fast", "Reduced solver (skinning eigenmodes and rotation clusters): real time"),
                ('FULL', "Full", "Full-order solver on every lattice vertex: slower, the reference")])
     modes: IntProperty(name="Modes", default=DEFAULT_MODES, min=1, soft_max=64,
-                       description="Skinning eigenmodes of the fast solver", update=_invalidate)
+                       description="Skinning eigenmodes of the fast solver", update=_invalidate_named('modes'))
     clusters: IntProperty(name="Clusters", default=DEFAULT_CLUSTERS, min=1, soft_max=1000,
-                          description="Rotation clusters of the fast solver", update=_invalidate)
+                          description="Rotation clusters of the fast solver", update=_invalidate_named('clusters'))
     lattice_resolution: IntProperty(
         name="Lattice Resolution", default=DEFAULT_LATTICE_RESOLUTION, min=2, soft_max=96,
-        description="Cells of the tetrahedral lattice along the longest side", update=_invalidate)
+        description="Cells of the tetrahedral lattice along the longest side", update=_invalidate_named('lattice_resolution'))
     leak_group: StringProperty(
-        name="Leak Group", default="", update=_invalidate,
-        description="Vertex group painting where rig momentum leaks into the secondary motion "
-                    "(empty: Overtone's default field)")
-    sidecar: StringProperty(name="Sidecar", subtype='FILE_PATH', default="", update=_invalidate,
+        name="Leak Group", default="", update=_invalidate_named('leak_group'),
+        description="Vertex group adjusting the leak field where painted (unpainted vertices keep "
+                    "Overtone's default). Weight 0: the secondary motion may carry the rig's momentum "
+                    "there (the tissue rides along with the bones); 1: it may not (the tissue resists "
+                    "the rig's motion and lags)")
+    sidecar: StringProperty(name="Sidecar", subtype='FILE_PATH', default="", update=_invalidate_named('sidecar'),
                             options=_PATH_OPTIONS, description="Precompute cache (.ovt); rebuilt whenever an input changes")
     cache_file: StringProperty(name="Point Cache", subtype='FILE_PATH', default="",
                                options=_PATH_OPTIONS, description="Baked PC2 file played by the Mesh Cache modifier")
@@ -91,3 +130,15 @@ class OvertoneSettings(bpy.types.PropertyGroup):
                                     description="Vertex count when Overtone was added")
     created_basis: BoolProperty(default=False, options={'HIDDEN'})
     status: StringProperty(name="Status", default="", description="What Overtone last did")
+    body: StringProperty(default="", options={'HIDDEN'},
+                         description="Objects with the same id are simulated as one body")
+    body_index: IntProperty(default=0, min=0, options={'HIDDEN'},
+                            description="This object's place in its body (the order of the vertices)")
+    bind_matrix: FloatVectorProperty(size=16, default=(1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1),
+                                     options={'HIDDEN'},
+                                     description="World matrix when Overtone was added (row-major): "
+                                                 "the simulation runs in world space at bind")
+    has_bind_matrix: BoolProperty(default=False, options={'HIDDEN'})
+    cache_in_temp: BoolProperty(default=False, options={'HIDDEN'},
+                                description="The baked cache is in Blender's temporary folder (unsaved file); "
+                                            "saving moves it next to the .blend")

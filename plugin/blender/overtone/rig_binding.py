@@ -1,16 +1,34 @@
-"""What Overtone needs from a skinned Blender mesh: the bind data (read once) and the pose of each
-frame.
+"""What Overtone needs from skinned Blender meshes: the bind data (read once) and the pose of each
+frame, in one simulation space.
 
-Blender's Armature modifier works in the armature's space: a rest vertex ``X`` (mesh object
-space) goes to ``Ma⁻¹ Mo X``, is blended by ``Σ_b w_b P_b R_b⁻¹`` (``P_b`` the pose bone's
-``matrix``, ``R_b`` the bone's ``matrix_local``) and comes back through ``Mo⁻¹ Ma``. In world
-space a vertex is therefore ``Σ_b w_b W_b X`` with
+**Spaces.** Blender's Armature modifier works in the armature's space: a rest vertex ``X`` (mesh
+object space, the mesh data's own units and axes) goes to ``Ma⁻¹ Mo X``, is blended by
+``Σ_b w_b P_b R_b⁻¹`` (``P_b`` the pose bone's ``matrix``, ``R_b`` the bone's ``matrix_local``)
+and comes back through ``Mo⁻¹ Ma``. In world space a vertex is ``Σ_b w_b W_b X`` with
 
-    W_b = Ma · P_b · R_b⁻¹ · Ma⁻¹ · Mo                                  (4 x 4, per bone)
+    W_b(t) = Ma(t) · P_b(t) · R_b⁻¹ · Ma(t)⁻¹ · Mo(t)                      (4 x 4, per bone)
 
-which is the skin transform the library takes (its top 3 x 4 rows). Vertices with no weight are
-not moved by the modifier (total weight ≤ 1e-4, as in the modifier); they get an extra column
-with ``W = Mo``. Weights are normalised per vertex as the modifier does.
+Overtone simulates in **world space at bind**: the rest surface handed to the library is
+``Mo_bind · X`` (``Mo_bind`` the object's world matrix when Overtone was added, stored on the
+object), and the skin transform of bone ``b`` is
+
+    T_b(t) = W_b(t) · Mo_bind⁻¹ = Ma · P_b · R_b⁻¹ · Ma⁻¹ · E(t),   E(t) = Mo(t) · Mo_bind⁻¹
+
+(its top 3 x 4 rows), which maps the bind-world rest to the posed world, the object's own motion
+since bind included. Rest and pose are then in the same metric whatever the object scale (0.01 from
+FBX/Mixamo, 100, negative on one axis), rotation, parent (armature, bone) or the orientation of
+the mesh data: the library's normalised frame, and with it the material, means the same on every
+character. A negative-determinant ``Mo_bind`` mirrors the surface, so its triangles are flipped to
+stay outward. The library returns the displacement ``u`` in world units.
+
+Several meshes on one armature are one body: their bind-world surfaces are concatenated (one
+embedding, one simulation) and share the bone columns. They must move together since bind
+(``E(t)`` equal for all of them: parented to the armature, or not animated); a frame where they do
+not is refused with a message.
+
+Vertices with no weight are not moved by the modifier (total weight ≤ 1e-4, as in the modifier);
+they get an extra column with ``T = E(t)``. Weights are normalised per vertex as the modifier
+does.
 """
 
 import numpy as np
@@ -82,65 +100,175 @@ def _triangles(mesh):
     return tris.reshape(-1, 3)
 
 
-def vertex_group_weights(ob, name):
-    """Per-vertex weights of the vertex group ``name`` (0 where a vertex is not in it)."""
+def vertex_group_weights(ob, name, what="leak group"):
+    """Per-vertex weights of the vertex group ``name`` and which vertices are in it:
+    ``(values, member)``, both of length ``n`` (values 0 where a vertex is not in the group)."""
     vg = ob.vertex_groups.get(name)
     if vg is None:
-        raise BindError(f"'{ob.name}' has no vertex group '{name}' (the leak group)")
+        raise BindError(f"'{ob.name}' has no vertex group '{name}' (the {what})")
     gi = vg.index
-    out = np.zeros(len(ob.data.vertices), dtype=np.float64)
+    n = len(ob.data.vertices)
+    out = np.zeros(n, dtype=np.float64)
+    member = np.zeros(n, dtype=bool)
     for v in ob.data.vertices:
         for g in v.groups:
             if g.group == gi:
                 out[v.index] = g.weight
-    return out
+                member[v.index] = True
+    return out, member
 
 
-class RigBinding:
-    """The bind data of one skinned mesh and a reader of its pose.
+def _matrix(m):
+    return np.array(m, dtype=np.float64).reshape(4, 4)
 
-    Attributes: ``rest`` (n x 3, object space), ``triangles`` (t x 3), ``weights`` (n x bones,
-    rows sum to 1), ``bone_names`` (the deform bones with weight; ``None`` marks the static
-    column), ``armature`` (object name), ``vertex_count``.
-    """
 
-    def __init__(self, ob):
-        if ob is None or ob.type != 'MESH':
-            raise BindError("select a mesh object")
-        index, mod = armature_modifier(ob)
-        _check_modifier(ob, index, mod)
-        self.object_name = ob.name
-        self.armature = mod.object.name
+def _same_motion(a, b, size):
+    """Whether two 4 x 4 affine motions agree (linear parts to 1e-6 relative, translations to
+    1e-6 of ``size``)."""
+    lin = np.abs(a[:3, :3] - b[:3, :3]).max() <= 1e-6 * max(np.abs(a[:3, :3]).max(), 1e-300)
+    return lin and np.abs(a[:3, 3] - b[:3, 3]).max() <= 1e-6 * size
+
+
+class _Part:
+    """One mesh object of a body: its slice ``offset:offset + n`` of the body's vertices and its
+    bind matrix ``Mo_bind``."""
+
+    def __init__(self, ob, index, mod, offset, bind_matrix):
+        self.name = ob.name
+        self.uid = ob.session_uid
         self.modifier_index = index
+        self.armature = mod.object.name
         mesh = ob.data
         n = len(mesh.vertices)
         if n < 4:
-            raise BindError(f"'{ob.name}' has {n} vertices; Overtone needs a closed surface")
+            raise BindError(f"'{ob.name}' has {n} vertices; Overtone needs a surface")
+        self.n = n
+        self.offset = offset
+        self.slice = slice(offset, offset + n)
         rest = np.empty(3 * n, dtype=np.float64)
         mesh.vertices.foreach_get("co", rest)
-        self.rest = rest.reshape(n, 3)
+        self.rest_local = rest.reshape(n, 3)
+        self.bind = np.array(bind_matrix, dtype=np.float64).reshape(4, 4)
+        if not np.isfinite(self.bind).all():
+            raise BindError(f"'{ob.name}' has a non-finite world matrix")
+        self.bind_inv = affine_inverse(self.bind)
+        self.lin = np.ascontiguousarray(self.bind[:3, :3])
+        self.lin_inv_t = np.ascontiguousarray(self.bind_inv[:3, :3].T)
+        self.mirrored = bool(np.linalg.det(self.lin) < 0.0)
         self._read_shape_keys(ob)
-        self.triangles = _triangles(mesh)
-        if len(self.triangles) == 0:
+        tris = _triangles(mesh)
+        if len(tris) == 0:
             raise BindError(f"'{ob.name}' has no faces; Overtone needs a surface")
-        arm = mod.object.data
+        if self.mirrored:
+            tris = tris[:, [0, 2, 1]]
+        self.triangles = tris.astype(np.int64) + offset
+
+    def _read_shape_keys(self, ob):
+        """The mesh's own shape keys become blendshape columns of the rig (offsets
+        ``co - relative_key.co`` in object space, scaled by the key's vertex group if it has one);
+        muted keys, keys that move nothing and Overtone's own key are left out. The rest shape is
+        the reference key."""
+        self.shape_key_names = []
+        self.deltas_local = []
+        keys = ob.data.shape_keys
+        if keys is None:
+            return
+        if not keys.use_relative:
+            raise BindError(f"'{ob.name}' uses absolute shape keys (Evaluation Time); Overtone supports "
+                            "relative shape keys only")
+        n = self.n
+
+        def co(kb):
+            buf = np.empty(3 * n, dtype=np.float64)
+            kb.data.foreach_get("co", buf)
+            return buf.reshape(n, 3)
+
+        ref = keys.reference_key
+        self.rest_local = co(ref)
+        for kb in keys.key_blocks:
+            if kb == ref or kb.name == SHAPE_KEY or kb.mute:
+                continue
+            if kb.relative_key is not None and kb.relative_key.name == SHAPE_KEY:
+                raise BindError(f"shape key '{kb.name}' of '{ob.name}' is relative to Overtone's own key; "
+                                "make it relative to the Basis")
+            delta = co(kb) - co(kb.relative_key if kb.relative_key is not None else ref)
+            if kb.vertex_group:
+                delta *= vertex_group_weights(ob, kb.vertex_group, "shape key's vertex group")[0][:, None]
+            if not np.any(delta):
+                continue
+            self.shape_key_names.append(kb.name)
+            self.deltas_local.append(delta)
+
+
+def _deform_weights(ob, mesh, deform):
+    """``{bone name: (vertex indices, weights)}`` of the vertex groups named after deform bones
+    (positive weights only); one pass over the vertices."""
+    group_col = {}
+    for name in deform:
+        vg = ob.vertex_groups.get(name)
+        if vg is not None:
+            group_col[vg.index] = name
+    raw = {}
+    for v in mesh.vertices:
+        for g in v.groups:
+            name = group_col.get(g.group)
+            if name is not None and g.weight > 0.0:
+                raw.setdefault(name, []).append((v.index, g.weight))
+    return raw
+
+
+class RigBinding:
+    """The bind data of a body (one or more skinned meshes on one armature) and a reader of its
+    pose, in world space at bind (see the module's doc).
+
+    Attributes: ``parts`` (one per object, in body order), ``rest`` (N x 3, bind world),
+    ``triangles`` (t x 3), ``weights`` (N x columns, rows sum to 1), ``bone_names`` (the deform
+    bones with weight; ``None`` marks the static column), ``morph_deltas`` (targets x N x 3,
+    bind world, or None), ``shape_key_names`` ((object, key) pairs), ``armature`` (object name),
+    ``vertex_count`` (N).
+    """
+
+    def __init__(self, objects, bind_matrices):
+        if not objects:
+            raise BindError("select a mesh object")
+        for ob in objects:
+            if ob is None or ob.type != 'MESH':
+                raise BindError("select a mesh object")
+        mods = []
+        for ob in objects:
+            index, mod = armature_modifier(ob)
+            _check_modifier(ob, index, mod)
+            mods.append((index, mod))
+        arm_ob = mods[0][1].object
+        for ob, (_, mod) in zip(objects, mods):
+            if mod.object != arm_ob:
+                raise BindError(f"'{ob.name}' is deformed by the armature '{mod.object.name}', not "
+                                f"'{arm_ob.name}'; meshes bound as one body share one armature")
+        self.armature = arm_ob.name
+        self.object_name = objects[0].name
+        self.parts = []
+        offset = 0
+        for ob, (index, mod), bm in zip(objects, mods, bind_matrices):
+            p = _Part(ob, index, mod, offset, bm)
+            self.parts.append(p)
+            offset += p.n
+        n = offset
+        self.vertex_count = n
+        self.rest = np.concatenate([p.rest_local @ p.lin.T + p.bind[:3, 3] for p in self.parts])
+        self.triangles = np.concatenate([p.triangles for p in self.parts])
+        arm = arm_ob.data
         deform = [b.name for b in arm.bones if b.use_deform]
-        group_col = {}
-        for name in deform:
-            vg = ob.vertex_groups.get(name)
-            if vg is not None:
-                group_col[vg.index] = name
-        raw = {}
-        for v in mesh.vertices:
-            for g in v.groups:
-                name = group_col.get(g.group)
-                if name is not None and g.weight > 0.0:
-                    raw.setdefault(name, []).append((v.index, g.weight))
-        names = [b for b in deform if b in raw]
+        raws = [_deform_weights(ob, ob.data, deform) for ob in objects]
+        names = [b for b in deform if any(b in r for r in raws)]
+        if not names:
+            raise BindError(f"no vertex of '{objects[0].name}' is weighted to a deform bone of "
+                            f"'{self.armature}'; paint weights or parent with automatic weights")
         w = np.zeros((n, len(names) + 1), dtype=np.float64)
-        for j, name in enumerate(names):
-            idx, val = zip(*raw[name])
-            w[list(idx), j] = val
+        for p, raw in zip(self.parts, raws):
+            for j, name in enumerate(names):
+                if name in raw:
+                    idx, val = zip(*raw[name])
+                    w[p.offset + np.array(idx), j] = val
         total = w.sum(axis=1)
         # The modifier leaves a vertex in place when its deform weights sum to at most 1e-4.
         static = total <= 1e-4
@@ -152,15 +280,25 @@ class RigBinding:
         else:
             self.bone_names = names
             w = w[:, :-1]
-        if not names:
-            raise BindError(f"no vertex of '{ob.name}' is weighted to a deform bone of '{self.armature}'; "
-                            "paint weights or parent with automatic weights")
         self.weights = np.ascontiguousarray(w)
-        self._weights_t = np.ascontiguousarray(w.T)
-        self._offsets = np.zeros((n, 3), dtype=np.float64)
-        self.vertex_count = n
         self.static_vertices = int(static.sum())
-        pose_names = [pb.name for pb in mod.object.pose.bones]
+        self._weights_t = np.ascontiguousarray(w.T)
+        # Shape keys of every part, as bind-world offsets over the whole body.
+        self.shape_key_names = [(p.name, k_) for p in self.parts for k_ in p.shape_key_names]
+        if self.shape_key_names:
+            deltas = np.zeros((len(self.shape_key_names), n, 3), dtype=np.float64)
+            t = 0
+            for p in self.parts:
+                for d in p.deltas_local:
+                    deltas[t, p.slice] = d @ p.lin.T
+                    t += 1
+            self.morph_deltas = deltas
+            self._key_values = np.empty(len(self.shape_key_names), dtype=np.float64)
+        else:
+            self.morph_deltas = None
+        lo, hi = self.rest.min(axis=0), self.rest.max(axis=0)
+        self.diagonal = float(np.linalg.norm(hi - lo))
+        pose_names = [pb.name for pb in arm_ob.pose.bones]
         self._pose_index = np.array([pose_names.index(b) for b in names], dtype=np.int64)
         rl = np.empty(16 * len(arm.bones), dtype=np.float64)
         arm.bones.foreach_get("matrix_local", rl)
@@ -171,111 +309,141 @@ class RigBinding:
         self._pose_buf = np.empty(16 * len(pose_names), dtype=np.float64)
         self._out = np.empty((len(self.bone_names), 12), dtype=np.float64)
         self._world = np.empty((len(self.bone_names), 4, 4), dtype=np.float64)
+        self._a = np.empty((9, n), dtype=np.float64)
+        self._adj = np.empty((9, n), dtype=np.float64)
+        self._tmp = np.empty(n, dtype=np.float64)
+        self._det = np.empty(n, dtype=np.float64)
+        self._inv = np.empty(n, dtype=np.float64)
+        self._ok = np.empty(n, dtype=bool)
+        self._d = np.empty((n, 3), dtype=np.float64)
+        self._offsets = np.zeros((n, 3), dtype=np.float64)
 
-    def _read_shape_keys(self, ob):
-        """The mesh's own shape keys become blendshape columns of the rig (``targets x n x 3``
-        offsets ``co - relative_key.co``, scaled by the key's vertex group if it has one); muted
-        keys, keys that move nothing and Overtone's own key are left out. The rest shape is the
-        reference key."""
-        self.shape_key_names = []
-        self.morph_deltas = None
-        keys = ob.data.shape_keys
-        if keys is None:
-            return
-        if not keys.use_relative:
-            raise BindError(f"'{ob.name}' uses absolute shape keys (Evaluation Time); Overtone supports "
-                            "relative shape keys only")
-        n = len(ob.data.vertices)
+    @property
+    def modifier_index(self):
+        return self.parts[0].modifier_index
 
-        def co(kb):
-            buf = np.empty(3 * n, dtype=np.float64)
-            kb.data.foreach_get("co", buf)
-            return buf.reshape(n, 3)
+    def part_of(self, ob):
+        for p in self.parts:
+            if p.uid == ob.session_uid:
+                return p
+        raise BindError(f"'{ob.name}' is not part of this Overtone body; press Overtone ▸ Rebind")
 
-        ref = keys.reference_key
-        self.rest = co(ref)
-        deltas = []
-        for kb in keys.key_blocks:
-            if kb == ref or kb.name == SHAPE_KEY or kb.mute:
-                continue
-            if kb.relative_key is not None and kb.relative_key.name == SHAPE_KEY:
-                raise BindError(f"shape key '{kb.name}' is relative to Overtone's own key; make it relative "
-                                "to the Basis")
-            delta = co(kb) - co(kb.relative_key if kb.relative_key is not None else ref)
-            if kb.vertex_group:
-                delta *= vertex_group_weights(ob, kb.vertex_group)[:, None]
-            if not np.any(delta):
-                continue
-            self.shape_key_names.append(kb.name)
-            deltas.append(delta)
-        if deltas:
-            self.morph_deltas = np.ascontiguousarray(np.array(deltas))
-            self._key_values = np.empty(len(deltas), dtype=np.float64)
-
-    def shape_key_values(self, ob, depsgraph):
+    def shape_key_values(self, objects, depsgraph):
         """The evaluated values of the target shape keys at this frame (``targets``), or None."""
         if self.morph_deltas is None:
             return None
-        keys = ob.data.shape_keys
-        blocks = keys.evaluated_get(depsgraph).key_blocks if keys is not None else {}
-        for i, name in enumerate(self.shape_key_names):
-            kb = blocks.get(name)
-            if kb is None:
-                raise BindError(f"shape key '{name}' of '{ob.name}' is gone since Overtone was added; press "
-                                "Overtone ▸ Rebind")
-            self._key_values[i] = kb.value
+        i = 0
+        for ob, p in zip(objects, self.parts):
+            if not p.shape_key_names:
+                continue
+            keys = ob.data.shape_keys
+            blocks = keys.evaluated_get(depsgraph).key_blocks if keys is not None else {}
+            for name in p.shape_key_names:
+                kb = blocks.get(name)
+                if kb is None:
+                    raise BindError(f"shape key '{name}' of '{ob.name}' is gone since Overtone was added; "
+                                    "press Overtone ▸ Rebind")
+                self._key_values[i] = kb.value
+                i += 1
         return self._key_values
 
-    def check_object(self, ob):
-        """Raises BindError if the mesh no longer matches what was bound."""
-        n = len(ob.data.vertices)
-        if n != self.vertex_count:
-            raise BindError(f"'{ob.name}' has {n} vertices but had {self.vertex_count} when Overtone was "
-                            "added; press Overtone ▸ Rebind (the precompute depends on the mesh)")
-
-    def skin_transforms(self, ob, depsgraph):
-        """Per bone, the 3 x 4 world skin transform ``W_b`` at the evaluated frame
-        (``bones x 12``, row-major; a view reused by the next call)."""
-        index, mod = armature_modifier(ob)
-        arm_ob = mod.object
-        if index != self.modifier_index or arm_ob.name != self.armature:
-            raise BindError(f"the Armature modifier of '{ob.name}' changed since Overtone was added; "
+    def check_objects(self, objects):
+        """Raises BindError if the meshes no longer match what was bound."""
+        if len(objects) != len(self.parts):
+            raise BindError(f"the Overtone body of '{self.object_name}' changed (objects added or removed); "
                             "press Overtone ▸ Rebind")
+        for ob, p in zip(objects, self.parts):
+            n = len(ob.data.vertices)
+            if n != p.n:
+                raise BindError(f"'{ob.name}' has {n} vertices but had {p.n} when Overtone was "
+                                "added; press Overtone ▸ Rebind (the precompute depends on the mesh)")
+
+    def skin_transforms(self, objects, depsgraph):
+        """Per bone, the 3 x 4 skin transform ``T_b = W_b · Mo_bind⁻¹`` from the bind world to the
+        posed world at the evaluated frame (``bones x 12``, row-major; a view reused by the next
+        call). Refuses a frame where the body's objects have not moved together since bind."""
+        arm_ob = None
+        motions = []
+        for ob, p in zip(objects, self.parts):
+            index, mod = armature_modifier(ob)
+            if index != p.modifier_index or mod.object.name != self.armature:
+                raise BindError(f"the Armature modifier of '{ob.name}' changed since Overtone was added; "
+                                "press Overtone ▸ Rebind")
+            arm_ob = mod.object
+            mo = _matrix(ob.evaluated_get(depsgraph).matrix_world)
+            motions.append(mo @ p.bind_inv)
+        e = motions[0]
+        for ob, m in zip(objects[1:], motions[1:]):
+            if not _same_motion(e, m, self.diagonal):
+                raise BindError(f"'{ob.name}' has moved relative to '{objects[0].name}' since Overtone was "
+                                "added; meshes bound as one body must move together (parent them to the "
+                                "armature), or add Overtone to them separately")
         arm_eval = arm_ob.evaluated_get(depsgraph)
-        ob_eval = ob.evaluated_get(depsgraph)
         arm_eval.pose.bones.foreach_get("matrix", self._pose_buf)
         pose = self._pose_buf.reshape(-1, 4, 4).transpose(0, 2, 1)[self._pose_index]
-        ma = np.array(arm_eval.matrix_world, dtype=np.float64)
-        mo = np.array(ob_eval.matrix_world, dtype=np.float64)
-        tail = affine_inverse(ma) @ mo
+        ma = _matrix(arm_eval.matrix_world)
+        tail = affine_inverse(ma) @ e
         m = len(self._pose_index)
         self._world[:m] = ma @ pose @ self._rest_inv @ tail
         if m < len(self.bone_names):
-            self._world[m] = mo
+            self._world[m] = e
         self._out[:] = self._world[:, :3, :].reshape(-1, 12)
         return self._out
 
     def rest_offsets(self, transforms, u):
-        """Pulls a world displacement back to rest space: ``d_v = A_v⁻¹ u_v`` with
-        ``A_v = Σ_b w_vb W_b[:3, :3]``, so that skinning ``X + d`` gives ``skin(X) + u`` exactly
-        (LBS is affine per vertex). ``transforms`` is ``bones x 12``, ``u`` is ``n x 3``.
+        """Pulls a world displacement back to each object's rest space: ``d_v = A_v⁻¹ u_v`` with
+        ``A_v = Σ_b w_vb T_b[:3, :3] · L`` (``L`` the linear part of the vertex's ``Mo_bind``),
+        so that the Armature modifier skinning ``X + d`` gives ``skin(X) + u`` exactly (LBS is
+        affine per vertex). ``transforms`` is ``bones x 12``, ``u`` is ``N x 3``; returns the
+        ``N x 3`` object-space offsets (a buffer reused by the next call).
 
-        Blends all vertices at once (``(9 x bones) · (bones x n)``) and inverts by cofactors (adjugate over
-        determinant); a vertex whose blended matrix is singular (a bone scaled to zero) gets
+        The blend is one product ``(9 x bones) · (bones x N)`` by ``einsum`` (numpy's own loop:
+        inside Blender's frame handler a multi-threaded BLAS call competes with Blender's worker
+        threads and was measured 4x slower; gathering each vertex's nonzero weights was slower
+        still), the inverse is by cofactors (adjugate over determinant) in preallocated rows; a vertex whose blended matrix is singular (a bone
+        scaled to zero: ``|det| ≤ 1e-12 s³``, ``s`` the largest entry of any bone's matrix) gets
         ``d = 0`` rather than an infinity."""
         lin = transforms.reshape(-1, 3, 4)[:, :, :3].reshape(-1, 9)
-        a = lin.T @ self._weights_t
+        a = self._a
+        np.einsum("kb,bn->kn", lin.T, self._weights_t, out=a)
         a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
-        c0 = a4 * a8 - a5 * a7
-        c1 = a5 * a6 - a3 * a8
-        c2 = a3 * a7 - a4 * a6
-        det = a0 * c0 + a1 * c1 + a2 * c2
-        scale = np.abs(a).max(axis=0) ** 3
-        ok = np.abs(det) > 1e-12 * np.maximum(scale, 1e-300)
-        inv_det = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+        adj, t = self._adj, self._tmp
+        for row, (p, q, r, s_) in zip(adj, _COFACTORS):
+            np.multiply(a[p], a[q], out=row)
+            np.multiply(a[r], a[s_], out=t)
+            row -= t
+        det = self._det
+        np.multiply(a0, adj[0], out=det)
+        np.multiply(a1, adj[3], out=t)
+        det += t
+        np.multiply(a2, adj[6], out=t)
+        det += t
+        s = np.abs(lin).max()
+        ok = self._ok
+        np.greater(np.abs(det, out=t), 1e-12 * s ** 3, out=ok)
+        inv = self._inv
+        inv.fill(0.0)
+        np.divide(1.0, det, out=inv, where=ok)
         x, y, z = u[:, 0], u[:, 1], u[:, 2]
+        d = self._d
+        for i in range(3):
+            col = d[:, i]
+            np.multiply(adj[3 * i], x, out=t)
+            col[:] = t
+            np.multiply(adj[3 * i + 1], y, out=t)
+            col += t
+            np.multiply(adj[3 * i + 2], z, out=t)
+            col += t
+            col *= inv
         out = self._offsets
-        out[:, 0] = (c0 * x + (a2 * a7 - a1 * a8) * y + (a1 * a5 - a2 * a4) * z) * inv_det
-        out[:, 1] = (c1 * x + (a0 * a8 - a2 * a6) * y + (a2 * a3 - a0 * a5) * z) * inv_det
-        out[:, 2] = (c2 * x + (a1 * a6 - a0 * a7) * y + (a0 * a4 - a1 * a3) * z) * inv_det
+        for p in self.parts:
+            np.matmul(d[p.slice], p.lin_inv_t, out=out[p.slice])
         return out
+
+
+# The adjugate of a 3 x 3 matrix a (row-major a0..a8), row-major: entry = a[p]·a[q] − a[r]·a[s].
+_COFACTORS = (
+    (4, 8, 5, 7), (2, 7, 1, 8), (1, 5, 2, 4),
+    (5, 6, 3, 8), (0, 8, 2, 6), (2, 3, 0, 5),
+    (3, 7, 4, 6), (1, 6, 0, 7), (0, 4, 1, 3),
+)

@@ -5,7 +5,12 @@ in the sidecar on disk, so a session is rebuilt cheaply after a file is reopened
 changes.
 """
 
+import ctypes
+import glob
+import hashlib
 import os
+import re
+import time
 
 import bpy
 import numpy as np
@@ -49,6 +54,49 @@ def check_sidecar_path(path):
         raise SettingsError(f"cannot create the sidecar folder {folder}: {e}") from e
 
 
+# How many precomputes of one body are kept beside its sidecar path (newest used first).
+KEEP_SIDECARS = 4
+
+
+def keyed_sidecar(base, settings, arrays):
+    """The sidecar file for these inputs: ``<base without .ovt>.<16 hex digits>.ovt``, the digits a
+    blake2b hash of the settings and every array the precompute depends on. Keeping one file per
+    input set makes switching a setting back a cache hit (the library still checks its own key
+    inside the file and rebuilds a stale one)."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update(ctypes.string_at(ctypes.addressof(settings), ctypes.sizeof(settings)))
+    for a in arrays:
+        if a is None:
+            h.update(b"none")
+            continue
+        a = np.ascontiguousarray(a)
+        h.update(str((a.dtype.str, a.shape)).encode())
+        h.update(a.tobytes())
+    root = base[:-4] if base.endswith(".ovt") else base
+    return f"{root}.{h.hexdigest()}.ovt"
+
+
+def prune_sidecars(path, keep=KEEP_SIDECARS):
+    """Marks ``path`` as just used and deletes all but the ``keep`` most recently used sidecars of
+    the same base name; returns the deleted paths."""
+    m = re.fullmatch(r"(.*)\.[0-9a-f]{16}\.ovt", path)
+    if m is None:
+        return []
+    if os.path.exists(path):
+        os.utime(path)
+    siblings = [p for p in glob.glob(glob.escape(m.group(1)) + ".*.ovt")
+                if re.fullmatch(re.escape(m.group(1)) + r"\.[0-9a-f]{16}\.ovt", p)]
+    siblings.sort(key=lambda p: os.path.getmtime(p), reverse=True)
+    removed = []
+    for p in siblings[keep:]:
+        try:
+            os.unlink(p)
+            removed.append(p)
+        except OSError:
+            pass
+    return removed
+
+
 def native_settings(props, scene):
     s = native.default_settings()
     s.youngs_modulus = props.youngs_modulus
@@ -62,83 +110,290 @@ def native_settings(props, scene):
     return s
 
 
-class Session:
-    """A bound object and its deformer, at frame ``last_frame`` (``None``: not started)."""
+def body_key(ob):
+    """The body an object belongs to (its ``overtone.body`` id, or its own name before one is set)."""
+    return ob.overtone.body or f"object:{ob.name}"
 
-    def __init__(self, ob, scene, depsgraph):
-        props = ob.overtone
-        self.binding = RigBinding(ob)
-        if props.bound_vertex_count and props.bound_vertex_count != self.binding.vertex_count:
-            raise BindError(f"'{ob.name}' has {self.binding.vertex_count} vertices but had "
-                            f"{props.bound_vertex_count} when Overtone was added; press Overtone ▸ Rebind")
-        leak = vertex_group_weights(ob, props.leak_group) if props.leak_group else None
+
+def members(scene, ob):
+    """The enabled objects of ``ob``'s body in body order (``ob`` alone if it has no body id)."""
+    key = ob.overtone.body
+    if not key:
+        return [ob]
+    found = [o for o in scene.objects if o.type == 'MESH' and o.overtone.body == key and
+             (o.overtone.enabled or o == ob)]
+    found.sort(key=lambda o: (o.overtone.body_index, o.name))
+    return found
+
+
+def bind_matrix(ob, depsgraph):
+    """The object's stored bind matrix ``Mo_bind`` (4 x 4), or its evaluated world matrix now if
+    none is stored yet."""
+    m = np.array(ob.overtone.bind_matrix, dtype=np.float64).reshape(4, 4)
+    if ob.overtone.has_bind_matrix:
+        return m
+    return np.array(ob.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
+
+
+def body_leak(binding, objects):
+    """The body's painted leak field: per vertex the leak group's weight where the vertex is in
+    its object's leak group, and ``-1`` (unpainted: the library's default field there)
+    elsewhere; ``None`` when no object has a leak group."""
+    if not any(ob.overtone.leak_group for ob in objects):
+        return None
+    leak = np.full(binding.vertex_count, -1.0)
+    for ob, p in zip(objects, binding.parts):
+        if ob.overtone.leak_group:
+            values, member = vertex_group_weights(ob, ob.overtone.leak_group)
+            leak[p.slice][member] = values[member]
+    return leak
+
+
+class Bind:
+    """Everything read from Blender for a precompute (on the UI thread, no native work): the
+    binding, settings, leak field, sidecar path and first pose of a body. :meth:`start` runs the
+    precompute on the library's worker thread, :meth:`run` runs it here."""
+
+    def __init__(self, objects, scene, depsgraph):
+        props = objects[0].overtone
+        self.key = body_key(objects[0])
+        self.binding = b = RigBinding(objects, [bind_matrix(ob, depsgraph) for ob in objects])
+        for ob, p in zip(objects, b.parts):
+            bound = ob.overtone.bound_vertex_count
+            if bound and bound != p.n:
+                raise BindError(f"'{ob.name}' has {p.n} vertices but had {bound} when Overtone was "
+                                "added; press Overtone ▸ Rebind")
+        self.leak = body_leak(b, objects)
+        self.settings = native_settings(props, scene)
         sidecar = resolve_path(props.sidecar, "sidecar", allow_temp=True) if props.sidecar else ""
         if sidecar:
             check_sidecar_path(sidecar)
-            from . import paths
-            paths.check_output(sidecar, "sidecar", ob, paths.SIDECAR)
-        pose = self.binding.skin_transforms(ob, depsgraph)
-        b = self.binding
-        self.deformer = native.Deformer(native_settings(props, scene), b.rest, b.triangles, b.weights,
-                                        leak, pose, sidecar, b.morph_deltas, b.shape_key_values(ob, depsgraph))
+            sidecar = keyed_sidecar(sidecar, self.settings, (b.rest, b.triangles, b.weights, self.leak,
+                                                             b.morph_deltas))
+            if len(objects) == 1:
+                # The data-safety checks (the .blend, libraries, datablock files, other objects'
+                # caches); the members of one body share their sidecar, so a body of several
+                # meshes is checked by check_sidecar_path only.
+                from . import paths
+                paths.check_output(sidecar, "sidecar", objects[0], paths.SIDECAR)
         self.sidecar = sidecar
+        self.pose = b.skin_transforms(objects, depsgraph).copy()
+        keys = b.shape_key_values(objects, depsgraph)
+        self.keys = None if keys is None else keys.copy()
+        self.uids = [ob.session_uid for ob in objects]
         self.fps = scene.render.fps / scene.render.fps_base
+        self.job = None
+
+    def _args(self):
+        b = self.binding
+        return (self.settings, b.rest, b.triangles, b.weights, self.leak, self.pose, self.sidecar,
+                b.morph_deltas, self.keys)
+
+    def start(self):
+        """Starts the precompute on the worker thread (returns at once)."""
+        self.job = native.BindJob(*self._args())
+        return self
+
+    def poll(self):
+        """``(state, fraction, stage)`` of the running precompute."""
+        return self.job.poll()
+
+    def cancel(self):
+        if self.job is not None:
+            self.job.cancel()
+
+    def free(self):
+        if self.job is not None:
+            self.job.free()
+            self.job = None
+
+    def finish(self):
+        """The session of a finished job (NativeError if it failed or was cancelled)."""
+        try:
+            deformer = self.job.take()
+        finally:
+            self.free()
+        return Session(self, deformer)
+
+    def run(self):
+        """The session, precomputed on this thread (blocking)."""
+        return Session(self, native.Deformer(*self._args()))
+
+    def wait(self, poll_seconds=0.005):
+        """Starts the precompute on the worker thread if the library can, waits for it, returns the
+        session; otherwise :meth:`run`."""
+        if not native.has_async_bind():
+            return self.run()
+        self.start()
+        try:
+            while self.poll()[0] == native.BIND_RUNNING:
+                time.sleep(poll_seconds)
+        except BaseException:
+            self.free()
+            raise
+        return self.finish()
+
+
+class Session:
+    """A bound body (one or more objects) and its deformer, at frame ``last_frame`` (``None``:
+    not started)."""
+
+    def __init__(self, bind, deformer):
+        if bind.sidecar:
+            prune_sidecars(bind.sidecar)
+        b = bind.binding
+        self.key = bind.key
+        self.binding = b
+        self.deformer = deformer
+        self.uids = bind.uids
+        self.sidecar = bind.sidecar
+        self.fps = bind.fps
         self.last_frame = None
         self.u = np.zeros_like(b.rest)
         self.offsets = np.zeros_like(b.rest)
-        self.reference = None
+        self.references = {}
+        self._buffers = {}
         self.max_residual = 0.0
 
-    def reset(self, ob, depsgraph, frame):
+    def matches(self, objects):
+        return [ob.session_uid for ob in objects] == self.uids
+
+    def reset(self, objects, depsgraph, frame):
         """Back to rest at ``frame`` (no secondary motion)."""
-        self.binding.check_object(ob)
-        self.deformer.reset(self.binding.skin_transforms(ob, depsgraph), self.binding.shape_key_values(ob, depsgraph))
+        b = self.binding
+        b.check_objects(objects)
+        self.deformer.reset(b.skin_transforms(objects, depsgraph), b.shape_key_values(objects, depsgraph))
         self.u[:] = 0.0
         self.offsets[:] = 0.0
         self.last_frame = frame
         self.max_residual = 0.0
 
-    def step(self, ob, depsgraph, frame):
+    def step(self, objects, depsgraph, frame):
         """One frame forward to ``frame``: the world displacement ``u`` and its rest-space offsets."""
-        self.binding.check_object(ob)
-        pose = self.binding.skin_transforms(ob, depsgraph)
-        self.u[:] = self.deformer.step(pose, self.binding.shape_key_values(ob, depsgraph))
-        self.offsets[:] = self.binding.rest_offsets(pose, self.u)
+        b = self.binding
+        b.check_objects(objects)
+        pose = b.skin_transforms(objects, depsgraph)
+        self.u[:] = self.deformer.step(pose, b.shape_key_values(objects, depsgraph))
+        self.offsets[:] = b.rest_offsets(pose, self.u)
         self.last_frame = frame
         self.max_residual = max(self.max_residual, self.deformer.residual())
 
-    def write_shape_key(self, ob):
-        if self.reference is None:
-            self.reference = shape_key.reference_positions(ob)
-        shape_key.write(ob, self.reference, self.offsets)
+    def write_shape_keys(self, objects):
+        for ob in objects:
+            p = self.binding.part_of(ob)
+            ref = self.references.get(p.uid)
+            if ref is None:
+                ref = self.references[p.uid] = shape_key.reference_positions(ob)
+            buf = self._buffers.get(p.uid)
+            if buf is None:
+                buf = self._buffers[p.uid] = np.empty((p.n, 3), dtype=np.float32)
+            shape_key.write(ob, ref, self.offsets[p.slice], buf)
 
     def free(self):
         self.deformer.free()
 
 
 def get(ob):
-    return _sessions.get(ob.session_uid)
+    return _sessions.get(body_key(ob))
 
 
-def create(ob, scene, depsgraph):
-    """A new session for ``ob`` (replacing any old one)."""
-    drop(ob)
-    s = Session(ob, scene, depsgraph)
-    _sessions[ob.session_uid] = s
+def create(objects, scene, depsgraph):
+    """A new session for the body of ``objects`` (replacing any old one), precomputed before it
+    returns (on the worker thread when the library can, waiting for it)."""
+    drop(objects[0])
+    s = Bind(objects, scene, depsgraph).wait()
+    _sessions[s.key] = s
     return s
 
 
-def get_or_create(ob, scene, depsgraph):
-    return get(ob) or create(ob, scene, depsgraph)
+def install(s):
+    """Makes ``s`` the session of its body (replacing any old one)."""
+    drop_key(s.key)
+    _sessions[s.key] = s
+    return s
+
+
+# Precomputes started by the frame handler (UI sessions): body key -> Bind.
+_pending = {}
+
+
+def pending(ob):
+    return _pending.get(body_key(ob))
+
+
+def start_pending(objects, scene, depsgraph):
+    """Starts the precompute of a body on the worker thread and keeps it in ``_pending``."""
+    drop_pending(objects[0])
+    bind = Bind(objects, scene, depsgraph).start()
+    _pending[bind.key] = bind
+    return bind
+
+
+def drop_pending(ob):
+    """Frees the precompute the frame handler started for ``ob``'s body (one an operator runs is
+    left to the operator)."""
+    bind = _pending.get(body_key(ob))
+    if bind is not None and getattr(bind, "owner", None) != "operator":
+        del _pending[bind.key]
+        bind.free()
+
+
+def any_pending():
+    return any(getattr(b, "owner", None) != "operator" for b in _pending.values())
+
+
+def hold_pending(bind):
+    """Registers a precompute run by an operator (which polls and finishes it itself): the frame
+    handler sees the body as binding and plays the plain rig."""
+    bind.owner = "operator"
+    _pending[bind.key] = bind
+
+
+def release_pending(bind):
+    if _pending.get(bind.key) is bind:
+        del _pending[bind.key]
+
+
+def finish_pending():
+    """Polls every pending precompute: installs the finished ones as sessions; returns
+    ``(finished keys, {key: error message})`` and leaves the running ones."""
+    done, failed = [], {}
+    for key, bind in list(_pending.items()):
+        if getattr(bind, "owner", None) == "operator":
+            continue
+        state = bind.poll()[0]
+        if state == native.BIND_RUNNING:
+            continue
+        del _pending[key]
+        try:
+            install(bind.finish())
+            done.append(key)
+        except native.NativeError as e:
+            failed[key] = str(e)
+    return done, failed
 
 
 def drop(ob):
-    s = _sessions.pop(ob.session_uid, None)
+    """Frees the session of ``ob``'s body and any precompute running for it."""
+    drop_pending(ob)
+    s = _sessions.pop(body_key(ob), None)
     if s is not None:
         s.free()
 
 
 def drop_all():
+    for bind in _pending.values():
+        bind.free()
+    _pending.clear()
     for s in _sessions.values():
         s.free()
     _sessions.clear()
+
+
+def drop_key(key):
+    bind = _pending.pop(key, None)
+    if bind is not None:
+        bind.free()
+    s = _sessions.pop(key, None)
+    if s is not None:
+        s.free()

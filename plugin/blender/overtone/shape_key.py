@@ -38,14 +38,20 @@ def reference_positions(ob):
     return out.reshape(n, 3)
 
 
-def write(ob, reference, offsets):
-    """Sets the Overtone key to ``reference + offsets`` (both ``n x 3``) and tags the mesh."""
+def write(ob, reference, offsets, buf=None):
+    """Sets the Overtone key to ``reference + offsets`` (both ``n x 3``) and tags the mesh.
+    ``buf`` (``n x 3`` float32, optional) is reused for the sum, so the per-frame write allocates
+    nothing."""
     kb = get(ob)
     if kb is None:
         return
-    co = (reference + offsets).astype(np.float32, copy=False)
-    kb.data.foreach_set("co", co.ravel())
-    ob.data.update()
+    if buf is None:
+        buf = np.empty(reference.shape, dtype=np.float32)
+    np.add(reference, offsets, out=buf, casting="same_kind")
+    kb.data.foreach_set("co", buf.reshape(-1))
+    # Tag the shape-key datablock only: the mesh is re-evaluated from it without dropping the
+    # mesh's own caches (``Mesh.update()`` did, measured about 1.5 ms per frame on 16k vertices).
+    ob.data.shape_keys.update_tag()
 
 
 def remove(ob, created_basis):

@@ -107,6 +107,46 @@ pub fn validate_momentum_weights(d: &[f64], n_vertices: usize) -> Result<()> {
     Ok(())
 }
 
+/// The value of a painted leak field that marks an unpainted vertex (see [`validate_painted_leak`]).
+pub const UNPAINTED: f64 = -1.0;
+
+/// Validates a painted leak field on a host's surface: one finite value per vertex, each either
+/// `≥ 0` (painted: the momentum weight `d` there) or exactly [`UNPAINTED`] (`-1`: the default
+/// field there). Returns whether any vertex is unpainted.
+pub fn validate_painted_leak(d: &[f64], n_vertices: usize) -> Result<bool> {
+    if d.len() != n_vertices {
+        return Err(OvertoneError::size(
+            "leak field D",
+            format!("{n_vertices} values (one per vertex)"),
+            d.len(),
+        ));
+    }
+    check_finite("leak field D", d, 1)?;
+    if let Some(v) = d.iter().position(|&x| x < 0.0 && x != UNPAINTED) {
+        return Err(OvertoneError::setting(
+            "D",
+            format!("{} at vertex {v}", d[v]),
+            "painted momentum weights must be >= 0 (0: follows the rig, 1: resists it), or -1 for an \
+             unpainted vertex (the default field there)",
+        ));
+    }
+    Ok(d.contains(&UNPAINTED))
+}
+
+/// Blends a painted field into the default one on the lattice: `d = (1 − m) d_default + m p`,
+/// where `m` (the painted mask) and `m p` (the painted values) are each extended from the
+/// surface to the lattice, so painted regions take the painted values, unpainted ones keep
+/// `d_default`, with a smooth transition between. `mask` and `masked_values` are per lattice
+/// vertex, `mask` in `[0, 1]`.
+pub fn blend_painted(default: &[f64], mask: &[f64], masked_values: &[f64]) -> Vec<f64> {
+    default
+        .iter()
+        .zip(mask)
+        .zip(masked_values)
+        .map(|((&d, &m), &mp)| ((1.0 - m) * d + mp).max(0.0))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +179,24 @@ mod tests {
         let min = phi.iter().cloned().fold(f64::INFINITY, f64::min);
         assert_eq!(min, 0.0);
         assert!(phi.iter().all(|&x| (0.0..=1.0).contains(&x)));
+    }
+
+    #[test]
+    fn painted_leak_accepts_unpainted_marks_and_refuses_other_negatives() {
+        assert!(!validate_painted_leak(&[0.0, 0.5, 1.0], 3).unwrap());
+        assert!(validate_painted_leak(&[0.0, UNPAINTED, 2.0], 3).unwrap());
+        assert!(validate_painted_leak(&[0.0, -0.5, 1.0], 3).is_err());
+        assert!(validate_painted_leak(&[0.0, f64::NAN, 1.0], 3).is_err());
+        assert!(validate_painted_leak(&[0.0, 1.0], 3).is_err());
+    }
+
+    /// Unpainted (mask 0) keeps the default exactly, fully painted (mask 1) takes the painted
+    /// value exactly, half-way blends linearly.
+    #[test]
+    fn blend_keeps_the_default_where_unpainted() {
+        let d = blend_painted(&[0.2, 0.2, 0.2], &[0.0, 1.0, 0.5], &[0.0, 0.9, 0.45]);
+        assert_eq!(d[0], 0.2);
+        assert!((d[1] - 0.9).abs() < 1e-15);
+        assert!((d[2] - 0.55).abs() < 1e-15);
     }
 }

@@ -116,6 +116,51 @@ fn painted_leak_is_validated() {
     );
 }
 
+/// A leak field painted on part of the surface (`-1` elsewhere) keeps the default field far from
+/// the paint and takes the painted value where the paint covers the surface; all `-1` is the
+/// default field itself; other negatives are refused.
+#[test]
+fn partly_painted_leak_adjusts_the_default_only_where_painted() {
+    let settings = CharacterSettings::default();
+    let default = character_from_gltf(&asset("RiggedSimple.glb"), &settings, None).unwrap();
+    let dd = overtone::leak::default_momentum_weights(&default.scene.mesh).unwrap();
+    let unpainted = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&vec![-1.0; 96])).unwrap();
+    let du = unpainted.scene.momentum_weights.unwrap();
+    let same = dd.iter().zip(&du).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(same < 1e-12, "all unpainted differs from the default by {same:e}");
+    // Paint 1 on the surface vertices with y above the middle (the upper half of the tube).
+    let ys: Vec<f64> = default.surface.chunks(3).map(|p| p[1]).collect();
+    let y0 = ys.iter().cloned().fold(f64::INFINITY, f64::min);
+    let y1 = ys.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let at = |t: f64| y0 + t * (y1 - y0);
+    let painted: Vec<f64> = ys.iter().map(|&y| if y > at(0.5) { 1.0 } else { -1.0 }).collect();
+    let ch = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&painted)).unwrap();
+    let d = ch.scene.momentum_weights.unwrap();
+    let mesh = &ch.scene.mesh;
+    let mut far_below = 0.0f64;
+    let mut on_paint = 1.0f64;
+    for v in 0..mesh.n_vertices() {
+        let y = mesh.vertex(v)[1] * ch.scale + ch.centre[1];
+        if y < at(0.25) {
+            far_below = far_below.max((d[v] - dd[v]).abs());
+        }
+        if ch.embedding.surface_lattice_vertices.contains(&v) && y > at(0.75) {
+            on_paint = on_paint.min(d[v]);
+        }
+    }
+    assert!(far_below < 0.05, "far from the paint the field moved by {far_below}");
+    assert!(
+        on_paint > 0.95,
+        "on the painted surface the field is {on_paint}, not about 1"
+    );
+    let mut bad = painted.clone();
+    bad[0] = -0.5;
+    let err = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&bad))
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("-1 for an unpainted vertex"), "{err}");
+}
+
 /// An open surface (a tube without caps) is still embedded and simulated; the character says
 /// the surface is open. A closed one carries no warning.
 #[test]

@@ -162,11 +162,19 @@ impl Character {
     /// * `weights`: `n × bones`, rows summing to one; `frames`: per frame, per bone, the skin
     ///   transform (`3 × 4`, bind space to posed world space), at least one frame.
     ///
+    /// Bind space must have the posed world's metric: the host gives the rest surface in world
+    /// space at bind (`Mo_bind · X` for a mesh whose object matrix is `Mo`) and transforms
+    /// `W_b · Mo_bind⁻¹`, never object-space rest with world-space transforms (an object scale
+    /// of 0.01 would then shrink the body 100× between rest and pose).
+    ///
     /// The surface is normalised (bounding-box centre, longest half-extent 1), embedded in a
     /// lattice, the lattice vertices of cubes touching the surface take the weights of the
     /// nearest surface vertex and the others are filled harmonically (rows stay normalised);
     /// skin transforms are conjugated into the normalised frame; `momentum_weights_surface` (a
     /// painted leak field per surface vertex, if any) is carried to the lattice the same way.
+    /// Its value `-1` ([`crate::leak::UNPAINTED`]) marks an unpainted vertex: the lattice field
+    /// is then the default field blended with the painted values by the extended painted mask
+    /// ([`crate::leak::blend_painted`]), so painting adjusts the default only where painted.
     #[allow(clippy::too_many_arguments)]
     pub fn from_surface(
         name: &str,
@@ -279,9 +287,19 @@ impl Character {
         let momentum_weights = match momentum_weights_surface {
             None => None,
             Some(d) => {
-                crate::leak::validate_momentum_weights(d, ns)?;
-                let known: Vec<f64> = near.iter().map(|&s| d[s]).collect();
-                Some(harmonic_scalar(lat, fixed, &known)?)
+                if crate::leak::validate_painted_leak(d, ns)? {
+                    // Painted where d >= 0, the default field elsewhere.
+                    let painted = |s: usize| d[s] != crate::leak::UNPAINTED;
+                    let mask: Vec<f64> = near.iter().map(|&s| if painted(s) { 1.0 } else { 0.0 }).collect();
+                    let values: Vec<f64> = near.iter().map(|&s| if painted(s) { d[s] } else { 0.0 }).collect();
+                    let mask = harmonic_scalar(lat, fixed, &mask)?;
+                    let values = harmonic_scalar(lat, fixed, &values)?;
+                    let default = crate::leak::default_momentum_weights(lat)?;
+                    Some(crate::leak::blend_painted(&default, &mask, &values))
+                } else {
+                    let known: Vec<f64> = near.iter().map(|&s| d[s]).collect();
+                    Some(harmonic_scalar(lat, fixed, &known)?)
+                }
             }
         };
         let (n_to, n_from) = normalisation_pair(centre, scale);
