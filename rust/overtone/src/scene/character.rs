@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use crate::dynamics::Material;
 use crate::embed::{embed_surface, Embedding, DEFAULT_LATTICE_RESOLUTION};
 use crate::error::{OvertoneError, Result};
@@ -164,6 +166,9 @@ impl Character {
     /// nearest surface vertex and the others are filled harmonically (rows stay normalised);
     /// skin transforms are conjugated into the normalised frame; `momentum_weights_surface` (a
     /// painted leak field per surface vertex, if any) is carried to the lattice the same way.
+    ///
+    /// Run inside [`crate::progress::scoped`] it reports its stages and stops with
+    /// [`OvertoneError::Cancelled`] when the host cancels.
     #[allow(clippy::too_many_arguments)]
     pub fn from_surface(
         name: &str,
@@ -255,6 +260,8 @@ impl Character {
             .enumerate()
             .map(|(k, x)| (x - centre[k % 3]) / scale)
             .collect();
+        crate::progress::check()?;
+        crate::progress::report(0.0, "embedding the surface in the lattice");
         let embedding = embed_surface(&normalised, triangles, settings.lattice_resolution)?;
         let lat = &embedding.lattice;
         let nearest = |p: &[f64]| -> usize {
@@ -267,12 +274,25 @@ impl Character {
                 .expect("non-empty surface")
         };
         let fixed = &embedding.surface_lattice_vertices;
-        let near: Vec<usize> = fixed.iter().map(|&v| nearest(lat.vertex(v))).collect();
+        // Nearest surface vertex of each lattice vertex on the surface cubes, in chunks (a
+        // cancellation is seen between them).
+        let mut near: Vec<usize> = Vec::with_capacity(fixed.len());
+        for chunk in fixed.chunks(512) {
+            crate::progress::check()?;
+            crate::progress::report(
+                0.2 + 0.5 * near.len() as f64 / fixed.len().max(1) as f64,
+                "carrying the weights to the lattice",
+            );
+            near.extend(chunk.par_iter().map(|&v| nearest(lat.vertex(v))).collect::<Vec<_>>());
+        }
         let known: Vec<f64> = near
             .iter()
             .flat_map(|&s| weights[s * m..(s + 1) * m].iter().copied())
             .collect();
+        crate::progress::check()?;
+        crate::progress::report(0.7, "harmonic weights inside the lattice");
         let lattice_weights = extend_weights_inward(lat, fixed, &known, m)?;
+        crate::progress::check()?;
         let momentum_weights = match momentum_weights_surface {
             None => None,
             Some(d) => {
@@ -341,6 +361,7 @@ impl Character {
             gravity: vec![0.0; 3],
         };
         scene.validate()?;
+        crate::progress::report(1.0, "lattice scene ready");
         let (open, nonmanifold) = surface_defects(triangles);
         let mut warnings = Vec::new();
         if open > 0 || nonmanifold > 0 {
