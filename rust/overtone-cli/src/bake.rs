@@ -68,6 +68,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
     let mut warnings: Vec<String> = Vec::new();
     let mut surface_report = serde_json::Value::Null;
+    let mut lattice_report = serde_json::Value::Null;
     let n_blendshapes;
     let (frames, displacements, fps, sim, n_points, name) = if is_gltf {
         if let Some(s) = &o.surface {
@@ -100,15 +101,35 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             eprintln!("warning: {w}");
         }
         warnings.extend(ch.warnings.iter().cloned());
+        let auto = match &ch.resolution_choice {
+            Some(c) => format!(
+                " (chosen: thin parts {:.3} across, {} cells wanted{})",
+                c.thin_diameter * ch.scale,
+                c.wanted,
+                if c.resolution < c.wanted { ", capped by the tet budget" } else { "" }
+            ),
+            None => String::new(),
+        };
         eprintln!(
-            "{}: {} surface vertices embedded in {} lattice vertices / {} tets; {} frames at {} fps",
+            "{}: {} surface vertices ({} pieces) embedded in {} lattice vertices / {} tets at resolution {}{auto}; {} frames at {} fps",
             ch.scene.name,
             ch.original_to_welded.len(),
+            ch.embedding.pieces,
             ch.scene.mesh.n_vertices(),
             ch.scene.mesh.n_elements(),
+            ch.lattice_resolution,
             ch.scene.frames.len(),
             settings.fps
         );
+        lattice_report = json!({
+            "resolution": ch.lattice_resolution,
+            "automatic": ch.resolution_choice.is_some(),
+            "thin_diameter": ch.resolution_choice.as_ref().map(|c| c.thin_diameter * ch.scale),
+            "wanted_resolution": ch.resolution_choice.as_ref().map(|c| c.wanted),
+            "vertices": ch.scene.mesh.n_vertices(),
+            "tets": ch.scene.mesh.n_elements(),
+            "surface_pieces": ch.embedding.pieces,
+        });
         let kind = if o.fast {
             SolverKind::Fast(FastParams::default_for(3))
         } else {
@@ -232,7 +253,9 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "prepare_ms": prepare_ms,
             "warnings": warnings,
             "display_surface": surface_report,
-            "per_frame": sim.steps.iter().zip(&sim.step_ms).map(|(s, ms)| json!({"relative_residual": s.relative_residual, "step_ms": ms})).collect::<Vec<_>>(),
+            "lattice": lattice_report,
+            "diagonal": diagonal(&frames[0], &displacements[0]),
+            "per_frame": sim.steps.iter().zip(&sim.step_ms).zip(surface_motion(&frames, &displacements).iter().skip(1)).map(|((s, ms), (u, rig))| json!({"relative_residual": s.relative_residual, "step_ms": ms, "max_surface_displacement": u, "rig_motion": rig})).collect::<Vec<_>>(),
         });
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
@@ -245,6 +268,38 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
     );
     Ok(())
+}
+
+/// The diagonal of the rig-only surface's bounding box in the first frame (world units).
+fn diagonal(frame: &[f64], disp: &[f64]) -> f64 {
+    let rig: Vec<f64> = frame.iter().zip(disp).map(|(x, u)| x - u).collect();
+    let (lo, hi) = overtone::mesh::bounding_box(&rig);
+    (0..3).map(|i| (hi[i] - lo[i]).powi(2)).sum::<f64>().sqrt()
+}
+
+/// Per frame: the largest complementary displacement of a written point and the largest motion
+/// of the rig-only position since the previous frame (0 for the first), both in world units.
+fn surface_motion(frames: &[Vec<f64>], displacements: &[Vec<f64>]) -> Vec<(f64, f64)> {
+    let norm = |v: &[f64]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    let mut out = Vec::with_capacity(frames.len());
+    for k in 0..frames.len() {
+        let u = displacements[k].chunks_exact(3).map(norm).fold(0.0, f64::max);
+        let rig = if k == 0 {
+            0.0
+        } else {
+            (0..frames[k].len() / 3)
+                .map(|v| {
+                    let d: [f64; 3] = std::array::from_fn(|i| {
+                        (frames[k][3 * v + i] - displacements[k][3 * v + i])
+                            - (frames[k - 1][3 * v + i] - displacements[k - 1][3 * v + i])
+                    });
+                    norm(&d)
+                })
+                .fold(0.0, f64::max)
+        };
+        out.push((u, rig));
+    }
+    out
 }
 
 /// A progress bar on an interactive terminal; nothing when output is redirected.

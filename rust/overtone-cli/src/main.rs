@@ -120,7 +120,8 @@ enum Command {
         /// Leak field D per input vertex: a JSON array or a one-column .dmat.
         #[arg(long)]
         leak: Option<PathBuf>,
-        /// Lattice cells along the character's longest side (default 32).
+        /// Lattice cells along the character's longest side (default: chosen from the geometry so
+        /// thin limbs are three cells across, at most 40k tets; 0 also means automatic).
         #[arg(long)]
         lattice_resolution: Option<usize>,
         /// Which glTF animation (index, default 0).

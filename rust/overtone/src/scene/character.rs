@@ -14,7 +14,9 @@ use crate::scene::{extend_weights_inward, simulate_streaming, ElasticModel, Scen
 /// Settings of a character bake; every field documents its default.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CharacterSettings {
-    /// Lattice cells along the longest side of the character (default 32: roughly 4-8k tets).
+    /// Lattice cells along the longest side of the character; 0 (the default) chooses it from
+    /// the geometry (see [`crate::embed::choose_lattice_resolution`]: thin limbs three cells
+    /// across, at most 40k tetrahedra).
     pub lattice_resolution: usize,
     /// Material, in the normalised frame where the character's longest half-extent is 1.
     /// Default `E = 2e5`, `ν = 0.4`, `ρ = 1000`: a soft, visible jiggle at 24-60 fps.
@@ -60,6 +62,9 @@ pub struct Character {
     pub warnings: Vec<String>,
     /// Morph targets of the surface (bind space, the file's units), if any.
     pub morphs: Option<SurfaceMorphs>,
+    /// The lattice resolution used, and the automatic choice behind it (if it was automatic).
+    pub lattice_resolution: usize,
+    pub resolution_choice: Option<crate::embed::ResolutionChoice>,
 }
 
 /// Morph targets (blendshapes) of a skinned surface: applied in bind space before skinning, as
@@ -261,8 +266,18 @@ impl Character {
             .map(|(k, x)| (x - centre[k % 3]) / scale)
             .collect();
         crate::progress::check()?;
-        crate::progress::report(0.0, "embedding the surface in the lattice");
-        let embedding = embed_surface(&normalised, triangles, settings.lattice_resolution)?;
+        let resolution_choice = if settings.lattice_resolution == crate::embed::AUTO_LATTICE_RESOLUTION {
+            crate::progress::report(0.0, "choosing the lattice resolution");
+            Some(crate::embed::choose_lattice_resolution(&normalised, triangles)?)
+        } else {
+            None
+        };
+        let lattice_resolution = resolution_choice
+            .as_ref()
+            .map_or(settings.lattice_resolution, |c| c.resolution);
+        crate::progress::check()?;
+        crate::progress::report(0.1, "embedding the surface in the lattice");
+        let embedding = embed_surface(&normalised, triangles, lattice_resolution)?;
         let lat = &embedding.lattice;
         let nearest = |p: &[f64]| -> usize {
             (0..ns)
@@ -380,6 +395,8 @@ impl Character {
             centre,
             scale,
             morphs,
+            lattice_resolution,
+            resolution_choice,
         })
     }
 

@@ -1,7 +1,7 @@
 """Builds a thin-limbed rigged humanoid headless in Blender (bpy) as a user would, keys a vigorous
 hop-and-swing followed by a still hold, and exports it with Blender's own glTF exporter.
 
-    python make_mannequin.py OUT.glb [--variant mannequin|robot] [--render DIR]
+    python make_characters.py OUT.glb [--variant mannequin|robot] [--render DIR]
 
 Variants (both T-pose, +Z up in Blender, exported +Y up by the exporter):
 
