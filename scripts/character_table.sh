@@ -40,7 +40,7 @@ for n in "${names[@]}"; do
     "$bin" bake "$f" --out "$out/$n.$b.pc2" --report "$out/$n.bind$b.json" --lattice-resolution "$b" \
       --frames 0..1 >/dev/null 2>"$out/$n.bind$b.log"
   done
-  rm -f "$out/$n".*.pc2
+  rm -rf "$out/$n".*.pc2
 done
 python3 - "$out" "${names[@]}" <<'EOF'
 import json, math, sys

@@ -6,13 +6,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use overtone::dynamics::FastParams;
-use overtone::scene::{bake_character, character_from_gltf, simulate_streaming, CharacterSettings, SolverKind};
+use overtone::scene::{bake_character, character_from_gltf_meshes, simulate_streaming, CharacterSettings, SolverKind};
 use serde_json::json;
 
 /// Options of a bake (see `overtone bake --help`).
 pub struct BakeOptions {
     pub input: PathBuf,
+    /// A file, or with several glTF meshes a folder of `<node name>.pc2` files.
     pub out: PathBuf,
+    /// glTF meshes to bake by node name (empty: every mesh of the first skeleton).
+    pub meshes: Vec<String>,
     pub report: Option<PathBuf>,
     pub sidecar: Option<PathBuf>,
     pub frames: Option<(usize, usize)>,
@@ -55,17 +58,60 @@ fn read_leak(path: &Path) -> Result<Vec<f64>> {
     Ok(v)
 }
 
+/// A file name from a glTF node name: characters other than letters, digits, `-`, `_` and `.`
+/// become `_`, a leading dot too; empty names become `mesh`; repeated names get `_2`, `_3`, ….
+pub fn cache_file_names(names: &[String]) -> Vec<String> {
+    let mut used = std::collections::HashSet::new();
+    names
+        .iter()
+        .map(|n| {
+            let mut s: String = n
+                .chars()
+                .map(|c| {
+                    if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            if s.starts_with('.') {
+                s.replace_range(0..1, "_");
+            }
+            if s.is_empty() {
+                s = "mesh".into();
+            }
+            let mut candidate = s.clone();
+            let mut k = 2;
+            while !used.insert(candidate.to_lowercase()) {
+                candidate = format!("{s}_{k}");
+                k += 1;
+            }
+            format!("{candidate}.pc2")
+        })
+        .collect()
+}
+
 pub fn bake(o: BakeOptions) -> Result<()> {
-    for p in [Some(&o.out), o.report.as_ref(), o.mdd.as_ref(), o.preview.as_ref()]
+    for p in [o.report.as_ref(), o.mdd.as_ref(), o.preview.as_ref()]
         .into_iter()
         .flatten()
     {
         crate::check_output(p)?;
     }
+    if !o.out.is_dir() {
+        crate::check_output(&o.out)?;
+    }
+    let mut mesh_outputs: Vec<(String, std::ops::Range<usize>)> = Vec::new();
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
     let mut prepare_ms = 0.0;
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
+    anyhow::ensure!(
+        o.meshes.is_empty() || is_gltf,
+        "--mesh picks meshes of a glTF file; {} is a scene",
+        o.input.display()
+    );
     let mut warnings: Vec<String> = Vec::new();
     let mut surface_report = serde_json::Value::Null;
     let mut lattice_report = serde_json::Value::Null;
@@ -85,8 +131,29 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             settings.lattice_resolution = r;
         }
         settings.animation = o.animation;
-        let mut ch = character_from_gltf(&o.input, &settings, leak.as_deref())
+        let (mut ch, meshes) = character_from_gltf_meshes(&o.input, &settings, leak.as_deref(), &o.meshes)
             .with_context(|| format!("preparing {}", o.input.display()))?;
+        if meshes.len() > 1 || o.out.is_dir() {
+            anyhow::ensure!(
+                o.out.is_dir() || !o.out.exists(),
+                "--out {} is a file; {} meshes are written into a folder",
+                o.out.display(),
+                meshes.len()
+            );
+            anyhow::ensure!(
+                o.mdd.is_none(),
+                "--mdd writes one mesh; with {} meshes pick one with --mesh",
+                meshes.len()
+            );
+            let names: Vec<String> = meshes.iter().map(|m| m.name.clone()).collect();
+            if meshes.len() > 1 {
+                eprintln!("baking {} meshes as one body: {}", meshes.len(), names.join(", "));
+            }
+            mesh_outputs = cache_file_names(&names)
+                .into_iter()
+                .zip(meshes.iter().map(|m| m.vertices.clone()))
+                .collect();
+        }
         if let Some((a, b)) = o.frames {
             anyhow::ensure!(
                 b < ch.scene.frames.len(),
@@ -106,7 +173,11 @@ pub fn bake(o: BakeOptions) -> Result<()> {
                 " (chosen: thin parts {:.3} across, {} cells wanted{})",
                 c.thin_diameter * ch.scale,
                 c.wanted,
-                if c.resolution < c.wanted { ", capped by the tet budget" } else { "" }
+                if c.resolution < c.wanted {
+                    ", capped by the tet budget"
+                } else {
+                    ""
+                }
             ),
             None => String::new(),
         };
@@ -129,6 +200,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "vertices": ch.scene.mesh.n_vertices(),
             "tets": ch.scene.mesh.n_elements(),
             "surface_pieces": ch.embedding.pieces,
+            "hinge_splits": ch.embedding.hinge_splits,
         });
         let kind = if o.fast {
             SolverKind::Fast(FastParams::default_for(3))
@@ -223,7 +295,27 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         (frames, displacements, fps, sim, n_points, sc.name.clone())
     };
     let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
-    overtone::io::write_pc2(&o.out, start, 1.0, n_points, &frames)?;
+    let mut written = Vec::new();
+    if mesh_outputs.is_empty() {
+        anyhow::ensure!(
+            !o.out.is_dir(),
+            "--out {} is a folder; one mesh is written to a file",
+            o.out.display()
+        );
+        overtone::io::write_pc2(&o.out, start, 1.0, n_points, &frames)?;
+        written.push(o.out.display().to_string());
+    } else {
+        std::fs::create_dir_all(&o.out).with_context(|| format!("creating the folder {}", o.out.display()))?;
+        for (file, range) in &mesh_outputs {
+            let part: Vec<Vec<f64>> = frames
+                .iter()
+                .map(|f| f[3 * range.start..3 * range.end].to_vec())
+                .collect();
+            let path = o.out.join(file);
+            overtone::io::write_pc2(&path, start, 1.0, range.len(), &part)?;
+            written.push(path.display().to_string());
+        }
+    }
     if let Some(m) = &o.mdd {
         overtone::io::write_mdd(m, fps, n_points, &frames)?;
     }
@@ -254,6 +346,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "warnings": warnings,
             "display_surface": surface_report,
             "lattice": lattice_report,
+            "caches": mesh_outputs.iter().map(|(f, r)| json!({"file": f, "vertices": r.len(), "first_vertex": r.start})).collect::<Vec<_>>(),
             "diagonal": diagonal(&frames[0], &displacements[0]),
             "per_frame": sim.steps.iter().zip(&sim.step_ms).zip(surface_motion(&frames, &displacements).iter().skip(1)).map(|((s, ms), (u, rig))| json!({"relative_residual": s.relative_residual, "step_ms": ms, "max_surface_displacement": u, "rig_motion": rig})).collect::<Vec<_>>(),
         });
@@ -263,7 +356,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         "baked {} frames of {} points to {} (median step {:.3} ms, max relative residual {:.1e})",
         frames.len(),
         n_points,
-        o.out.display(),
+        written.join(", "),
         crate::report::median(&sim.step_ms),
         sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
     );

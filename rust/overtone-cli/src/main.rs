@@ -102,8 +102,14 @@ enum Command {
     /// the input mesh's own vertices, in their own order, one sample per frame.
     Bake {
         input: PathBuf,
+        /// The cache file; with several meshes a folder (created if missing) holding one
+        /// `<glTF node name>.pc2` per mesh.
         #[arg(long)]
         out: PathBuf,
+        /// glTF mesh (node name) to bake; repeat for several (default: every mesh bound to the
+        /// first skinned mesh's skeleton, simulated as one body).
+        #[arg(long = "mesh")]
+        meshes: Vec<String>,
         #[arg(long)]
         report: Option<PathBuf>,
         /// Precompute sidecar (.ovt) for the fast solver.
@@ -121,7 +127,7 @@ enum Command {
         #[arg(long)]
         leak: Option<PathBuf>,
         /// Lattice cells along the character's longest side (default: chosen from the geometry so
-        /// thin limbs are three cells across, at most 40k tets; 0 also means automatic).
+        /// thin limbs are three cells across, at most 25k tets; 0 also means automatic).
         #[arg(long)]
         lattice_resolution: Option<usize>,
         /// Which glTF animation (index, default 0).
@@ -207,6 +213,7 @@ fn real_main() -> Result<()> {
         Command::Bake {
             input,
             out,
+            meshes,
             report,
             sidecar,
             frames,
@@ -221,6 +228,7 @@ fn real_main() -> Result<()> {
         } => bake::bake(bake::BakeOptions {
             input,
             out,
+            meshes,
             report,
             sidecar,
             frames,
@@ -308,6 +316,7 @@ fn demo(out_dir: &Path) -> Result<()> {
         bake::bake(bake::BakeOptions {
             input,
             out: files[0].clone(),
+            meshes: Vec::new(),
             report: Some(files[1].clone()),
             sidecar: fast.then(|| out_dir.join(format!("{stem}.ovt"))),
             frames: None,

@@ -8,12 +8,11 @@ use crate::error::{OvertoneError, Result};
 
 /// Cells across the diameter of the thin parts (the [`THIN_QUANTILE`] of the local thickness).
 pub const CELLS_ACROSS_THIN_PARTS: f64 = 3.0;
-/// The thickness quantile that defines "thin": 10 % of the body's medial axis, weighted by
-/// cross-section area (`r²`), is thinner. Fingers and other small features below that share
-/// are not resolved, arms and legs are.
+/// The thickness quantile that defines "thin": 10 % of the body's volume is thinner. Fingers and
+/// other small features below that share are not resolved, arms and legs are.
 pub const THIN_QUANTILE: f64 = 0.10;
-/// Budget: at most this many tetrahedra (6 per kept cube); binds in a few seconds on 2 cores.
-pub const MAX_AUTO_TETS: usize = 40_000;
+/// Budget: at most this many tetrahedra (6 per kept cube): a bind of 3-8 s on 2 cores.
+pub const MAX_AUTO_TETS: usize = 25_000;
 /// Limits of the automatic choice (cells along the longest side).
 pub const MIN_AUTO_RESOLUTION: usize = 16;
 pub const MAX_AUTO_RESOLUTION: usize = 96;
@@ -108,16 +107,70 @@ fn distance_to_outside(grid: &CubeGrid, occupied: &[bool]) -> Vec<f64> {
     d
 }
 
+/// Local thickness (Hildebrand and Rüegsegger): for every occupied cube, the diameter of the
+/// largest inscribed ball that contains it (the surface's units), from the ridge of the distance
+/// transform `d` (cubes at least as far from the outside as their 6 neighbours, each the centre
+/// of a ball of radius `(d − ½)·cell`); 0 outside.
+fn local_thickness(grid: &CubeGrid, d: &[f64]) -> Vec<f64> {
+    let dims = grid.dims;
+    let mut ridge: Vec<(f64, usize)> = Vec::new();
+    for k in 0..d.len() {
+        if d[k] == 0.0 {
+            continue;
+        }
+        let c = grid.coords(k);
+        let is_max = (0..3).all(|axis| {
+            [-1i64, 1].iter().all(|&step| {
+                let x = c[axis] as i64 + step;
+                if x < 0 || x >= dims[axis] as i64 {
+                    return true;
+                }
+                let mut nb = c;
+                nb[axis] = x as usize;
+                d[grid.index(nb)] <= d[k]
+            })
+        });
+        if is_max {
+            ridge.push(((d[k] - 0.5).max(0.5), k));
+        }
+    }
+    // Smaller balls first, so each cube ends with the largest ball covering it.
+    ridge.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut thick = vec![0.0; d.len()];
+    for &(r, k) in &ridge {
+        let c = grid.coords(k);
+        let ri = r.ceil() as i64;
+        for dz in -ri..=ri {
+            for dy in -ri..=ri {
+                for dx in -ri..=ri {
+                    if ((dx * dx + dy * dy + dz * dz) as f64) > r * r {
+                        continue;
+                    }
+                    let p = [c[0] as i64 + dx, c[1] as i64 + dy, c[2] as i64 + dz];
+                    if (0..3).any(|i| p[i] < 0 || p[i] >= dims[i] as i64) {
+                        continue;
+                    }
+                    let j = grid.index([p[0] as usize, p[1] as usize, p[2] as usize]);
+                    if d[j] > 0.0 {
+                        thick[j] = f64::max(thick[j], 2.0 * r * grid.cell);
+                    }
+                }
+            }
+        }
+    }
+    thick
+}
+
 /// Chooses the lattice resolution of a surface (`vertices` `n × 3`, `triangles` `t × 3`) so
 /// that its thin parts are [`CELLS_ACROSS_THIN_PARTS`] cells across:
 ///
 /// 1. the surface is voxelised on a probe grid (128 cells along the longest side; every
 ///    surface piece by its own winding number, see [`crate::embed::embed_surface`]);
-/// 2. a chamfer distance transform gives each occupied cube its distance `r` to the outside;
-///    its ridge (cubes at least as far as their 6 neighbours) samples the medial axis, each
-///    ridge cube standing for a cross-section of area `∝ r²`;
-/// 3. the thin radius `r_thin` is the [`THIN_QUANTILE`] of the ridge radii weighted by `r²`,
-///    the wanted cell size `2 r_thin / CELLS_ACROSS_THIN_PARTS`;
+/// 2. a chamfer distance transform gives each occupied cube its distance to the outside, and
+///    the local thickness of each cube is the diameter of the largest inscribed ball holding it
+///    (balls centred on the ridge of the distance transform);
+/// 3. the thin diameter `2 r_thin` is the [`THIN_QUANTILE`] of the thickness over the occupied
+///    cubes (by volume), the wanted cell size `2 r_thin / CELLS_ACROSS_THIN_PARTS`;
 /// 4. the resolution is clamped to `[16, 96]` and lowered until the lattice has at most
 ///    [`MAX_AUTO_TETS`] tetrahedra.
 pub fn choose_lattice_resolution(vertices: &[f64], triangles: &[usize]) -> Result<ResolutionChoice> {
@@ -138,43 +191,18 @@ pub fn choose_lattice_resolution(vertices: &[f64], triangles: &[usize]) -> Resul
         }
     }
     let d = distance_to_outside(&grid, &occupied);
-    let [nx, ny, nz] = grid.dims;
-    let mut ridge: Vec<f64> = Vec::new();
-    for k in 0..d.len() {
-        if d[k] == 0.0 {
-            continue;
-        }
-        let c = grid.coords(k);
-        let mut is_max = true;
-        for axis in 0..3 {
-            for step in [-1i64, 1] {
-                let x = c[axis] as i64 + step;
-                if x < 0 || x >= [nx, ny, nz][axis] as i64 {
-                    continue;
-                }
-                let mut nb = c;
-                nb[axis] = x as usize;
-                if d[grid.index(nb)] > d[k] {
-                    is_max = false;
-                }
-            }
-        }
-        if is_max {
-            // The cube centre is half a cell inside its distance.
-            ridge.push((d[k] - 0.5).max(0.5) * grid.cell);
-        }
+    let thickness = local_thickness(&grid, &d);
+    let mut values: Vec<f64> = thickness.iter().copied().filter(|&t| t > 0.0).collect();
+    values.sort_by(f64::total_cmp);
+    if values.is_empty() {
+        return Err(OvertoneError::setting(
+            "surface",
+            "empty",
+            "encloses no volume on the probe grid",
+        ));
     }
-    ridge.sort_by(f64::total_cmp);
-    let total: f64 = ridge.iter().map(|r| r * r).sum();
-    let mut acc = 0.0;
-    let mut r_thin = ridge.last().copied().unwrap_or(grid.cell);
-    for &r in &ridge {
-        acc += r * r;
-        if acc >= THIN_QUANTILE * total {
-            r_thin = r;
-            break;
-        }
-    }
+    let q = ((THIN_QUANTILE * values.len() as f64) as usize).min(values.len() - 1);
+    let r_thin = 0.5 * values[q];
     let (lo, hi) = crate::mesh::bounding_box(vertices);
     let longest = (0..3).map(|i| hi[i] - lo[i]).fold(0.0, f64::max);
     let cell = 2.0 * r_thin / CELLS_ACROSS_THIN_PARTS;
@@ -210,8 +238,18 @@ mod tests {
                 v.push(c[i] + if (k >> i) & 1 == 1 { h[i] } else { -h[i] });
             }
         }
-        let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
-        let t = quads.iter().flat_map(|q| [q[0], q[1], q[2], q[0], q[2], q[3]]).collect();
+        let quads = [
+            [0, 2, 3, 1],
+            [4, 5, 7, 6],
+            [0, 1, 5, 4],
+            [2, 6, 7, 3],
+            [0, 4, 6, 2],
+            [1, 3, 7, 5],
+        ];
+        let t = quads
+            .iter()
+            .flat_map(|q| [q[0], q[1], q[2], q[0], q[2], q[3]])
+            .collect();
         (v, t)
     }
 

@@ -31,6 +31,8 @@ pub struct Embedding {
     pub cell: f64,
     /// Connected pieces of the surface (each has its own lattice copy).
     pub pieces: usize,
+    /// Lattice vertices duplicated at hinges (cubes touching only along an edge or a corner).
+    pub hinge_splits: usize,
 }
 
 impl Embedding {
@@ -123,7 +125,13 @@ pub(crate) fn occupied_cubes(
             }
         }
     }
-    let coords = |k: usize| -> [usize; 3] { [lo[0] + k % sd[0], lo[1] + (k / sd[0]) % sd[1], lo[2] + k / (sd[0] * sd[1])] };
+    let coords = |k: usize| -> [usize; 3] {
+        [
+            lo[0] + k % sd[0],
+            lo[1] + (k / sd[0]) % sd[1],
+            lo[2] + k / (sd[0] * sd[1]),
+        ]
+    };
     let mut component = vec![usize::MAX; n_local];
     let mut members: Vec<Vec<usize>> = Vec::new();
     for seed in 0..n_local {
@@ -275,7 +283,6 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
     let mut corner_id: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
     let mut lattice_vertices = Vec::new();
     let mut tets = Vec::new();
-    let mut surface_corner = Vec::new();
     const PATHS: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
     let origin = grid.origin;
     let mut id_of = |c: [usize; 3], p: usize, lv: &mut Vec<f64>| -> usize {
@@ -284,9 +291,16 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
             lv.len() / 3 - 1
         })
     };
+    // (cube, piece) -> its first tet (6 Kuhn tets in PATHS order, corners unswapped).
+    let mut first_tet: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+    let mut touched_tets: Vec<usize> = Vec::new();
     for (p, cubes) in occupied.iter().enumerate() {
         for &(k, touching) in cubes {
             let c0 = grid.coords(k);
+            first_tet.insert((k, p), tets.len() / 4);
+            if touching {
+                touched_tets.extend(tets.len() / 4..tets.len() / 4 + 6);
+            }
             for path in PATHS {
                 let mut c = c0;
                 let mut tet = [id_of(c, p, &mut lattice_vertices), 0, 0, 0];
@@ -296,29 +310,19 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
                 }
                 tets.extend(tet);
             }
-            if touching {
-                for dz in 0..2 {
-                    for dy in 0..2 {
-                        for dx in 0..2 {
-                            surface_corner.push(id_of([c0[0] + dx, c0[1] + dy, c0[2] + dz], p, &mut lattice_vertices));
-                        }
-                    }
-                }
-            }
         }
     }
-    let probe = SimplexMesh::unchecked(3, lattice_vertices.clone(), tets.clone());
-    for e in 0..tets.len() / 4 {
-        if signed_volume(&probe, e) < 0.0 {
-            tets.swap(4 * e + 2, 4 * e + 3);
-        }
-    }
-    let lattice = SimplexMesh::new(3, lattice_vertices, tets)?;
+    let hinges = split_hinges(&mut lattice_vertices, &mut tets);
+    let mut surface_corner: Vec<usize> = touched_tets
+        .iter()
+        .flat_map(|&e| tets[4 * e..4 * e + 4].to_vec())
+        .collect();
     surface_corner.sort_unstable();
     surface_corner.dedup();
 
     // Barycentric coordinates: in the cube of p (its piece's copy), the Kuhn tet follows the
-    // axes sorted by descending local coordinate.
+    // axes sorted by descending local coordinate; its corners are read from the tet itself (so
+    // a corner split at a hinge is the copy this tet uses).
     let mut corners = Vec::with_capacity(n);
     let mut barycentric = Vec::with_capacity(n);
     for (v, p) in vertices.chunks_exact(3).enumerate() {
@@ -328,20 +332,19 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
         axes.sort_by(|&a, &b| f[b].total_cmp(&f[a]).then(a.cmp(&b)));
         // A vertex no triangle uses goes with piece 0 (it only needs some enclosing cube).
         let pc = if piece[v] == usize::MAX { 0 } else { piece[v] };
-        let mut c = c0;
-        let mut ids = [usize::MAX; 4];
-        ids[0] = corner_id.get(&(corner_key(c), pc)).copied().unwrap_or(usize::MAX);
-        for (s, &axis) in axes.iter().enumerate() {
-            c[axis] += 1;
-            ids[s + 1] = corner_id.get(&(corner_key(c), pc)).copied().unwrap_or(usize::MAX);
-        }
-        if ids.iter().any(|&i| i == usize::MAX) {
+        let path = PATHS
+            .iter()
+            .position(|q| *q == axes)
+            .expect("every axis order is a path");
+        let Some(&base) = first_tet.get(&(grid.index(c0), pc)) else {
             return Err(OvertoneError::setting(
                 "surface",
                 "not embedded",
                 format!("surface vertex {v} fell outside the lattice (a vertex used by no triangle, away from the surface?)"),
             ));
-        }
+        };
+        let e = base + path;
+        let ids = [tets[4 * e], tets[4 * e + 1], tets[4 * e + 2], tets[4 * e + 3]];
         let w = [
             1.0 - f[axes[0]],
             f[axes[0]] - f[axes[1]],
@@ -351,6 +354,13 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
         corners.push(ids);
         barycentric.push(w);
     }
+    let probe = SimplexMesh::unchecked(3, lattice_vertices.clone(), tets.clone());
+    for e in 0..tets.len() / 4 {
+        if signed_volume(&probe, e) < 0.0 {
+            tets.swap(4 * e + 2, 4 * e + 3);
+        }
+    }
+    let lattice = SimplexMesh::new(3, lattice_vertices, tets)?;
     Ok(Embedding {
         lattice,
         corners,
@@ -358,7 +368,89 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
         surface_lattice_vertices: surface_corner,
         cell,
         pieces: n_pieces,
+        hinge_splits: hinges,
     })
+}
+
+/// Splits lattice vertices at hinges: the tets around a vertex fall into groups connected
+/// through faces that contain the vertex; a vertex with several groups (cubes that touch only
+/// along an edge or at a corner) gets one copy per group, so no two parts of the lattice are
+/// joined by a single edge or vertex, a joint of zero stiffness. Returns the copies made.
+fn split_hinges(vertices: &mut Vec<f64>, tets: &mut [usize]) -> usize {
+    let nv = vertices.len() / 3;
+    let ne = tets.len() / 4;
+    let mut start = vec![0usize; nv + 1];
+    for &v in tets.iter() {
+        start[v + 1] += 1;
+    }
+    for v in 0..nv {
+        start[v + 1] += start[v];
+    }
+    let mut fill = start.clone();
+    let mut incident = vec![0usize; tets.len()];
+    for e in 0..ne {
+        for k in 0..4 {
+            let v = tets[4 * e + k];
+            incident[fill[v]] = e;
+            fill[v] += 1;
+        }
+    }
+    let mut copies = 0;
+    let mut parent: Vec<usize> = Vec::new();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    for v in 0..nv {
+        let around = &incident[start[v]..start[v + 1]];
+        let m = around.len();
+        if m < 2 {
+            continue;
+        }
+        parent.clear();
+        parent.extend(0..m);
+        let mut faces: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+        for (i, &e) in around.iter().enumerate() {
+            let others: Vec<usize> = tets[4 * e..4 * e + 4].iter().copied().filter(|&w| w != v).collect();
+            for (a, b) in [(others[0], others[1]), (others[0], others[2]), (others[1], others[2])] {
+                let key = (a.min(b), a.max(b));
+                match faces.get(&key) {
+                    Some(&j) => {
+                        let (ra, rb) = (find(&mut parent, i), find(&mut parent, j));
+                        if ra != rb {
+                            parent[ra.max(rb)] = ra.min(rb);
+                        }
+                    }
+                    None => {
+                        faces.insert(key, i);
+                    }
+                }
+            }
+        }
+        let roots: Vec<usize> = (0..m).map(|i| find(&mut parent, i)).collect();
+        let main = roots[0];
+        let mut new_id: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        for (i, &e) in around.iter().enumerate() {
+            if roots[i] == main {
+                continue;
+            }
+            let id = *new_id.entry(roots[i]).or_insert_with(|| {
+                let x = [vertices[3 * v], vertices[3 * v + 1], vertices[3 * v + 2]];
+                vertices.extend_from_slice(&x);
+                copies += 1;
+                vertices.len() / 3 - 1
+            });
+            for k in 0..4 {
+                if tets[4 * e + k] == v {
+                    tets[4 * e + k] = id;
+                }
+            }
+        }
+    }
+    copies
 }
 
 #[cfg(test)]
@@ -383,5 +475,80 @@ mod tests {
             }
         }
         assert!(e.lattice.n_elements() > 0);
+    }
+
+    /// Two octahedra that overlap in space but share no vertex are two pieces: each has its
+    /// own lattice copy (no lattice vertex or tet is shared), so the lattice is two connected
+    /// components, each reproducing its own surface exactly.
+    #[test]
+    fn separate_pieces_are_not_glued() {
+        let oct = |dx: f64| -> Vec<f64> {
+            vec![
+                1.0 + dx,
+                0.0,
+                0.0,
+                -1.0 + dx,
+                0.0,
+                0.0,
+                dx,
+                1.0,
+                0.0,
+                dx,
+                -1.0,
+                0.0,
+                dx,
+                0.0,
+                1.3,
+                dx,
+                0.0,
+                -1.3,
+            ]
+        };
+        let t1 = vec![0, 2, 4, 2, 1, 4, 1, 3, 4, 3, 0, 4, 2, 0, 5, 1, 2, 5, 3, 1, 5, 0, 3, 5];
+        let mut v = oct(0.0);
+        v.extend(oct(0.5));
+        let mut t = t1.clone();
+        t.extend(t1.iter().map(|&i| i + 6));
+        let (piece, count) = surface_pieces(12, &t);
+        assert_eq!(count, 2);
+        assert!(piece[..6].iter().all(|&p| p == 0) && piece[6..].iter().all(|&p| p == 1));
+        let e = embed_surface(&v, &t, 8).unwrap();
+        assert_eq!(e.pieces, 2);
+        let one = embed_surface(&oct(0.0), &t1, 8).unwrap();
+        let two = embed_surface(&oct(0.5), &t1, 8).unwrap();
+        // Same grid cell; together the copies hold exactly the vertices and tets of both.
+        assert!(one.lattice.n_vertices() + two.lattice.n_vertices() >= e.lattice.n_vertices());
+        assert!(e.lattice.n_elements() > one.lattice.n_elements().max(two.lattice.n_elements()));
+        let a: std::collections::HashSet<usize> = e.corners[..6].iter().flatten().copied().collect();
+        let b: std::collections::HashSet<usize> = e.corners[6..].iter().flatten().copied().collect();
+        assert!(a.is_disjoint(&b));
+        // No tet mixes the copies: label lattice vertices through the tets from piece 0.
+        let lv = e.lattice.vertices();
+        for (s, (c, w)) in e.corners.iter().zip(&e.barycentric).enumerate() {
+            for i in 0..3 {
+                let x: f64 = (0..4).map(|k| w[k] * lv[3 * c[k] + i]).sum();
+                assert!((x - v[3 * s + i]).abs() < 1e-12);
+            }
+        }
+        let mut side = vec![usize::MAX; e.lattice.n_vertices()];
+        a.iter().for_each(|&i| side[i] = 0);
+        b.iter().for_each(|&i| side[i] = 1);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for el in 0..e.lattice.n_elements() {
+                let tet = e.lattice.element(el);
+                let known: Vec<usize> = tet.iter().map(|&i| side[i]).filter(|&s| s != usize::MAX).collect();
+                if let Some(&s0) = known.first() {
+                    assert!(known.iter().all(|&s| s == s0), "a tet joins the two pieces");
+                    for &i in tet {
+                        if side[i] == usize::MAX {
+                            side[i] = s0;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -16,7 +16,7 @@ use crate::scene::{extend_weights_inward, simulate_streaming, ElasticModel, Scen
 pub struct CharacterSettings {
     /// Lattice cells along the longest side of the character; 0 (the default) chooses it from
     /// the geometry (see [`crate::embed::choose_lattice_resolution`]: thin limbs three cells
-    /// across, at most 40k tetrahedra).
+    /// across, at most 25k tetrahedra).
     pub lattice_resolution: usize,
     /// Material, in the normalised frame where the character's longest half-extent is 1.
     /// Default `E = 2e5`, `ν = 0.4`, `ρ = 1000`: a soft, visible jiggle at 24-60 fps.
@@ -157,6 +157,167 @@ pub fn character_from_gltf(
     c.original_to_welded = ch.original_to_welded;
     c.warnings.extend(dropped);
     Ok(c)
+}
+
+/// One glTF mesh of a multi-mesh character: its node name and its vertices in the bake's
+/// output (the file's own vertex order, meshes one after the other).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CharacterMesh {
+    pub name: String,
+    pub node: usize,
+    pub vertices: std::ops::Range<usize>,
+}
+
+/// Reads the skinned meshes of a glTF file bound to one skeleton and builds one lattice scene
+/// for all of them (one body: clothes follow the body; separate pieces are not glued, see
+/// [`crate::embed::embed_surface`]).
+///
+/// `names` picks meshes by node (or mesh) name; empty picks every mesh bound to the first
+/// skinned mesh's skin. Meshes bound to another skin are skipped with a warning (in
+/// `Character::warnings`); a named mesh that does not exist, or named meshes with different
+/// skins, are refused. Morph targets of the meshes are kept side by side (a mesh's targets move
+/// only its vertices). The painted leak field, if any, is per welded vertex of the meshes in
+/// order.
+pub fn character_from_gltf_meshes(
+    path: &Path,
+    settings: &CharacterSettings,
+    momentum_weights_surface: Option<&[f64]>,
+    names: &[String],
+) -> Result<(Character, Vec<CharacterMesh>)> {
+    let all = crate::io::list_skinned_meshes(path)?;
+    if all.is_empty() {
+        return Err(OvertoneError::parse(path, "no node with both a mesh and a skin"));
+    }
+    let available = || all.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ");
+    let mut warnings = Vec::new();
+    let picked: Vec<&crate::io::SkinnedMeshNode> = if names.is_empty() {
+        let skin = all[0].skin;
+        for m in all.iter().filter(|m| m.skin != skin) {
+            warnings.push(format!(
+                "mesh `{}` is bound to another skeleton (skin {}) than `{}` (skin {skin}); it was ignored (pick it with --mesh to bake it alone)",
+                m.name, m.skin, all[0].name
+            ));
+        }
+        all.iter().filter(|m| m.skin == skin).collect()
+    } else {
+        let mut out: Vec<&crate::io::SkinnedMeshNode> = Vec::new();
+        for n in names {
+            let m = all.iter().find(|m| &m.name == n).ok_or_else(|| {
+                OvertoneError::setting(
+                    "mesh",
+                    n,
+                    format!("no skinned mesh of that name; the file has: {}", available()),
+                )
+            })?;
+            if out.iter().any(|o| o.node == m.node) {
+                continue;
+            }
+            if let Some(first) = out.first() {
+                if first.skin != m.skin {
+                    return Err(OvertoneError::setting(
+                        "mesh",
+                        n,
+                        format!(
+                            "is bound to skin {} but `{}` to skin {}; meshes baked together must share one skeleton",
+                            m.skin, first.name, first.skin
+                        ),
+                    ));
+                }
+            }
+            out.push(m);
+        }
+        out
+    };
+    if picked.len() == 1 && names.is_empty() && all.len() == 1 {
+        let c = character_from_gltf(path, settings, momentum_weights_surface)?;
+        let n = c.original_to_welded.len();
+        return Ok((
+            c,
+            vec![CharacterMesh {
+                name: picked[0].name.clone(),
+                node: picked[0].node,
+                vertices: 0..n,
+            }],
+        ));
+    }
+    let mut parts = Vec::with_capacity(picked.len());
+    for m in &picked {
+        crate::progress::check()?;
+        parts.push(crate::io::read_gltf_mesh_node(
+            path,
+            m.node,
+            settings.animation,
+            settings.fps,
+        )?);
+    }
+    let nj = parts[0].n_joints;
+    let n_frames = parts[0].frames.len();
+    let (mut vertices, mut triangles, mut weights, mut o2w) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut meshes = Vec::with_capacity(parts.len());
+    // Targets without position deltas are dropped (their rig column would be zero).
+    let moving: Vec<Vec<usize>> = parts
+        .iter()
+        .map(|p| {
+            let nw = p.vertices.len() / 3;
+            (0..p.n_morph_targets)
+                .filter(|&t| p.morph_deltas[t * nw * 3..(t + 1) * nw * 3].iter().any(|&x| x != 0.0))
+                .collect()
+        })
+        .collect();
+    let total_targets: usize = moving.iter().map(|m| m.len()).sum();
+    let total_welded: usize = parts.iter().map(|p| p.vertices.len() / 3).sum();
+    let mut deltas = vec![0.0; total_targets * total_welded * 3];
+    let mut morph_weights = vec![Vec::with_capacity(total_targets); n_frames];
+    let (mut t0, mut original) = (0usize, 0usize);
+    for ((m, p), mv) in picked.iter().zip(&parts).zip(&moving) {
+        let base = vertices.len() / 3;
+        let nw = p.vertices.len() / 3;
+        vertices.extend_from_slice(&p.vertices);
+        triangles.extend(p.triangles.iter().map(|&i| i + base));
+        weights.extend_from_slice(&p.weights);
+        o2w.extend(p.original_to_welded.iter().map(|&i| i + base));
+        for (k, &t) in mv.iter().enumerate() {
+            for v in 0..nw {
+                for i in 0..3 {
+                    deltas[((t0 + k) * total_welded + base + v) * 3 + i] = p.morph_deltas[(t * nw + v) * 3 + i];
+                }
+            }
+        }
+        for (f, w) in morph_weights.iter_mut().enumerate() {
+            w.extend(mv.iter().map(|&t| p.morph_weights[f][t]));
+        }
+        t0 += mv.len();
+        meshes.push(CharacterMesh {
+            name: m.name.clone(),
+            node: m.node,
+            vertices: original..original + p.original_to_welded.len(),
+        });
+        original += p.original_to_welded.len();
+        debug_assert_eq!(p.n_joints, nj);
+    }
+    let morphs = (total_targets > 0).then(|| SurfaceMorphs {
+        deltas,
+        n_targets: total_targets,
+        weights: morph_weights,
+    });
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut c = Character::from_surface_with_morphs(
+        &name,
+        &vertices,
+        &triangles,
+        &weights,
+        nj,
+        parts[0].frames.clone(),
+        morphs,
+        settings,
+        momentum_weights_surface,
+    )?;
+    c.original_to_welded = o2w;
+    c.warnings.extend(warnings);
+    Ok((c, meshes))
 }
 
 impl Character {
