@@ -49,6 +49,8 @@ pub struct SurfaceDeformer {
     to_normalised: [f64; 12],
     from_normalised: [f64; 12],
     pose: Vec<f64>,
+    /// The pose per rig column of the lattice scene (bones repeated per surface piece).
+    column_pose: Vec<f64>,
     params: Vec<f64>,
     lattice_u: Vec<f64>,
     last: Option<StepReport>,
@@ -321,6 +323,7 @@ impl SurfaceDeformer {
         };
         Ok(Self {
             pose: vec![0.0; 12 * n_bones],
+            column_pose: vec![0.0; 12 * character.bone_of_column.len()],
             params: vec![0.0; n_params],
             lattice_u: vec![0.0; 3 * n_lattice],
             character,
@@ -350,7 +353,7 @@ impl SurfaceDeformer {
     }
     /// Bones.
     pub fn n_bones(&self) -> usize {
-        self.character.scene.n_bones
+        self.character.n_surface_bones()
     }
     /// Lattice size (vertices, tetrahedra).
     pub fn lattice_size(&self) -> (usize, usize) {
@@ -414,7 +417,10 @@ impl SurfaceDeformer {
             Solver::Fast(s) => s.rig(),
             Solver::Full(s) => s.rig(),
         };
-        rig.params_from_pose_into(&self.pose, morph_weights, &mut self.params)
+        for (c, &b) in self.character.bone_of_column.iter().enumerate() {
+            self.column_pose[12 * c..12 * c + 12].copy_from_slice(&self.pose[12 * b..12 * b + 12]);
+        }
+        rig.params_from_pose_into(&self.column_pose, morph_weights, &mut self.params)
     }
 
     /// Restarts at rest in `pose` (zero secondary motion and velocity).

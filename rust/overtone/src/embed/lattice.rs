@@ -33,6 +33,8 @@ pub struct Embedding {
     pub pieces: usize,
     /// Lattice vertices duplicated at hinges (cubes touching only along an edge or a corner).
     pub hinge_splits: usize,
+    /// The surface piece of every lattice vertex.
+    pub lattice_piece: Vec<usize>,
 }
 
 impl Embedding {
@@ -312,7 +314,28 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
             }
         }
     }
+    // Piece of every lattice vertex (corners are created per piece).
+    let mut lattice_piece = vec![0usize; lattice_vertices.len() / 3];
+    for (&(_, p), &id) in corner_id.iter() {
+        lattice_piece[id] = p;
+    }
+    let before = lattice_vertices.len() / 3;
     let hinges = split_hinges(&mut lattice_vertices, &mut tets);
+    // A copy made at a hinge belongs to the piece of the tets that use it.
+    lattice_piece.resize(lattice_vertices.len() / 3, 0);
+    for e in 0..tets.len() / 4 {
+        let owner = tets[4 * e..4 * e + 4]
+            .iter()
+            .find(|&&v| v < before)
+            .map(|&v| lattice_piece[v]);
+        if let Some(p) = owner {
+            for &v in &tets[4 * e..4 * e + 4] {
+                if v >= before {
+                    lattice_piece[v] = p;
+                }
+            }
+        }
+    }
     let mut surface_corner: Vec<usize> = touched_tets
         .iter()
         .flat_map(|&e| tets[4 * e..4 * e + 4].to_vec())
@@ -369,6 +392,7 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
         cell,
         pieces: n_pieces,
         hinge_splits: hinges,
+        lattice_piece,
     })
 }
 

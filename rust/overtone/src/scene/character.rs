@@ -65,6 +65,10 @@ pub struct Character {
     /// The lattice resolution used, and the automatic choice behind it (if it was automatic).
     pub lattice_resolution: usize,
     pub resolution_choice: Option<crate::embed::ResolutionChoice>,
+    /// The host bone of each rig column of the lattice scene (`scene.n_bones` entries): the
+    /// identity for one surface piece; with several pieces one column per (piece, bone) pair
+    /// that has weight on the piece.
+    pub bone_of_column: Vec<usize>,
 }
 
 /// Morph targets (blendshapes) of a skinned surface: applied in bind space before skinning, as
@@ -440,8 +444,24 @@ impl Character {
         crate::progress::report(0.1, "embedding the surface in the lattice");
         let embedding = embed_surface(&normalised, triangles, lattice_resolution)?;
         let lat = &embedding.lattice;
-        let nearest = |p: &[f64]| -> usize {
-            (0..ns)
+        // Surface vertices of each piece: a lattice vertex takes the weights of the nearest
+        // vertex of its own piece (overlapping pieces, e.g. a joint inside a limb, do not mix).
+        let (surface_piece, _) = crate::embed::surface_pieces(ns, triangles);
+        let mut by_piece: Vec<Vec<usize>> = vec![Vec::new(); embedding.pieces.max(1)];
+        for (v, &p) in surface_piece.iter().enumerate() {
+            by_piece[if p == usize::MAX { 0 } else { p }].push(v);
+        }
+        let nearest = |lv: usize| -> usize {
+            let p = lat.vertex(lv);
+            let piece = embedding.lattice_piece.get(lv).copied().unwrap_or(0);
+            let candidates = if by_piece[piece].is_empty() {
+                &by_piece[0]
+            } else {
+                &by_piece[piece]
+            };
+            candidates
+                .iter()
+                .copied()
                 .min_by(|&a, &b| {
                     let da: f64 = (0..3).map(|i| (normalised[3 * a + i] - p[i]).powi(2)).sum();
                     let db: f64 = (0..3).map(|i| (normalised[3 * b + i] - p[i]).powi(2)).sum();
@@ -459,7 +479,7 @@ impl Character {
                 0.2 + 0.5 * near.len() as f64 / fixed.len().max(1) as f64,
                 "carrying the weights to the lattice",
             );
-            near.extend(chunk.par_iter().map(|&v| nearest(lat.vertex(v))).collect::<Vec<_>>());
+            near.extend(chunk.par_iter().map(|&v| nearest(v)).collect::<Vec<_>>());
         }
         let known: Vec<f64> = near
             .iter()
@@ -467,8 +487,48 @@ impl Character {
             .collect();
         crate::progress::check()?;
         crate::progress::report(0.7, "harmonic weights inside the lattice");
-        let lattice_weights = extend_weights_inward(lat, fixed, &known, m)?;
+        let host_weights = extend_weights_inward(lat, fixed, &known, m)?;
         crate::progress::check()?;
+        // Separate pieces get their own rig columns: column (piece, bone) carries the bone's
+        // weights on that piece only and the bone's transform. The skinned pose is unchanged,
+        // but the complementary displacement is then rig-orthogonal on every piece, so a piece
+        // (held by no elastic tissue to the others) cannot drift or spin off its bones.
+        let nl = lat.n_vertices();
+        let bone_of_column: Vec<usize> = if embedding.pieces > 1 {
+            let mut used = vec![false; embedding.pieces * m];
+            for v in 0..nl {
+                let p = embedding.lattice_piece[v];
+                for b in 0..m {
+                    if host_weights[v * m + b] > 0.0 {
+                        used[p * m + b] = true;
+                    }
+                }
+            }
+            (0..embedding.pieces * m).filter(|&c| used[c]).collect()
+        } else {
+            (0..m).collect()
+        };
+        let columns = bone_of_column.len();
+        let lattice_weights: Vec<f64> = if embedding.pieces > 1 {
+            let mut col = vec![usize::MAX; embedding.pieces * m];
+            for (c, &pb) in bone_of_column.iter().enumerate() {
+                col[pb] = c;
+            }
+            let mut w = vec![0.0; nl * columns];
+            for v in 0..nl {
+                let p = embedding.lattice_piece[v];
+                for b in 0..m {
+                    let x = host_weights[v * m + b];
+                    if x > 0.0 {
+                        w[v * columns + col[p * m + b]] = x;
+                    }
+                }
+            }
+            w
+        } else {
+            host_weights
+        };
+        let bone_of_column: Vec<usize> = bone_of_column.iter().map(|&pb| pb % m).collect();
         let momentum_weights = match momentum_weights_surface {
             None => None,
             Some(d) => {
@@ -488,11 +548,11 @@ impl Character {
                 ));
             }
             crate::error::check_finite(&format!("pose {f}"), fr, 12)?;
-            frames.push(
-                fr.chunks_exact(12)
-                    .flat_map(|t| compose_affine(&n_to, &compose_affine(t, &n_from)))
-                    .collect(),
-            );
+            let per_bone: Vec<[f64; 12]> = fr
+                .chunks_exact(12)
+                .map(|t| compose_affine(&n_to, &compose_affine(t, &n_from)))
+                .collect();
+            frames.push(bone_of_column.iter().flat_map(|&b| per_bone[b]).collect());
         }
         let blendshapes = match &morphs {
             None => None,
@@ -521,11 +581,35 @@ impl Character {
                 })
             }
         };
+        // The default leak field is 0 on the lattice boundary; a separate piece with no
+        // interior lattice vertex (a thin capsule, a small joint) would get d = 0 everywhere,
+        // i.e. no rig constraint at all, and drift freely (its rigid motions cost no elastic
+        // energy). Such pieces take d = 1 (momentum kept, like interior material).
+        let momentum_weights = match momentum_weights {
+            Some(d) => Some(d),
+            None if embedding.pieces > 1 => {
+                let mut d = crate::leak::default_momentum_weights(lat)?;
+                let mut peak = vec![0.0f64; embedding.pieces];
+                for (v, &x) in d.iter().enumerate() {
+                    let p = embedding.lattice_piece[v];
+                    peak[p] = peak[p].max(x);
+                }
+                let mut filled = 0;
+                for (v, x) in d.iter_mut().enumerate() {
+                    if peak[embedding.lattice_piece[v]] <= 1e-9 {
+                        *x = 1.0;
+                        filled += 1;
+                    }
+                }
+                (filled > 0).then_some(d)
+            }
+            None => None,
+        };
         let scene = Scene {
             name: name.to_string(),
             mesh: lat.clone(),
             weights: lattice_weights,
-            n_bones: m,
+            n_bones: columns,
             frames,
             momentum_weights,
             examples: None,
@@ -558,7 +642,13 @@ impl Character {
             morphs,
             lattice_resolution,
             resolution_choice,
+            bone_of_column,
         })
+    }
+
+    /// Bones of the host's rig (the surface weights' columns).
+    pub fn n_surface_bones(&self) -> usize {
+        self.surface_weights.len() / (self.surface.len() / 3).max(1)
     }
 
     /// Keeps frames `a..=b` only (lattice scene, world transforms, morph weights).
@@ -575,7 +665,7 @@ impl Character {
     /// row-major, welded vertex order: the file's own skinning, exact glTF LBS.
     pub fn skinned_surface(&self, k: usize) -> Vec<f64> {
         let ns = self.surface.len() / 3;
-        let m = self.scene.n_bones;
+        let m = self.n_surface_bones();
         let t = &self.world_frames[k];
         let mut out = vec![0.0; ns * 3];
         for s in 0..ns {
