@@ -6,6 +6,7 @@
 
 #include <exception>
 #include <optional>
+#include <vector>
 
 namespace overtone {
 
@@ -116,6 +117,119 @@ std::string Deformer::cache_status() const noexcept {
   } catch (...) {
     return "unknown";
   }
+}
+
+std::size_t Deformer::parts() const noexcept {
+  return valid() ? (*impl_->handle)->part_count() : 0;
+}
+
+std::size_t Deformer::part_offset(std::size_t i) const noexcept {
+  if (!valid()) return 0;
+  auto n = (*impl_->handle)->part_count();
+  return (*impl_->handle)->part_offset(i < n ? i : n);
+}
+
+struct Binding::Impl {
+  std::optional<rust::Box<ffi::Binding>> handle;
+};
+
+Binding::Binding() noexcept : impl_(nullptr) {}
+Binding::~Binding() = default;
+Binding::Binding(Binding&&) noexcept = default;
+Binding& Binding::operator=(Binding&&) noexcept = default;
+
+Status Binding::start(const Settings& s, const Part* parts, std::size_t part_count,
+                      std::size_t bones, std::size_t targets, const double* first_morph_weights,
+                      const double* first_pose, const std::string& sidecar) noexcept {
+  if (!parts || part_count == 0 || !first_pose || bones == 0) {
+    return {false, "start: parts, first_pose and at least one bone are required"};
+  }
+  if (targets > 0 && !first_morph_weights) {
+    return {false, "start: blendshape targets need their first weights"};
+  }
+  bool leak = parts[0].leak != nullptr;
+  for (std::size_t p = 0; p < part_count; ++p) {
+    const Part& q = parts[p];
+    if (!q.rest || !q.triangles || !q.weights || q.vertices == 0 || q.triangle_count == 0) {
+      return {false, "start: part " + std::to_string(p) +
+                         " needs rest positions, triangles and weights"};
+    }
+    if (targets > 0 && !q.morph_deltas) {
+      return {false, "start: part " + std::to_string(p) + " lacks its blendshape offsets"};
+    }
+    if ((q.leak != nullptr) != leak) {
+      return {false, "start: a leak field must be given for every part or for none"};
+    }
+  }
+  auto fresh = std::make_unique<Impl>();
+  Status st = guard([&] {
+    std::vector<double> rest, weights, deltas, leaks;
+    std::vector<std::uint32_t> tris;
+    std::vector<std::size_t> pv, pt;
+    for (std::size_t p = 0; p < part_count; ++p) {
+      const Part& q = parts[p];
+      rest.insert(rest.end(), q.rest, q.rest + q.vertices * 3);
+      tris.insert(tris.end(), q.triangles, q.triangles + q.triangle_count * 3);
+      weights.insert(weights.end(), q.weights, q.weights + q.vertices * bones);
+      if (targets) deltas.insert(deltas.end(), q.morph_deltas, q.morph_deltas + targets * q.vertices * 3);
+      if (leak) leaks.insert(leaks.end(), q.leak, q.leak + q.vertices);
+      pv.push_back(q.vertices);
+      pt.push_back(q.triangle_count);
+    }
+    ffi::Settings fs{s.youngs_modulus, s.poisson_ratio, s.density, s.fps,
+                     s.lattice_resolution, s.fast, s.modes, s.clusters};
+    using D = rust::Slice<const double>;
+    using Z = rust::Slice<const std::size_t>;
+    fresh->handle.emplace(ffi::start_bind(
+        fs, D(rest.data(), rest.size()),
+        rust::Slice<const std::uint32_t>(tris.data(), tris.size()), Z(pv.data(), pv.size()),
+        Z(pt.data(), pt.size()), D(weights.data(), weights.size()), bones,
+        D(deltas.data(), deltas.size()), targets,
+        targets ? D(first_morph_weights, targets) : D(), D(leaks.data(), leaks.size()),
+        D(first_pose, bones * 12), rust::Str(sidecar)));
+  });
+  if (st) {
+    impl_ = std::move(fresh);
+    bones_ = bones;
+    targets_ = targets;
+  }
+  return st;
+}
+
+double Binding::fraction() const noexcept {
+  return impl_ && impl_->handle ? (*impl_->handle)->fraction() : 0.0;
+}
+
+std::string Binding::stage() const noexcept {
+  if (!impl_ || !impl_->handle) return "not started";
+  try {
+    return std::string((*impl_->handle)->stage());
+  } catch (...) {
+    return "unknown";
+  }
+}
+
+Binding::State Binding::state() const noexcept {
+  if (!impl_ || !impl_->handle) return State::NotStarted;
+  return static_cast<State>((*impl_->handle)->state());
+}
+
+void Binding::cancel() noexcept {
+  if (impl_ && impl_->handle) (*impl_->handle)->cancel();
+}
+
+Status Binding::take(Deformer& out) noexcept {
+  if (!impl_ || !impl_->handle) return {false, "take: the bind was not started"};
+  auto fresh = std::make_unique<Deformer::Impl>();
+  Status st = guard([&] { fresh->handle.emplace((*impl_->handle)->take()); });
+  if (st) {
+    auto& h = *fresh->handle;
+    out.vertices_ = h->vertex_count();
+    out.bones_ = bones_;
+    out.targets_ = targets_;
+    out.impl_ = std::move(fresh);
+  }
+  return st;
 }
 
 Status Deformer::debug_panic() noexcept {

@@ -45,6 +45,22 @@ struct Settings {
   static Settings defaults() noexcept;
 };
 
+// One skinned mesh of a body (several meshes bound to one skeleton are bound as one body):
+// rest n x 3, triangles t x 3 (indices into this part's vertices), weights n x bones,
+// morph_deltas targets x n x 3 (null without blendshapes), leak n values (null: default; give it
+// for every part or for none).
+struct Part {
+  const double* rest = nullptr;
+  std::size_t vertices = 0;
+  const std::uint32_t* triangles = nullptr;
+  std::size_t triangle_count = 0;
+  const double* weights = nullptr;
+  const double* morph_deltas = nullptr;
+  const double* leak = nullptr;
+};
+
+class Binding;
+
 class Deformer {
  public:
   Deformer() noexcept;
@@ -76,13 +92,49 @@ class Deformer {
   std::size_t vertices() const noexcept { return vertices_; }
   std::size_t bones() const noexcept { return bones_; }
   bool valid() const noexcept;
+  // Meshes the deformer was bound with; step's output holds them in order, part i starting at
+  // vertex part_offset(i) (part_offset(parts()) == vertices()).
+  std::size_t parts() const noexcept;
+  std::size_t part_offset(std::size_t i) const noexcept;
   // Test hook: forces a Rust panic inside the bridge; must come back as an error status.
   Status debug_panic() noexcept;
 
  private:
+  friend class Binding;
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::size_t vertices_ = 0;
+  std::size_t bones_ = 0;
+  std::size_t targets_ = 0;
+};
+
+// An asynchronous bind: start() copies the input, starts the precompute on a worker thread and
+// returns at once; the host polls fraction(), stage() and state() (e.g. from a UI timer), may
+// cancel(), and take()s the finished deformer (take waits for the worker; a failed or cancelled
+// bind returns its message and leaves `out` untouched). Destroying a Binding cancels a running
+// bind and waits for its worker (within one check: a sparse solve or a short loop).
+class Binding {
+ public:
+  enum class State { Running = 0, Done = 1, Failed = 2, Cancelled = 3, NotStarted = 4 };
+  Binding() noexcept;
+  ~Binding();
+  Binding(Binding&&) noexcept;
+  Binding& operator=(Binding&&) noexcept;
+  Binding(const Binding&) = delete;
+  Binding& operator=(const Binding&) = delete;
+
+  Status start(const Settings& settings, const Part* parts, std::size_t part_count,
+               std::size_t bones, std::size_t targets, const double* first_morph_weights,
+               const double* first_pose, const std::string& sidecar) noexcept;
+  double fraction() const noexcept;
+  std::string stage() const noexcept;
+  State state() const noexcept;
+  void cancel() noexcept;
+  Status take(Deformer& out) noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
   std::size_t bones_ = 0;
   std::size_t targets_ = 0;
 };

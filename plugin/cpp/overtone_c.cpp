@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "overtone.hpp"
 
@@ -10,6 +11,10 @@
 
 struct overtone_deformer {
   overtone::Deformer d;
+};
+
+struct overtone_bind {
+  overtone::Binding b;
 };
 
 namespace {
@@ -120,3 +125,70 @@ OVERTONE_EXPORT int overtone_debug_panic(overtone_deformer* d, char* err, size_t
 }
 
 OVERTONE_EXPORT void overtone_destroy(overtone_deformer* d) { delete d; }
+
+OVERTONE_EXPORT size_t overtone_part_count(const overtone_deformer* d) {
+  return d ? d->d.parts() : 0;
+}
+
+OVERTONE_EXPORT size_t overtone_part_offset(const overtone_deformer* d, size_t i) {
+  return d ? d->d.part_offset(i) : 0;
+}
+
+OVERTONE_EXPORT int overtone_bind_start(const overtone_settings* s, const overtone_part* parts,
+                                        size_t part_count, size_t bones, size_t targets,
+                                        const double* first_morph_weights,
+                                        const double* first_pose, const char* sidecar,
+                                        overtone_bind** out, char* err, size_t err_len) {
+  if (!s || !out) return fail("overtone_bind_start: settings and out are required", err, err_len);
+  *out = nullptr;
+  if (!parts || part_count == 0) return fail("overtone_bind_start: no parts", err, err_len);
+  auto* h = new (std::nothrow) overtone_bind();
+  if (!h) return fail("overtone_bind_start: out of memory", err, err_len);
+  overtone::Settings cs{s->youngs_modulus, s->poisson_ratio, s->density, s->fps,
+                        s->lattice_resolution, s->fast != 0, s->modes, s->clusters};
+  std::vector<overtone::Part> ps(part_count);
+  for (size_t p = 0; p < part_count; ++p) {
+    ps[p] = {parts[p].rest, parts[p].vertices, parts[p].triangles, parts[p].triangle_count,
+             parts[p].weights, parts[p].morph_deltas, parts[p].leak};
+  }
+  auto st = h->b.start(cs, ps.data(), part_count, bones, targets, first_morph_weights, first_pose,
+                       sidecar ? std::string(sidecar) : std::string());
+  if (!st) {
+    delete h;
+    return fail(st.message, err, err_len);
+  }
+  *out = h;
+  return 0;
+}
+
+OVERTONE_EXPORT int overtone_bind_poll(const overtone_bind* b, double* fraction, char* stage,
+                                       size_t stage_len) {
+  if (!b) return -1;
+  if (fraction) *fraction = b->b.fraction();
+  if (stage && stage_len > 0) {
+    std::strncpy(stage, b->b.stage().c_str(), stage_len - 1);
+    stage[stage_len - 1] = '\0';
+  }
+  return static_cast<int>(b->b.state());
+}
+
+OVERTONE_EXPORT void overtone_bind_cancel(overtone_bind* b) {
+  if (b) b->b.cancel();
+}
+
+OVERTONE_EXPORT int overtone_bind_take(overtone_bind* b, overtone_deformer** out, char* err,
+                                       size_t err_len) {
+  if (!b || !out) return fail("overtone_bind_take: handle and out are required", err, err_len);
+  *out = nullptr;
+  auto* h = new (std::nothrow) overtone_deformer();
+  if (!h) return fail("overtone_bind_take: out of memory", err, err_len);
+  auto st = b->b.take(h->d);
+  if (!st) {
+    delete h;
+    return fail(st.message, err, err_len);
+  }
+  *out = h;
+  return 0;
+}
+
+OVERTONE_EXPORT void overtone_bind_destroy(overtone_bind* b) { delete b; }

@@ -51,6 +51,46 @@ size_t overtone_target_count(const overtone_deformer* d);
 /* Test hook: forces a Rust panic inside the core; returns -1 with the message (the host lives). */
 int overtone_debug_panic(overtone_deformer* d, char* err, size_t err_len);
 void overtone_destroy(overtone_deformer* d);
+
+/* Several meshes bound to one skeleton, bound as one body. A part's triangles index its own
+ * vertices; `morph_deltas` (targets x vertices x 3) may be NULL without blendshapes, `leak`
+ * (vertices values) NULL for the default (given for every part or for none). The deformer's
+ * step output holds the parts in order; part i starts at overtone_part_offset(d, i). */
+typedef struct {
+  const double* rest;
+  size_t vertices;
+  const uint32_t* triangles;
+  size_t triangle_count;
+  const double* weights;
+  const double* morph_deltas;
+  const double* leak;
+} overtone_part;
+size_t overtone_part_count(const overtone_deformer* d);
+/* First vertex of part i in the step output; i == overtone_part_count(d) gives the total. */
+size_t overtone_part_offset(const overtone_deformer* d, size_t i);
+
+/* Asynchronous bind: overtone_bind_start copies the input, starts the precompute on a worker
+ * thread and returns at once. Poll it (fraction in [0, 1], never decreasing; stage text; state),
+ * cancel it, then overtone_bind_take the deformer (waits for the worker; -1 with the message of
+ * a failed bind, or "cancelled by the host"). overtone_bind_destroy cancels a running bind and
+ * waits for its worker; every handle must be destroyed, taken or not. */
+typedef struct overtone_bind overtone_bind;
+enum {
+  OVERTONE_BIND_RUNNING = 0,
+  OVERTONE_BIND_DONE = 1,
+  OVERTONE_BIND_FAILED = 2,
+  OVERTONE_BIND_CANCELLED = 3
+};
+int overtone_bind_start(const overtone_settings* s, const overtone_part* parts, size_t part_count,
+                        size_t bones, size_t targets, const double* first_morph_weights,
+                        const double* first_pose, const char* sidecar, overtone_bind** out,
+                        char* err, size_t err_len);
+/* Returns the state (OVERTONE_BIND_*) or -1 for a null handle; `fraction` and `stage` may be
+ * NULL. */
+int overtone_bind_poll(const overtone_bind* b, double* fraction, char* stage, size_t stage_len);
+void overtone_bind_cancel(overtone_bind* b);
+int overtone_bind_take(overtone_bind* b, overtone_deformer** out, char* err, size_t err_len);
+void overtone_bind_destroy(overtone_bind* b);
 #ifdef __cplusplus
 }
 #endif

@@ -2,10 +2,170 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "overtone_c.h"
 
+/* A closed UV sphere (radius r, centre cx) with `rings` x `seg` quads; two bones blending along
+ * x. Writes vertices, triangles and weights; returns the vertex count. */
+static size_t sphere(double cx, double r, int rings, int seg, double* v, uint32_t* t, double* w,
+                     size_t* tcount) {
+  size_t n = 0, nt = 0;
+  v[0] = cx; v[1] = 0; v[2] = -r; n = 1;
+  for (int i = 1; i < rings; ++i) {
+    double th = M_PI * i / rings;
+    for (int j = 0; j < seg; ++j) {
+      double ph = 2 * M_PI * j / seg;
+      v[3 * n] = cx + r * sin(th) * cos(ph);
+      v[3 * n + 1] = r * sin(th) * sin(ph);
+      v[3 * n + 2] = -r * cos(th);
+      ++n;
+    }
+  }
+  v[3 * n] = cx; v[3 * n + 1] = 0; v[3 * n + 2] = r; ++n;
+  for (int j = 0; j < seg; ++j) {
+    uint32_t a = 1 + j, b = 1 + (j + 1) % seg;
+    t[3 * nt] = 0; t[3 * nt + 1] = b; t[3 * nt + 2] = a; ++nt;
+  }
+  for (int i = 0; i < rings - 2; ++i) {
+    for (int j = 0; j < seg; ++j) {
+      uint32_t a = 1 + i * seg + j, b = 1 + i * seg + (j + 1) % seg;
+      uint32_t c = a + seg, d = b + seg;
+      t[3 * nt] = a; t[3 * nt + 1] = b; t[3 * nt + 2] = d; ++nt;
+      t[3 * nt] = a; t[3 * nt + 1] = d; t[3 * nt + 2] = c; ++nt;
+    }
+  }
+  uint32_t top = (uint32_t)(n - 1), base = 1 + (rings - 2) * seg;
+  for (int j = 0; j < seg; ++j) {
+    uint32_t a = base + j, b = base + (j + 1) % seg;
+    t[3 * nt] = a; t[3 * nt + 1] = b; t[3 * nt + 2] = top; ++nt;
+  }
+  for (size_t k = 0; k < n; ++k) {
+    double x = (v[3 * k] + 1.5) / 3.0;
+    x = x < 0 ? 0 : (x > 1 ? 1 : x);
+    w[2 * k] = 1 - x;
+    w[2 * k + 1] = x;
+  }
+  *tcount = nt;
+  return n;
+}
+
+/* Two spheres as two parts of one body, bound asynchronously: a bind cancelled mid-way returns
+ * "cancelled" and writes no sidecar; a full bind reports non-decreasing fractions (several
+ * distinct values) and stage texts, then steps with the contract kept and the parts' offsets. */
+static int async_bind(void) {
+  enum { RINGS = 24, SEG = 40, MAXV = 2 + 23 * 40, MAXT = 2 * 24 * 40 };
+  static double v1[3 * MAXV], v2[3 * MAXV], w1[2 * MAXV], w2[2 * MAXV];
+  static uint32_t t1[3 * MAXT], t2[3 * MAXT];
+  size_t nt1, nt2;
+  size_t n1 = sphere(-0.7, 0.6, RINGS, SEG, v1, t1, w1, &nt1);
+  size_t n2 = sphere(0.7, 0.6, RINGS, SEG, v2, t2, w2, &nt2);
+  overtone_part parts[2] = {{v1, n1, t1, nt1, w1, NULL, NULL}, {v2, n2, t2, nt2, w2, NULL, NULL}};
+  double pose[24] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+  overtone_settings s;
+  overtone_default_settings(&s);
+  s.lattice_resolution = 48;
+  char err[512], stage[128];
+  char sidecar[256];
+  snprintf(sidecar, sizeof sidecar, "/tmp/overtone-c-abi-%d.ovt", (int)getpid());
+  unlink(sidecar);
+  overtone_bind* b = NULL;
+  struct timespec nap = {0, 1000000};
+  /* Cancelled mid-bind. */
+  if (overtone_bind_start(&s, parts, 2, 2, 0, NULL, pose, sidecar, &b, err, sizeof err) != 0) {
+    printf("FAIL bind_start: %s\n", err);
+    return 1;
+  }
+  double f = 0.0;
+  int st;
+  while ((st = overtone_bind_poll(b, &f, stage, sizeof stage)) == OVERTONE_BIND_RUNNING && f < 0.3) {
+    nanosleep(&nap, NULL);
+  }
+  if (st != OVERTONE_BIND_RUNNING) {
+    printf("FAIL: the bind finished (state %d) before it could be cancelled\n", st);
+    return 1;
+  }
+  printf("C ABI: cancelling at %.2f (%s)\n", f, stage);
+  overtone_bind_cancel(b);
+  overtone_deformer* d = NULL;
+  if (overtone_bind_take(b, &d, err, sizeof err) == 0 || d != NULL || strstr(err, "cancelled") == NULL) {
+    printf("FAIL: a cancelled bind gave a deformer or the message %s\n", err);
+    return 1;
+  }
+  if (overtone_bind_poll(b, NULL, NULL, 0) != OVERTONE_BIND_CANCELLED || access(sidecar, F_OK) == 0) {
+    printf("FAIL: state after cancel, or the sidecar was written\n");
+    return 1;
+  }
+  overtone_bind_destroy(b);
+  /* Full bind, polled. */
+  if (overtone_bind_start(&s, parts, 2, 2, 0, NULL, pose, sidecar, &b, err, sizeof err) != 0) {
+    printf("FAIL bind_start: %s\n", err);
+    return 1;
+  }
+  double last = -1.0;
+  int distinct = 0, polls = 0;
+  while ((st = overtone_bind_poll(b, &f, stage, sizeof stage)) == OVERTONE_BIND_RUNNING) {
+    if (f < last) {
+      printf("FAIL: fraction decreased %.4f -> %.4f\n", last, f);
+      return 1;
+    }
+    if (f > last) ++distinct;
+    last = f;
+    ++polls;
+    nanosleep(&nap, NULL);
+  }
+  overtone_bind_poll(b, &f, stage, sizeof stage);
+  if (st != OVERTONE_BIND_DONE || f != 1.0 || distinct < 3) {
+    printf("FAIL: state %d, final fraction %.3f, %d distinct fractions in %d polls\n", st, f, distinct, polls);
+    return 1;
+  }
+  if (overtone_bind_take(b, &d, err, sizeof err) != 0) {
+    printf("FAIL bind_take: %s\n", err);
+    return 1;
+  }
+  overtone_bind_destroy(b);
+  if (overtone_part_count(d) != 2 || overtone_part_offset(d, 1) != n1 || overtone_part_offset(d, 2) != n1 + n2 ||
+      overtone_vertex_count(d) != n1 + n2 || access(sidecar, F_OK) != 0) {
+    printf("FAIL: parts / sizes / sidecar after the bind\n");
+    return 1;
+  }
+  static double out[3 * 2 * MAXV];
+  double worst = 0.0, peak = 0.0;
+  for (int k = 1; k < 12; ++k) {
+    double a = 0.6 * sin(0.5 * k), c = cos(a), sn = sin(a);
+    /* bone 1 rotates about z through the origin */
+    double p[24] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, c, -sn, 0, 0, sn, c, 0, 0, 0, 0, 1, 0};
+    if (overtone_step(d, p, out, err, sizeof err) != 0) {
+      printf("FAIL step after async bind: %s\n", err);
+      return 1;
+    }
+    if (overtone_residual(d) > worst) worst = overtone_residual(d);
+    for (size_t i = 0; i < 3 * (n1 + n2); ++i) peak = fabs(out[i]) > peak ? fabs(out[i]) : peak;
+  }
+  if (worst > 1e-8 || !(peak > 1e-5)) {
+    printf("FAIL: async-bound deformer residual %.2e, peak %.2e\n", worst, peak);
+    return 1;
+  }
+  printf("C ABI async bind ok: %d distinct fractions in %d polls, residual %.2e, peak %.3f\n", distinct, polls,
+         worst, peak);
+  overtone_destroy(d);
+  /* Bad input is refused at start (a part without triangles), and NULL handles are harmless. */
+  overtone_part bad = {v1, n1, t1, 0, w1, NULL, NULL};
+  if (overtone_bind_start(&s, &bad, 1, 2, 0, NULL, pose, "", &b, err, sizeof err) == 0 || b != NULL) {
+    printf("FAIL: a part without triangles was accepted\n");
+    return 1;
+  }
+  if (overtone_bind_poll(NULL, NULL, NULL, 0) != -1) return 1;
+  overtone_bind_cancel(NULL);
+  overtone_bind_destroy(NULL);
+  unlink(sidecar);
+  return 0;
+}
+
 int main(void) {
+  if (async_bind() != 0) return 1;
   /* A single tetrahedron-like closed surface: an octahedron with one bone. */
   double rest[] = {1, 0, 0, -1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1.3, 0, 0, -1.3};
   uint32_t tris[] = {0, 2, 4, 2, 1, 4, 1, 3, 4, 3, 0, 4, 2, 0, 5, 1, 2, 5, 3, 1, 5, 0, 3, 5};

@@ -9,7 +9,7 @@ from . import session
 DEFAULT_YOUNGS_MODULUS = 2e5
 DEFAULT_POISSON_RATIO = 0.4
 DEFAULT_DENSITY = 1000.0
-DEFAULT_LATTICE_RESOLUTION = 32
+DEFAULT_LATTICE_RESOLUTION = 0  # automatic: chosen from the mesh's thickness
 DEFAULT_MODES = 16
 DEFAULT_CLUSTERS = 100
 
@@ -104,8 +104,9 @@ class OvertoneSettings(bpy.types.PropertyGroup):
     clusters: IntProperty(name="Clusters", default=DEFAULT_CLUSTERS, min=1, soft_max=1000,
                           description="Rotation clusters of the fast solver", update=_invalidate_named('clusters'))
     lattice_resolution: IntProperty(
-        name="Lattice Resolution", default=DEFAULT_LATTICE_RESOLUTION, min=2, soft_max=96,
-        description="Cells of the tetrahedral lattice along the longest side", update=_invalidate_named('lattice_resolution'))
+        name="Lattice Resolution", default=DEFAULT_LATTICE_RESOLUTION, min=0, soft_max=96,
+        description="Cells of the tetrahedral lattice along the longest side; 0 chooses them from "
+                    "the mesh so thin limbs are three cells across", update=_invalidate_named('lattice_resolution'))
     leak_group: StringProperty(
         name="Leak Group", default="", update=_invalidate_named('leak_group'),
         description="Vertex group adjusting the leak field where painted (unpainted vertices keep "

@@ -6,13 +6,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use overtone::dynamics::FastParams;
-use overtone::scene::{bake_character, character_from_gltf, simulate_streaming, CharacterSettings, SolverKind};
+use overtone::scene::{bake_character, character_from_gltf_meshes, simulate_streaming, CharacterSettings, SolverKind};
 use serde_json::json;
 
 /// Options of a bake (see `overtone bake --help`).
 pub struct BakeOptions {
     pub input: PathBuf,
+    /// A file, or with several glTF meshes a folder of `<node name>.pc2` files.
     pub out: PathBuf,
+    /// glTF meshes to bake by node name (empty: every mesh of the first skeleton).
+    pub meshes: Vec<String>,
     pub report: Option<PathBuf>,
     pub sidecar: Option<PathBuf>,
     pub frames: Option<(usize, usize)>,
@@ -77,18 +80,63 @@ fn read_leak(path: &Path) -> Result<Vec<f64>> {
     Ok(v)
 }
 
+/// A file name from a glTF node name: characters other than letters, digits, `-`, `_` and `.`
+/// become `_`, a leading dot too; empty names become `mesh`; repeated names get `_2`, `_3`, ….
+pub fn cache_file_names(names: &[String]) -> Vec<String> {
+    let mut used = std::collections::HashSet::new();
+    names
+        .iter()
+        .map(|n| {
+            let mut s: String = n
+                .chars()
+                .map(|c| {
+                    if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            if s.starts_with('.') {
+                s.replace_range(0..1, "_");
+            }
+            if s.is_empty() {
+                s = "mesh".into();
+            }
+            let mut candidate = s.clone();
+            let mut k = 2;
+            while !used.insert(candidate.to_lowercase()) {
+                candidate = format!("{s}_{k}");
+                k += 1;
+            }
+            format!("{candidate}.pc2")
+        })
+        .collect()
+}
+
 pub fn bake(o: BakeOptions) -> Result<()> {
-    crate::cache_format::CacheFormat::of(&o.out)?;
+    // Clashes first (an output onto an input is the costliest mistake), then the formats.
+    let folder_out = o.out.is_dir() || o.out.extension().is_none();
+    check_paths(&o, folder_out)?;
+    if !folder_out {
+        crate::cache_format::CacheFormat::of(&o.out)?;
+    }
     for p in &o.preview {
         crate::preview::PreviewKind::of(p)?;
     }
-    check_paths(&o)?;
+    let mut mesh_outputs: Vec<(String, std::ops::Range<usize>)> = Vec::new();
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
     let mut prepare_ms = 0.0;
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
+    anyhow::ensure!(
+        o.meshes.is_empty() || is_gltf,
+        "--mesh picks meshes of a glTF file; {} is a scene",
+        o.input.display()
+    );
     let mut warnings: Vec<String> = Vec::new();
     let mut surface_report = serde_json::Value::Null;
+    let mut lattice_report = serde_json::Value::Null;
     let n_blendshapes;
     let (frames, displacements, fps, sim, n_points, name, triangles) = if is_gltf {
         if let Some(s) = &o.surface {
@@ -106,8 +154,29 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         }
         settings.animation = o.animation;
         material_overrides(&o, &mut settings.material)?;
-        let mut ch = character_from_gltf(&o.input, &settings, leak.as_deref())
+        let (mut ch, meshes) = character_from_gltf_meshes(&o.input, &settings, leak.as_deref(), &o.meshes)
             .with_context(|| format!("preparing {}", o.input.display()))?;
+        if meshes.len() > 1 || o.out.is_dir() {
+            anyhow::ensure!(
+                o.out.is_dir() || !o.out.exists(),
+                "--out {} is a file; {} meshes are written into a folder",
+                o.out.display(),
+                meshes.len()
+            );
+            anyhow::ensure!(
+                o.mdd.is_none(),
+                "--mdd writes one mesh; with {} meshes pick one with --mesh",
+                meshes.len()
+            );
+            let names: Vec<String> = meshes.iter().map(|m| m.name.clone()).collect();
+            if meshes.len() > 1 {
+                eprintln!("baking {} meshes as one body: {}", meshes.len(), names.join(", "));
+            }
+            mesh_outputs = cache_file_names(&names)
+                .into_iter()
+                .zip(meshes.iter().map(|m| m.vertices.clone()))
+                .collect();
+        }
         // Dynamics flags; a painted stiffness (per welded or per input vertex) multiplies the
         // skeleton-derived default; gravity is given in the file's units (÷ scale).
         ch.scene.dynamics = o.dynamics.keys().apply(&ch.scene.dynamics)?;
@@ -144,15 +213,40 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             eprintln!("warning: {w}");
         }
         warnings.extend(ch.warnings.iter().cloned());
+        let auto = match &ch.resolution_choice {
+            Some(c) => format!(
+                " (chosen: thin parts {:.3} across, {} cells wanted{})",
+                c.thin_diameter * ch.scale,
+                c.wanted,
+                if c.resolution < c.wanted {
+                    ", capped by the tet budget"
+                } else {
+                    ""
+                }
+            ),
+            None => String::new(),
+        };
         eprintln!(
-            "{}: {} surface vertices embedded in {} lattice vertices / {} tets; {} frames at {} fps",
+            "{}: {} surface vertices ({} pieces) embedded in {} lattice vertices / {} tets at resolution {}{auto}; {} frames at {} fps",
             ch.scene.name,
             ch.original_to_welded.len(),
+            ch.embedding.pieces,
             ch.scene.mesh.n_vertices(),
             ch.scene.mesh.n_elements(),
+            ch.lattice_resolution,
             ch.scene.frames.len(),
             settings.fps
         );
+        lattice_report = json!({
+            "resolution": ch.lattice_resolution,
+            "automatic": ch.resolution_choice.is_some(),
+            "thin_diameter": ch.resolution_choice.as_ref().map(|c| c.thin_diameter * ch.scale),
+            "wanted_resolution": ch.resolution_choice.as_ref().map(|c| c.wanted),
+            "vertices": ch.scene.mesh.n_vertices(),
+            "tets": ch.scene.mesh.n_elements(),
+            "surface_pieces": ch.embedding.pieces,
+            "hinge_splits": ch.embedding.hinge_splits,
+        });
         let kind = if o.fast {
             SolverKind::Fast(FastParams::default_for(3))
         } else {
@@ -264,7 +358,27 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         start_frame: start as f64,
     };
     let t_write = std::time::Instant::now();
-    crate::cache_format::write_cache(&o.out, &mesh)?;
+    let mut written = Vec::new();
+    if mesh_outputs.is_empty() {
+        anyhow::ensure!(
+            !o.out.is_dir(),
+            "--out {} is a folder; one mesh is written to a file",
+            o.out.display()
+        );
+        crate::cache_format::write_cache(&o.out, &mesh)?;
+        written.push(o.out.display().to_string());
+    } else {
+        std::fs::create_dir_all(&o.out).with_context(|| format!("creating the folder {}", o.out.display()))?;
+        for (file, range) in &mesh_outputs {
+            let part: Vec<Vec<f64>> = frames
+                .iter()
+                .map(|f| f[3 * range.start..3 * range.end].to_vec())
+                .collect();
+            let path = o.out.join(file);
+            overtone::io::write_pc2(&path, start, 1.0, range.len(), &part)?;
+            written.push(path.display().to_string());
+        }
+    }
     let cache_write_ms = t_write.elapsed().as_secs_f64() * 1e3;
     if let Some(m) = &o.mdd {
         overtone::io::write_mdd(m, fps, n_points, &frames)?;
@@ -296,7 +410,10 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "cache_write_ms": cache_write_ms,
             "warnings": warnings,
             "display_surface": surface_report,
-            "per_frame": sim.steps.iter().zip(&sim.step_ms).map(|(s, ms)| json!({"relative_residual": s.relative_residual, "step_ms": ms})).collect::<Vec<_>>(),
+            "lattice": lattice_report,
+            "caches": mesh_outputs.iter().map(|(f, r)| json!({"file": f, "vertices": r.len(), "first_vertex": r.start})).collect::<Vec<_>>(),
+            "diagonal": diagonal(&frames[0], &displacements[0]),
+            "per_frame": sim.steps.iter().zip(&sim.step_ms).zip(surface_motion(&frames, &displacements).iter().skip(1)).map(|((s, ms), (u, rig))| json!({"relative_residual": s.relative_residual, "step_ms": ms, "max_surface_displacement": u, "rig_motion": rig})).collect::<Vec<_>>(),
         });
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
@@ -304,7 +421,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         "baked {} frames of {} points to {} (median step {:.3} ms, max relative residual {:.1e})",
         frames.len(),
         n_points,
-        o.out.display(),
+        written.join(", "),
         crate::report::median(&sim.step_ms),
         sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
     );
@@ -313,7 +430,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
 
 /// Refuses, before any work, outputs that are inputs, that coincide, that are folders or that
 /// would replace a file of another kind without `--force` (see [`crate::output_paths`]).
-fn check_paths(o: &BakeOptions) -> Result<()> {
+fn check_paths(o: &BakeOptions, folder_out: bool) -> Result<()> {
     use crate::output_paths::{check, Input, Kind, Output};
     let inputs: Vec<Input> = [
         Some(Input {
@@ -337,7 +454,7 @@ fn check_paths(o: &BakeOptions) -> Result<()> {
         Some(Output {
             flag: "--out",
             path: &o.out,
-            kind: Kind::cache(&o.out),
+            kind: if folder_out { Kind::Folder } else { Kind::cache(&o.out) },
         }),
         o.mdd.as_deref().map(|path| Output {
             flag: "--mdd",
@@ -365,6 +482,38 @@ fn check_paths(o: &BakeOptions) -> Result<()> {
     }))
     .collect();
     check(&inputs, &outputs, o.force)
+}
+
+/// The diagonal of the rig-only surface's bounding box in the first frame (world units).
+fn diagonal(frame: &[f64], disp: &[f64]) -> f64 {
+    let rig: Vec<f64> = frame.iter().zip(disp).map(|(x, u)| x - u).collect();
+    let (lo, hi) = overtone::mesh::bounding_box(&rig);
+    (0..3).map(|i| (hi[i] - lo[i]).powi(2)).sum::<f64>().sqrt()
+}
+
+/// Per frame: the largest complementary displacement of a written point and the largest motion
+/// of the rig-only position since the previous frame (0 for the first), both in world units.
+fn surface_motion(frames: &[Vec<f64>], displacements: &[Vec<f64>]) -> Vec<(f64, f64)> {
+    let norm = |v: &[f64]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    let mut out = Vec::with_capacity(frames.len());
+    for k in 0..frames.len() {
+        let u = displacements[k].chunks_exact(3).map(norm).fold(0.0, f64::max);
+        let rig = if k == 0 {
+            0.0
+        } else {
+            (0..frames[k].len() / 3)
+                .map(|v| {
+                    let d: [f64; 3] = std::array::from_fn(|i| {
+                        (frames[k][3 * v + i] - displacements[k][3 * v + i])
+                            - (frames[k - 1][3 * v + i] - displacements[k - 1][3 * v + i])
+                    });
+                    norm(&d)
+                })
+                .fold(0.0, f64::max)
+        };
+        out.push((u, rig));
+    }
+    out
 }
 
 /// A progress bar on an interactive terminal; nothing when output is redirected.

@@ -114,9 +114,14 @@ enum Command {
     Bake {
         input: PathBuf,
         /// The cache; its extension chooses the format: .pc2, .mdd, .abc (Alembic), .usda,
-        /// .usdc or .usd (binary USD).
+        /// .usdc or .usd (binary USD). With several meshes (or a path without an extension) a
+        /// folder (created if missing) holding one `<glTF node name>.pc2` per mesh.
         #[arg(long)]
         out: PathBuf,
+        /// glTF mesh (node name) to bake; repeat for several (default: every mesh bound to the
+        /// first skinned mesh's skeleton, simulated as one body).
+        #[arg(long = "mesh")]
+        meshes: Vec<String>,
         #[arg(long)]
         report: Option<PathBuf>,
         /// Precompute sidecar (.ovt) for the fast solver.
@@ -133,7 +138,8 @@ enum Command {
         /// Leak field D per input vertex: a JSON array or a one-column .dmat.
         #[arg(long)]
         leak: Option<PathBuf>,
-        /// Lattice cells along the character's longest side (default 32).
+        /// Lattice cells along the character's longest side (default: chosen from the geometry so
+        /// thin limbs are three cells across, at most 25k tets; 0 also means automatic).
         #[arg(long)]
         lattice_resolution: Option<usize>,
         /// Which glTF animation (index, default 0).
@@ -281,6 +287,7 @@ fn real_main() -> Result<()> {
         Command::Bake {
             input,
             out,
+            meshes,
             report,
             sidecar,
             frames,
@@ -299,6 +306,7 @@ fn real_main() -> Result<()> {
         } => bake::bake(bake::BakeOptions {
             input,
             out,
+            meshes,
             report,
             sidecar,
             frames,
@@ -448,6 +456,7 @@ fn demo(out_dir: &Path, force: bool) -> Result<()> {
         bake::bake(bake::BakeOptions {
             input,
             out: files[0].clone(),
+            meshes: Vec::new(),
             report: Some(files[1].clone()),
             sidecar: fast.then(|| out_dir.join(format!("{stem}.ovt"))),
             frames: None,

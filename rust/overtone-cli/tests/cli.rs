@@ -333,3 +333,86 @@ fn bake_scene_onto_its_display_surface() {
     assert!(!out.exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+fn read_pc2(path: &std::path::Path) -> (usize, usize, Vec<f32>) {
+    let bytes = std::fs::read(path).unwrap();
+    let points = i32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+    let samples = i32::from_le_bytes(bytes[28..32].try_into().unwrap()) as usize;
+    let data = bytes[32..]
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    (points, samples, data)
+}
+
+/// The two-mesh robot (Body: 20 capsules, Joints: 25 spheres, one skin): by default both meshes
+/// bake as one body into `<node name>.pc2` in the `--out` folder (created), the vertex counts
+/// add up to the file's, every piece has its own lattice copy (45 pieces), the contract holds,
+/// and frame 0 of each cache is its mesh at rest in the rig's first pose (no jump; the same
+/// positions a one-mesh `--mesh Joints` bake starts from). An unknown `--mesh` name stops with
+/// the available names and writes nothing.
+#[test]
+fn bake_every_skinned_mesh_into_a_folder() {
+    let dir = tmpdir("meshes");
+    let glb = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/characters/robot.glb");
+    let folder = dir.join("caches");
+    let rep = dir.join("r.json");
+    let common = ["--lattice-resolution", "24", "--frames", "0..12"];
+    let out = bin()
+        .arg("bake")
+        .arg(&glb)
+        .arg("--out")
+        .arg(&folder)
+        .arg("--report")
+        .arg(&rep)
+        .args(common)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (nb, sb, body) = read_pc2(&folder.join("Body.pc2"));
+    let (nj, sj, joints) = read_pc2(&folder.join("Joints.pc2"));
+    assert_eq!((sb, sj), (13, 13));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
+    assert_eq!(report["points"].as_u64().unwrap() as usize, nb + nj);
+    assert_eq!(report["lattice"]["surface_pieces"].as_u64().unwrap(), 45);
+    assert!(report["max_relative_residual"].as_f64().unwrap() <= 1e-8);
+    let caches = report["caches"].as_array().unwrap();
+    assert_eq!(caches[0]["file"], "Body.pc2");
+    assert_eq!(caches[1]["first_vertex"].as_u64().unwrap() as usize, nb);
+    // The one-mesh bake of Joints starts from the same rig pose.
+    let single = dir.join("joints.pc2");
+    let out = bin()
+        .arg("bake")
+        .arg(&glb)
+        .arg("--mesh")
+        .arg("Joints")
+        .arg("--out")
+        .arg(&single)
+        .args(common)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (n1, _, alone) = read_pc2(&single);
+    assert_eq!(n1, nj);
+    let diag = 2.0; // the robot is about 2 m tall
+    for (a, b) in alone[..3 * nj].iter().zip(&joints[..3 * nj]) {
+        assert!((a - b).abs() <= 1e-6 * diag, "frame 0 differs: {a} vs {b}");
+    }
+    assert!(body.iter().all(|x| x.is_finite()));
+    // Unknown mesh.
+    let bad = dir.join("bad.pc2");
+    let out = bin()
+        .arg("bake")
+        .arg(&glb)
+        .arg("--mesh")
+        .arg("Nope")
+        .arg("--out")
+        .arg(&bad)
+        .args(common)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(msg.contains("Body, Joints"), "{msg}");
+    assert!(!bad.exists());
+}

@@ -7,9 +7,15 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use overtone::deformer::{DeformerSettings, SurfaceDeformer};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use overtone::deformer::{BodyInput, DeformerSettings, SurfaceDeformer, SurfacePart};
 use overtone::dynamics::{FastParams, Material};
+use overtone::progress::AtomicProgress;
 use overtone::scene::CharacterSettings;
+use overtone::OvertoneError;
 
 #[cxx::bridge(namespace = "overtone::ffi")]
 mod ffi {
@@ -66,6 +72,44 @@ mod ffi {
         fn bone_count(self: &Deformer) -> usize;
         /// Test hook: panics inside the bridge when `really` is true (proves hosts survive).
         fn debug_panic(self: &mut Deformer, really: bool) -> Result<()>;
+        /// Meshes (parts) the deformer was bound with.
+        fn part_count(self: &Deformer) -> usize;
+        /// First vertex of part `i` in the step's output (`i = part_count` gives the total).
+        fn part_offset(self: &Deformer, i: usize) -> usize;
+
+        type Binding;
+        /// Starts a bind on a worker thread and returns at once. One body made of parts: part
+        /// `p` has `part_vertices[p]` vertices and `part_triangles[p]` triangles (indices local
+        /// to the part); `rest`, `triangles`, `weights`, `leak` are the parts' arrays
+        /// concatenated in order (`leak` empty or one value per vertex); `morph_deltas` the
+        /// parts' `T × n_p × 3` blocks concatenated. Empty `part_vertices`: one part.
+        #[allow(clippy::too_many_arguments)]
+        fn start_bind(
+            settings: &Settings,
+            rest: &[f64],
+            triangles: &[u32],
+            part_vertices: &[usize],
+            part_triangles: &[usize],
+            weights: &[f64],
+            bones: usize,
+            morph_deltas: &[f64],
+            targets: usize,
+            first_morph_weights: &[f64],
+            leak: &[f64],
+            first_pose: &[f64],
+            sidecar: &str,
+        ) -> Result<Box<Binding>>;
+        /// Fraction of the bind done, in [0, 1], never decreasing.
+        fn fraction(self: &Binding) -> f64;
+        /// What the bind is doing now.
+        fn stage(self: &Binding) -> String;
+        /// 0 running, 1 done, 2 failed, 3 cancelled.
+        fn state(self: &Binding) -> u8;
+        /// Asks the worker to stop at its next check (returns at once).
+        fn cancel(self: &Binding);
+        /// Waits for the worker and hands over the deformer, or the error message (the
+        /// bind's error, or "cancelled by the host"). A second call fails.
+        fn take(self: &mut Binding) -> Result<Box<Deformer>>;
     }
 }
 
@@ -103,6 +147,238 @@ fn default_settings() -> ffi::Settings {
     }
 }
 
+fn deformer_settings(settings: &ffi::Settings) -> Result<DeformerSettings, String> {
+    let s = DeformerSettings {
+        character: CharacterSettings {
+            lattice_resolution: settings.lattice_resolution,
+            material: Material {
+                youngs_modulus: settings.youngs_modulus,
+                poisson_ratio: settings.poisson_ratio,
+                density: settings.density,
+            },
+            fps: settings.fps,
+            animation: None,
+        },
+        fast: settings.fast.then_some(FastParams {
+            modes: settings.modes,
+            clusters: settings.clusters,
+        }),
+        ..DeformerSettings::default()
+    };
+    if !(s.character.fps.is_finite() && s.character.fps > 0.0) {
+        return Err(format!("setting `fps` = {} is invalid: must be > 0", s.character.fps));
+    }
+    Ok(s)
+}
+
+/// A body's arrays, owned by the worker thread.
+struct OwnedBody {
+    rest: Vec<f64>,
+    triangles: Vec<usize>,
+    weights: Vec<f64>,
+    morph_deltas: Vec<f64>,
+    leak: Vec<f64>,
+    first_morph_weights: Vec<f64>,
+    first_pose: Vec<f64>,
+    sidecar: String,
+    /// Per part: vertex range, triangle range (in triangles), morph range (in numbers).
+    parts: Vec<(std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>)>,
+    bones: usize,
+    targets: usize,
+}
+
+impl OwnedBody {
+    fn input(&self) -> BodyInput<'_> {
+        BodyInput {
+            parts: self
+                .parts
+                .iter()
+                .map(|(v, t, d)| SurfacePart {
+                    vertices: &self.rest[3 * v.start..3 * v.end],
+                    triangles: &self.triangles[3 * t.start..3 * t.end],
+                    weights: &self.weights[v.start * self.bones..v.end * self.bones],
+                    morph_deltas: &self.morph_deltas[d.clone()],
+                    leak: (!self.leak.is_empty()).then(|| &self.leak[v.start..v.end]),
+                })
+                .collect(),
+            n_bones: self.bones,
+            n_targets: self.targets,
+            first_morph_weights: &self.first_morph_weights,
+            first_pose: &self.first_pose,
+            sidecar: (!self.sidecar.is_empty()).then(|| Path::new(&self.sidecar)),
+        }
+    }
+}
+
+const RUNNING: u8 = 0;
+const DONE: u8 = 1;
+const FAILED: u8 = 2;
+const CANCELLED: u8 = 3;
+
+struct Shared {
+    progress: AtomicProgress,
+    state: AtomicU8,
+    result: Mutex<Option<Result<SurfaceDeformer, String>>>,
+}
+
+/// A bind running on a worker thread (see `start_bind`). Dropping it cancels the worker and
+/// waits for it, so no thread outlives its handle.
+pub struct Binding {
+    shared: Arc<Shared>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl Drop for Binding {
+    fn drop(&mut self) {
+        self.shared.progress.cancel();
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn start_bind(
+    settings: &ffi::Settings,
+    rest: &[f64],
+    triangles: &[u32],
+    part_vertices: &[usize],
+    part_triangles: &[usize],
+    weights: &[f64],
+    bones: usize,
+    morph_deltas: &[f64],
+    targets: usize,
+    first_morph_weights: &[f64],
+    leak: &[f64],
+    first_pose: &[f64],
+    sidecar: &str,
+) -> Result<Box<Binding>, String> {
+    guarded("start_bind", || {
+        let s = deformer_settings(settings)?;
+        let n = rest.len() / 3;
+        let (pv, pt): (Vec<usize>, Vec<usize>) = if part_vertices.is_empty() && part_triangles.is_empty() {
+            (vec![n], vec![triangles.len() / 3])
+        } else {
+            (part_vertices.to_vec(), part_triangles.to_vec())
+        };
+        if pv.len() != pt.len() || pv.is_empty() {
+            return Err(format!(
+                "parts: {} vertex counts and {} triangle counts given; one of each per part is needed",
+                pv.len(),
+                pt.len()
+            ));
+        }
+        let (sum_v, sum_t) = (
+            pv.iter().try_fold(0usize, |a, &x| a.checked_add(x)),
+            pt.iter().try_fold(0usize, |a, &x| a.checked_add(x)),
+        );
+        if sum_v != Some(n) || rest.len() % 3 != 0 {
+            return Err(format!(
+                "parts: the vertex counts add up to {sum_v:?} but `rest` holds {} numbers ({n} vertices)",
+                rest.len()
+            ));
+        }
+        if sum_t.map(|t| t.checked_mul(3)) != Some(Some(triangles.len())) {
+            return Err(format!(
+                "parts: the triangle counts add up to {sum_t:?} but `triangles` holds {} indices",
+                triangles.len()
+            ));
+        }
+        if morph_deltas.len() != targets.saturating_mul(3).saturating_mul(n) {
+            return Err(format!(
+                "blendshape offsets: expected {targets} targets x {n} vertices x 3 = {} numbers, got {}",
+                targets.saturating_mul(3).saturating_mul(n),
+                morph_deltas.len()
+            ));
+        }
+        let mut parts = Vec::with_capacity(pv.len());
+        let (mut v0, mut t0) = (0, 0);
+        for (&nv, &nt) in pv.iter().zip(&pt) {
+            let d0 = targets * 3 * v0;
+            parts.push((v0..v0 + nv, t0..t0 + nt, d0..d0 + targets * 3 * nv));
+            v0 += nv;
+            t0 += nt;
+        }
+        let body = OwnedBody {
+            rest: rest.to_vec(),
+            triangles: triangles.iter().map(|&i| i as usize).collect(),
+            weights: weights.to_vec(),
+            morph_deltas: morph_deltas.to_vec(),
+            leak: leak.to_vec(),
+            first_morph_weights: first_morph_weights.to_vec(),
+            first_pose: first_pose.to_vec(),
+            sidecar: sidecar.to_string(),
+            parts,
+            bones,
+            targets,
+        };
+        let shared = Arc::new(Shared {
+            progress: AtomicProgress::new(),
+            state: AtomicU8::new(RUNNING),
+            result: Mutex::new(None),
+        });
+        let worker_shared = Arc::clone(&shared);
+        let worker = std::thread::Builder::new()
+            .name("overtone-bind".into())
+            .spawn(move || {
+                let sh = &worker_shared;
+                let outcome = catch_unwind(AssertUnwindSafe(|| {
+                    SurfaceDeformer::bind(&s, &body.input(), &sh.progress)
+                }));
+                let (state, result) = match outcome {
+                    Ok(Ok(d)) => (DONE, Ok(d)),
+                    Ok(Err(OvertoneError::Cancelled)) => (CANCELLED, Err(OvertoneError::Cancelled.to_string())),
+                    Ok(Err(e)) => (FAILED, Err(e.to_string())),
+                    Err(_) => (
+                        FAILED,
+                        Err("internal error in the bind (please report): a panic".to_string()),
+                    ),
+                };
+                if let Ok(mut r) = sh.result.lock() {
+                    *r = Some(result);
+                }
+                sh.state.store(state, Ordering::Release);
+            })
+            .map_err(|e| format!("could not start the bind thread: {e}"))?;
+        Ok(Box::new(Binding {
+            shared,
+            worker: Some(worker),
+        }))
+    })
+}
+
+impl Binding {
+    fn fraction(&self) -> f64 {
+        self.shared.progress.fraction()
+    }
+    fn stage(&self) -> String {
+        self.shared.progress.stage()
+    }
+    fn state(&self) -> u8 {
+        self.shared.state.load(Ordering::Acquire)
+    }
+    fn cancel(&self) {
+        self.shared.progress.cancel();
+    }
+    fn take(&mut self) -> Result<Box<Deformer>, String> {
+        guarded("take", || {
+            if let Some(w) = self.worker.take() {
+                w.join().map_err(|_| "the bind thread died".to_string())?;
+            }
+            let mut slot = self
+                .shared
+                .result
+                .lock()
+                .map_err(|_| "the bind's result is unavailable".to_string())?;
+            match slot.take() {
+                Some(Ok(inner)) => Ok(Box::new(Deformer { inner })),
+                Some(Err(msg)) => Err(msg),
+                None => Err("the bind's result was already taken".to_string()),
+            }
+        })
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn create_deformer(
     settings: &ffi::Settings,
@@ -118,26 +394,7 @@ fn create_deformer(
     sidecar: &str,
 ) -> Result<Box<Deformer>, String> {
     guarded("create_deformer", || {
-        let s = DeformerSettings {
-            character: CharacterSettings {
-                lattice_resolution: settings.lattice_resolution,
-                material: Material {
-                    youngs_modulus: settings.youngs_modulus,
-                    poisson_ratio: settings.poisson_ratio,
-                    density: settings.density,
-                },
-                fps: settings.fps,
-                animation: None,
-            },
-            fast: settings.fast.then_some(FastParams {
-                modes: settings.modes,
-                clusters: settings.clusters,
-            }),
-            ..DeformerSettings::default()
-        };
-        if !(s.character.fps.is_finite() && s.character.fps > 0.0) {
-            return Err(format!("setting `fps` = {} is invalid: must be > 0", s.character.fps));
-        }
+        let s = deformer_settings(settings)?;
         let tris: Vec<usize> = triangles.iter().map(|&i| i as usize).collect();
         let leak = (!leak.is_empty()).then_some(leak);
         let sidecar = (!sidecar.is_empty()).then(|| Path::new(sidecar));
@@ -189,6 +446,15 @@ impl Deformer {
     }
     fn bone_count(&self) -> usize {
         self.inner.n_bones()
+    }
+    fn part_count(&self) -> usize {
+        self.inner.n_parts()
+    }
+    fn part_offset(&self, i: usize) -> usize {
+        match self.inner.part_range(i) {
+            Some(r) => r.start,
+            None => self.inner.n_vertices(),
+        }
     }
     fn debug_panic(&mut self, really: bool) -> Result<(), String> {
         guarded("debug_panic", || {

@@ -7,6 +7,7 @@ use crate::cache::CacheStatus;
 use crate::dynamics::{FastParams, FastSolver, FullOrderSolver, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::leak::default_momentum_weights;
+use crate::progress::{NoProgress, Progress};
 use crate::rig::{compose_affine, normalisation_pair, RigJump};
 use crate::scene::{Character, CharacterSettings, SceneDynamics, SurfaceMorphs};
 
@@ -56,6 +57,8 @@ pub struct SurfaceDeformer {
     to_normalised: [f64; 12],
     from_normalised: [f64; 12],
     pose: Vec<f64>,
+    /// The pose per rig column of the lattice scene (bones repeated per surface piece).
+    column_pose: Vec<f64>,
     params: Vec<f64>,
     lattice_u: Vec<f64>,
     last: Option<StepReport>,
@@ -66,6 +69,121 @@ pub struct SurfaceDeformer {
     jump: Option<(RigJump, f64)>,
     params_prev: Vec<f64>,
     cuts: usize,
+    /// First surface vertex of each part, and the total (`parts + 1` offsets).
+    part_offsets: Vec<usize>,
+}
+
+/// One skinned mesh of a body: a host's mesh bound to the body's skeleton.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SurfacePart<'a> {
+    /// Bind-space positions, `n_i × 3` row-major (the host's units).
+    pub vertices: &'a [f64],
+    /// Triangles, `t_i × 3`, indices into this part's vertices.
+    pub triangles: &'a [usize],
+    /// LBS weights, `n_i × bones` row-major, rows summing to one.
+    pub weights: &'a [f64],
+    /// Blendshape offsets, `T × n_i × 3` (empty without blendshapes).
+    pub morph_deltas: &'a [f64],
+    /// A painted leak field, `n_i` values (all parts or none).
+    pub leak: Option<&'a [f64]>,
+}
+
+/// Everything a bind needs: the parts (several meshes bound to one skeleton are simulated as
+/// one body), the bone and blendshape counts, the first pose and an optional sidecar.
+#[derive(Clone, Debug, Default)]
+pub struct BodyInput<'a> {
+    pub parts: Vec<SurfacePart<'a>>,
+    pub n_bones: usize,
+    /// Blendshape targets `T` (0 without).
+    pub n_targets: usize,
+    /// The `T` blendshape weights of the first frame.
+    pub first_morph_weights: &'a [f64],
+    /// Per bone, the `3 × 4` skin transform of the first frame.
+    pub first_pose: &'a [f64],
+    pub sidecar: Option<&'a Path>,
+}
+
+/// The parts of a body concatenated into one surface (vertex order: part 0, part 1, …).
+struct Concatenated {
+    vertices: Vec<f64>,
+    triangles: Vec<usize>,
+    weights: Vec<f64>,
+    morph_deltas: Vec<f64>,
+    leak: Option<Vec<f64>>,
+    offsets: Vec<usize>,
+}
+
+fn concatenate(body: &BodyInput<'_>) -> Result<Concatenated> {
+    if body.parts.is_empty() {
+        return Err(OvertoneError::setting("parts", 0, "a body needs at least one mesh"));
+    }
+    let (m, nt) = (body.n_bones, body.n_targets);
+    let mut offsets = vec![0];
+    for (i, p) in body.parts.iter().enumerate() {
+        let n = p.vertices.len() / 3;
+        if p.vertices.is_empty() || p.vertices.len() % 3 != 0 {
+            return Err(OvertoneError::size(
+                format!("part {i} vertices"),
+                "a non-empty multiple of 3 numbers",
+                p.vertices.len(),
+            ));
+        }
+        if p.weights.len() != n * m {
+            return Err(OvertoneError::size(
+                format!("part {i} weights"),
+                format!("{n} vertices x {m} bones"),
+                p.weights.len(),
+            ));
+        }
+        if p.morph_deltas.len() != nt * n * 3 {
+            return Err(OvertoneError::size(
+                format!("part {i} blendshape offsets"),
+                format!("{nt} targets x {n} vertices x 3"),
+                p.morph_deltas.len(),
+            ));
+        }
+        if let Some(&bad) = p.triangles.iter().find(|&&t| t >= n) {
+            return Err(OvertoneError::size(
+                format!("part {i} triangle index"),
+                format!("< {n} (indices are per part)"),
+                bad,
+            ));
+        }
+        if p.leak.is_some() != body.parts[0].leak.is_some() {
+            return Err(OvertoneError::setting(
+                "leak",
+                format!("part {i}"),
+                "a painted leak field must be given for every part or for none",
+            ));
+        }
+        offsets.push(offsets[i] + n);
+    }
+    let total = offsets[body.parts.len()];
+    let mut out = Concatenated {
+        vertices: Vec::with_capacity(3 * total),
+        triangles: Vec::new(),
+        weights: Vec::with_capacity(total * m),
+        morph_deltas: vec![0.0; nt * total * 3],
+        leak: body.parts[0].leak.map(|_| Vec::with_capacity(total)),
+        offsets,
+    };
+    for (i, p) in body.parts.iter().enumerate() {
+        let (o, n) = (out.offsets[i], p.vertices.len() / 3);
+        out.vertices.extend_from_slice(p.vertices);
+        out.triangles.extend(p.triangles.iter().map(|&t| t + o));
+        out.weights.extend_from_slice(p.weights);
+        for t in 0..nt {
+            out.morph_deltas[(t * total + o) * 3..(t * total + o + n) * 3]
+                .copy_from_slice(&p.morph_deltas[t * n * 3..(t + 1) * n * 3]);
+        }
+        if let (Some(all), Some(l)) = (&mut out.leak, p.leak) {
+            if l.len() != n {
+                return Err(OvertoneError::size(format!("part {i} leak field"), n, l.len()));
+            }
+            all.extend_from_slice(l);
+        }
+    }
+    Ok(out)
 }
 
 impl SurfaceDeformer {
@@ -116,7 +234,44 @@ impl SurfaceDeformer {
         first_pose: &[f64],
         sidecar: Option<&Path>,
     ) -> Result<Self> {
-        let morphs = if n_targets > 0 || !morph_deltas.is_empty() || !first_morph_weights.is_empty() {
+        let body = BodyInput {
+            parts: vec![SurfacePart {
+                vertices,
+                triangles,
+                weights,
+                morph_deltas,
+                leak,
+            }],
+            n_bones,
+            n_targets,
+            first_morph_weights,
+            first_pose,
+            sidecar,
+        };
+        Self::bind(settings, &body, &NoProgress)
+    }
+
+    /// The general constructor: one body made of `body.parts` (several meshes bound to one
+    /// skeleton are embedded and simulated together; pieces that are separate in the meshes
+    /// stay separate in the lattice), reporting to `progress` (fraction and stage: lattice
+    /// scene up to 25 %, the solver's precompute after) and checking it for a cancellation
+    /// between stages and inside the long loops; a cancelled bind returns
+    /// [`OvertoneError::Cancelled`] and keeps nothing (a sidecar is only written once the
+    /// precompute is complete). The displacement of [`step`](Self::step) is the parts'
+    /// vertices concatenated in order; [`part_range`](Self::part_range) gives each part's.
+    pub fn bind(settings: &DeformerSettings, body: &BodyInput<'_>, progress: &dyn Progress) -> Result<Self> {
+        crate::progress::scoped(progress, || Self::bind_scoped(settings, body))
+    }
+
+    fn bind_scoped(settings: &DeformerSettings, body: &BodyInput<'_>) -> Result<Self> {
+        crate::progress::check()?;
+        crate::progress::report(0.0, "checking the input");
+        let parts = concatenate(body)?;
+        let (vertices, triangles, weights, n_bones) = (&parts.vertices, &parts.triangles, &parts.weights, body.n_bones);
+        let (n_targets, morph_deltas, first_morph_weights) =
+            (body.n_targets, &parts.morph_deltas, body.first_morph_weights);
+        let (leak, first_pose, sidecar) = (parts.leak.as_deref(), body.first_pose, body.sidecar);
+        let morphs = if n_targets > 0 || !first_morph_weights.is_empty() {
             Some(SurfaceMorphs {
                 deltas: morph_deltas.to_vec(),
                 n_targets,
@@ -125,17 +280,21 @@ impl SurfaceDeformer {
         } else {
             None
         };
-        let character = Character::from_surface_with_morphs(
-            "deformer",
-            vertices,
-            triangles,
-            weights,
-            n_bones,
-            vec![first_pose.to_vec()],
-            morphs,
-            &settings.character,
-            leak,
-        )?;
+        let character = crate::progress::within(0.0, 0.25, || {
+            Character::from_surface_with_morphs(
+                "deformer",
+                vertices,
+                triangles,
+                weights,
+                n_bones,
+                vec![first_pose.to_vec()],
+                morphs,
+                &settings.character,
+                leak,
+            )
+        })?;
+        crate::progress::check()?;
+        crate::progress::report(0.25, "solver precompute");
         let sc = &character.scene;
         let rig = sc.rig()?;
         let mut p0 = vec![0.0; rig.n_params()];
@@ -172,7 +331,9 @@ impl SurfaceDeformer {
         let params = dynamics.solver_params(sc.dt, 10, None, gravity);
         let (solver, cache) = match settings.fast {
             Some(fp) => {
-                let s = FastSolver::with_sidecar(&sc.mesh, rig, &dw, &sc.material, &params, fp, &p0, sidecar)?;
+                let s = crate::progress::within(0.25, 0.99, || {
+                    FastSolver::with_sidecar(&sc.mesh, rig, &dw, &sc.material, &params, fp, &p0, sidecar)
+                })?;
                 let cache = s.precompute().cache.clone();
                 (Solver::Fast(Box::new(s)), cache)
             }
@@ -188,6 +349,8 @@ impl SurfaceDeformer {
                 CacheStatus::NotRequested.to_string(),
             ),
         };
+        crate::progress::check()?;
+        crate::progress::report(1.0, "ready");
         let (to_normalised, from_normalised) = normalisation_pair(character.centre, character.scale);
         let n_lattice = sc.mesh.n_vertices();
         let n_params = match &solver {
@@ -203,6 +366,7 @@ impl SurfaceDeformer {
         });
         Ok(Self {
             pose: vec![0.0; 12 * n_bones],
+            column_pose: vec![0.0; 12 * character.bone_of_column.len()],
             params: vec![0.0; n_params],
             params_prev: p0.clone(),
             strength: dynamics.strength,
@@ -215,7 +379,19 @@ impl SurfaceDeformer {
             from_normalised,
             last: None,
             cache,
+            part_offsets: parts.offsets,
         })
+    }
+
+    /// Parts the deformer was bound with (1 for the single-mesh constructors).
+    pub fn n_parts(&self) -> usize {
+        self.part_offsets.len() - 1
+    }
+
+    /// The surface vertices of part `i` in the concatenated order of [`step`](Self::step)'s
+    /// output (`None` for a part that does not exist).
+    pub fn part_range(&self, i: usize) -> Option<std::ops::Range<usize>> {
+        (i + 1 < self.part_offsets.len()).then(|| self.part_offsets[i]..self.part_offsets[i + 1])
     }
 
     /// Surface vertices `n`.
@@ -224,7 +400,7 @@ impl SurfaceDeformer {
     }
     /// Bones.
     pub fn n_bones(&self) -> usize {
-        self.character.scene.n_bones
+        self.character.n_surface_bones()
     }
     /// Lattice size (vertices, tetrahedra).
     pub fn lattice_size(&self) -> (usize, usize) {
@@ -288,7 +464,10 @@ impl SurfaceDeformer {
             Solver::Fast(s) => s.rig(),
             Solver::Full(s) => s.rig(),
         };
-        rig.params_from_pose_into(&self.pose, morph_weights, &mut self.params)
+        for (c, &b) in self.character.bone_of_column.iter().enumerate() {
+            self.column_pose[12 * c..12 * c + 12].copy_from_slice(&self.pose[12 * b..12 * b + 12]);
+        }
+        rig.params_from_pose_into(&self.column_pose, morph_weights, &mut self.params)
     }
 
     /// Restarts at rest in `pose` (zero secondary motion and velocity).

@@ -71,6 +71,12 @@ pub enum OvertoneError {
     /// A blendshape (morph target) that cannot be used.
     #[error("blendshape {target} is unusable: {reason}")]
     Blendshape { target: usize, reason: String },
+    /// An iterative solve that did not converge within its iteration cap, after its fallbacks.
+    #[error("{what} did not converge: {reason}; try a coarser lattice resolution or fewer modes")]
+    NotConverged { what: String, reason: String },
+    /// The host cancelled the precompute (see [`crate::progress::Progress`]); nothing was kept.
+    #[error("cancelled by the host")]
+    Cancelled,
 }
 
 /// Result alias used throughout the crate.

@@ -19,6 +19,7 @@ pub mod io;
 pub mod leak;
 pub mod mesh;
 pub mod polar;
+pub mod progress;
 pub mod reduced;
 pub mod rig;
 pub mod scene;

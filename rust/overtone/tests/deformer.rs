@@ -226,3 +226,151 @@ fn a_teleport_is_a_cut_not_a_launch() {
     assert_eq!(def.cuts(), 1);
     assert!(after < 2.0 * before, "after the cut {after:.3e}, before {before:.3e}");
 }
+
+/// A bind reports monotone fractions ending at 1 with stage names; a cancelled bind (cancelled
+/// from another thread while it runs, and one cancelled before it starts) returns `Cancelled`
+/// and writes no sidecar; the same bind uncancelled writes it.
+#[test]
+fn bind_reports_progress_and_can_be_cancelled() {
+    use overtone::deformer::{BodyInput, SurfacePart};
+    use overtone::progress::{AtomicProgress, Progress};
+    use overtone::OvertoneError;
+    use std::sync::Mutex;
+
+    /// Records every report, and cancels once the fraction passes `cancel_at`.
+    struct Recorder {
+        seen: Mutex<Vec<(f64, String)>>,
+        inner: AtomicProgress,
+        cancel_at: f64,
+    }
+    impl Progress for Recorder {
+        fn report(&self, f: f64, stage: &str) {
+            self.seen.lock().unwrap().push((f, stage.to_string()));
+            self.inner.report(f, stage);
+            if f >= self.cancel_at {
+                self.inner.cancel();
+            }
+        }
+        fn cancelled(&self) -> bool {
+            self.inner.cancelled()
+        }
+    }
+    let (v, t, w) = tube();
+    let dir = std::env::temp_dir().join(format!("overtone-bind-progress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sidecar = dir.join("tube.ovt");
+    let _ = std::fs::remove_file(&sidecar);
+    let p0 = pose(0.0);
+    let body = BodyInput {
+        parts: vec![SurfacePart {
+            vertices: &v,
+            triangles: &t,
+            weights: &w,
+            ..Default::default()
+        }],
+        n_bones: 2,
+        first_pose: &p0,
+        sidecar: Some(&sidecar),
+        ..Default::default()
+    };
+    let settings = DeformerSettings::default();
+    // Cancelled in the middle of the solver's precompute (past the lattice scene at 25 %).
+    let rec = Recorder {
+        seen: Mutex::new(Vec::new()),
+        inner: AtomicProgress::new(),
+        cancel_at: 0.3,
+    };
+    let e = SurfaceDeformer::bind(&settings, &body, &rec).err().expect("cancelled");
+    assert!(matches!(e, OvertoneError::Cancelled), "{e}");
+    assert!(!sidecar.exists(), "a cancelled bind wrote its sidecar");
+    // Cancelled before it starts.
+    let pre = AtomicProgress::new();
+    pre.cancel();
+    assert!(matches!(
+        SurfaceDeformer::bind(&settings, &body, &pre),
+        Err(OvertoneError::Cancelled)
+    ));
+    // Uncancelled: fractions never decrease, reach 1, and name the stages.
+    let rec = Recorder {
+        seen: Mutex::new(Vec::new()),
+        inner: AtomicProgress::new(),
+        cancel_at: f64::INFINITY,
+    };
+    let def = SurfaceDeformer::bind(&settings, &body, &rec).unwrap();
+    let seen = rec.seen.lock().unwrap();
+    assert!(seen.len() > 10, "only {} reports", seen.len());
+    assert!(seen.windows(2).all(|p| p[1].0 >= p[0].0 - 1e-15), "fractions decreased");
+    assert_eq!(seen.last().unwrap().0, 1.0);
+    assert!(seen.iter().any(|(_, s)| s.contains("eigenmodes")));
+    assert!(seen.iter().any(|(_, s)| s.contains("lattice")));
+    assert!(sidecar.exists());
+    assert_eq!(def.n_parts(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two meshes bound to one skeleton form one body: the same tube given whole or as two parts
+/// (the tube and a copy shifted far away, indices per part) gives the tube's displacement in
+/// the first part's range; each part's vertices are where `part_range` says; the contract
+/// holds for the body. A leak field on one part only and per-part index errors are refused.
+#[test]
+fn several_meshes_bind_as_one_body() {
+    use overtone::deformer::{BodyInput, SurfacePart};
+    use overtone::progress::NoProgress;
+    let (v, t, w) = tube();
+    let n = v.len() / 3;
+    let far: Vec<f64> = v
+        .iter()
+        .enumerate()
+        .map(|(i, x)| if i % 3 == 0 { x + 2.0 } else { *x })
+        .collect();
+    let p0 = pose(0.0);
+    let part = |verts: &'static [f64]| SurfacePart {
+        vertices: verts,
+        triangles: Box::leak(t.clone().into_boxed_slice()),
+        weights: Box::leak(w.clone().into_boxed_slice()),
+        ..Default::default()
+    };
+    let v1: &'static [f64] = Box::leak(v.clone().into_boxed_slice());
+    let v2: &'static [f64] = Box::leak(far.into_boxed_slice());
+    let body = BodyInput {
+        parts: vec![part(v1), part(v2)],
+        n_bones: 2,
+        first_pose: &p0,
+        ..Default::default()
+    };
+    let settings = DeformerSettings::default();
+    let mut def = SurfaceDeformer::bind(&settings, &body, &NoProgress).unwrap();
+    assert_eq!(def.n_parts(), 2);
+    assert_eq!(def.part_range(0), Some(0..n));
+    assert_eq!(def.part_range(1), Some(n..2 * n));
+    assert_eq!(def.part_range(2), None);
+    let mut out = vec![0.0; 6 * n];
+    let mut peak = [0.0f64; 2];
+    for k in 1..20 {
+        def.step(&pose(0.8 * (k as f64 * 0.3).sin()), &mut out).unwrap();
+        assert!(def.relative_residual() < 1e-8, "residual {}", def.relative_residual());
+        for p in 0..2 {
+            let r = def.part_range(p).unwrap();
+            let m = out[3 * r.start..3 * r.end].iter().fold(0.0f64, |a, x| a.max(x.abs()));
+            peak[p] = peak[p].max(m);
+        }
+    }
+    assert!(peak[0] > 1e-4 && peak[1] > 1e-4, "both parts move: {peak:?}");
+    // Refusals.
+    let leak = vec![1.0; n];
+    let mut bad = body.clone();
+    bad.parts[0].leak = Some(&leak);
+    assert!(SurfaceDeformer::bind(&settings, &bad, &NoProgress).is_err());
+    let mut bad = body.clone();
+    let tri_global: Vec<usize> = t.iter().map(|&i| i + n).collect();
+    bad.parts[1].triangles = &tri_global;
+    let e = SurfaceDeformer::bind(&settings, &bad, &NoProgress).err().unwrap();
+    assert!(e.to_string().contains("indices are per part"), "{e}");
+    let empty = BodyInput {
+        parts: vec![],
+        n_bones: 2,
+        first_pose: &p0,
+        ..Default::default()
+    };
+    assert!(SurfaceDeformer::bind(&settings, &empty, &NoProgress).is_err());
+}

@@ -87,14 +87,20 @@ pub fn fast_precompute_key(
         .finish()
 }
 
-/// Eigenmodes and clusters (the expensive part of the fast precompute).
+/// Eigenmodes and clusters (the expensive part of the fast precompute). Reports to this
+/// thread's [`crate::progress`] scope (eigenmodes up to 85 %, clusters up to 100 %) and stops
+/// with [`crate::OvertoneError::Cancelled`] when it is cancelled.
 pub fn build_fast_precompute(mesh: &SimplexMesh, a_hat: &Mat<f64>, fast: FastParams) -> Result<FastPrecomputeData> {
-    let modes = skinning_eigenmodes(mesh, a_hat, fast.modes)?;
+    crate::progress::check()?;
+    let modes = crate::progress::within(0.0, 0.85, || skinning_eigenmodes(mesh, a_hat, fast.modes))?;
+    crate::progress::report(0.85, "rotation clusters (k-means)");
+    crate::progress::check()?;
     let clusters = if fast.clusters == mesh.n_elements() {
         RotationClusters::per_element(mesh.n_elements())
     } else {
-        RotationClusters::new(mesh, &modes.weights, fast.clusters)?
+        crate::progress::within(0.85, 1.0, || RotationClusters::new(mesh, &modes.weights, fast.clusters))?
     };
+    crate::progress::report(1.0, "rotation clusters (k-means)");
     let n = mesh.n_vertices();
     Ok(FastPrecomputeData {
         n_vertices: n,

@@ -7,10 +7,14 @@ use crate::embed::winding_number;
 use crate::error::{OvertoneError, Result};
 use crate::mesh::{signed_volume, SimplexMesh};
 
-/// Default lattice resolution: cells along the longest side of the bounding box. For the
-/// bundled characters this gives roughly 4-8k tetrahedra. Coarser lattices glue limbs that pass
-/// through the same cube (CesiumMan at 24 cells: secondary motion 4x larger than at 48).
-pub const DEFAULT_LATTICE_RESOLUTION: usize = 32;
+/// The lattice resolution setting that asks for the automatic choice
+/// ([`crate::embed::choose_lattice_resolution`]: thin parts three cells across, within a budget).
+pub const AUTO_LATTICE_RESOLUTION: usize = 0;
+
+/// Default lattice resolution setting: automatic. (Before it was a fixed 32 cells, which left
+/// the secondary motion of thin-limbed characters dependent on the lattice: peaks varying 10x
+/// between 16 and 48 cells.)
+pub const DEFAULT_LATTICE_RESOLUTION: usize = AUTO_LATTICE_RESOLUTION;
 
 /// A surface embedded in a lattice: each surface vertex is a barycentric combination of the
 /// four corners of the lattice tetrahedron that contains it.
@@ -26,6 +30,12 @@ pub struct Embedding {
     pub surface_lattice_vertices: Vec<usize>,
     /// Cell size.
     pub cell: f64,
+    /// Connected pieces of the surface (each has its own lattice copy).
+    pub pieces: usize,
+    /// Lattice vertices duplicated at hinges (cubes touching only along an edge or a corner).
+    pub hinge_splits: usize,
+    /// The surface piece of every lattice vertex.
+    pub lattice_piece: Vec<usize>,
 }
 
 impl Embedding {
@@ -40,77 +50,94 @@ impl Embedding {
     }
 }
 
-/// Embeds a triangle surface (`vertices` `n × 3`, `triangles` `t × 3`) in a lattice with
-/// `resolution` cells along the longest side of its bounding box (padded by one cell).
+/// The cube grid of a lattice: `dims` cubes of side `cell` from `origin`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CubeGrid {
+    pub origin: [f64; 3],
+    pub cell: f64,
+    pub dims: [usize; 3],
+}
+
+impl CubeGrid {
+    /// `resolution` cells along the longest side of the bounding box of `vertices`, padded by
+    /// one cell on every side.
+    pub fn around(vertices: &[f64], resolution: usize) -> Result<Self> {
+        let (lo, hi) = crate::mesh::bounding_box(vertices);
+        let longest = (0..3).map(|i| hi[i] - lo[i]).fold(0.0, f64::max);
+        if !(longest > 0.0) || !longest.is_finite() {
+            return Err(OvertoneError::setting(
+                "surface",
+                "degenerate",
+                "has zero or non-finite extent",
+            ));
+        }
+        let cell = longest / resolution as f64;
+        Ok(Self {
+            origin: [lo[0] - cell, lo[1] - cell, lo[2] - cell],
+            cell,
+            dims: std::array::from_fn(|i| ((hi[i] - lo[i]) / cell).ceil() as usize + 2),
+        })
+    }
+    pub fn index(&self, c: [usize; 3]) -> usize {
+        (c[2] * self.dims[1] + c[1]) * self.dims[0] + c[0]
+    }
+    pub fn coords(&self, k: usize) -> [usize; 3] {
+        let d = self.dims;
+        [k % d[0], (k / d[0]) % d[1], k / (d[0] * d[1])]
+    }
+    /// The cube holding point `p` (clamped to the grid).
+    pub fn locate(&self, p: &[f64]) -> [usize; 3] {
+        std::array::from_fn(|i| (((p[i] - self.origin[i]) / self.cell).floor().max(0.0) as usize).min(self.dims[i] - 1))
+    }
+}
+
+/// The cubes a closed (or nearly closed) surface piece occupies, restricted to the sub-box
+/// `lo..hi` (cube coordinates, inclusive) of the grid: `(cube index, touches the surface)`.
 ///
-/// A cube is kept when the bounding box of some triangle overlaps it (so every surface point
-/// lies in a kept cube) or when it lies inside: the other cubes form connected components, and a
-/// component is inside when the generalized winding number (|w| > ½, so open or inconsistently
-/// oriented meshes still work) at a majority of up to seven of its cube centres says so. Cubes are split into the six
-/// tetrahedra around their main diagonal, which conform across faces.
-pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result<Embedding> {
-    if !(2..=400).contains(&resolution) {
-        return Err(OvertoneError::setting(
-            "lattice_resolution",
-            resolution,
-            "must be between 2 and 400 cells",
-        ));
-    }
-    let n = vertices.len() / 3;
-    if n == 0 || triangles.len() < 3 || triangles.len() % 3 != 0 || triangles.iter().any(|&i| i >= n) {
-        return Err(OvertoneError::setting(
-            "surface",
-            "empty or invalid",
-            "needs triangles over its vertices",
-        ));
-    }
-    let (lo, hi) = crate::mesh::bounding_box(vertices);
-    let longest = (0..3).map(|i| hi[i] - lo[i]).fold(0.0, f64::max);
-    if !(longest > 0.0) || !longest.is_finite() {
-        return Err(OvertoneError::setting(
-            "surface",
-            "degenerate",
-            "has zero or non-finite extent",
-        ));
-    }
-    let cell = longest / resolution as f64;
-    let origin = [lo[0] - cell, lo[1] - cell, lo[2] - cell];
-    let dims: [usize; 3] = std::array::from_fn(|i| ((hi[i] - lo[i]) / cell).ceil() as usize + 2);
-    let cube_index = |c: [usize; 3]| (c[2] * dims[1] + c[1]) * dims[0] + c[0];
-    let n_cubes = dims[0] * dims[1] * dims[2];
-    let locate = |p: &[f64]| -> [usize; 3] {
-        std::array::from_fn(|i| (((p[i] - origin[i]) / cell).floor().max(0.0) as usize).min(dims[i] - 1))
-    };
-    // Cubes touched by triangle bounding boxes.
-    let mut keep = vec![false; n_cubes];
+/// A cube is kept when the bounding box of one of the piece's triangles overlaps it, or when it
+/// lies inside: the other cubes of the box form connected components (6-neighbourhood), and a
+/// component is inside when the generalized winding number of the piece (|w| > ½, so open or
+/// inconsistently oriented meshes still work) at a majority of up to seven of its cube centres
+/// says so.
+pub(crate) fn occupied_cubes(
+    grid: &CubeGrid,
+    vertices: &[f64],
+    triangles: &[usize],
+    lo: [usize; 3],
+    hi: [usize; 3],
+) -> Vec<(usize, bool)> {
+    let sd: [usize; 3] = std::array::from_fn(|i| hi[i] - lo[i] + 1);
+    let local = |c: [usize; 3]| ((c[2] - lo[2]) * sd[1] + (c[1] - lo[1])) * sd[0] + (c[0] - lo[0]);
+    let n_local = sd[0] * sd[1] * sd[2];
+    let mut touching = vec![false; n_local];
     for t in triangles.chunks_exact(3) {
-        let ps: Vec<&[f64]> = t.iter().map(|&v| &vertices[3 * v..3 * v + 3]).collect();
-        let a = locate(&[
-            ps[0][0].min(ps[1][0]).min(ps[2][0]),
-            ps[0][1].min(ps[1][1]).min(ps[2][1]),
-            ps[0][2].min(ps[1][2]).min(ps[2][2]),
-        ]);
-        let b = locate(&[
-            ps[0][0].max(ps[1][0]).max(ps[2][0]),
-            ps[0][1].max(ps[1][1]).max(ps[2][1]),
-            ps[0][2].max(ps[1][2]).max(ps[2][2]),
-        ]);
-        for z in a[2]..=b[2] {
-            for y in a[1]..=b[1] {
-                for x in a[0]..=b[0] {
-                    keep[cube_index([x, y, z])] = true;
+        let mut a = [f64::INFINITY; 3];
+        let mut b = [f64::NEG_INFINITY; 3];
+        for &v in t {
+            for i in 0..3 {
+                a[i] = a[i].min(vertices[3 * v + i]);
+                b[i] = b[i].max(vertices[3 * v + i]);
+            }
+        }
+        let (ca, cb) = (grid.locate(&a), grid.locate(&b));
+        for z in ca[2]..=cb[2] {
+            for y in ca[1]..=cb[1] {
+                for x in ca[0]..=cb[0] {
+                    touching[local([x, y, z])] = true;
                 }
             }
         }
     }
-    let touching = keep.clone();
-    // Inside cubes: the cubes not touching the surface fall into connected components (6-
-    // neighbourhood); a component is inside when the generalized winding number at a few of its
-    // cube centres says so (majority). For a closed surface each component is wholly inside or
-    // outside; for open or messy surfaces the winding number still decides per component.
-    let mut component = vec![usize::MAX; n_cubes];
+    let coords = |k: usize| -> [usize; 3] {
+        [
+            lo[0] + k % sd[0],
+            lo[1] + (k / sd[0]) % sd[1],
+            lo[2] + k / (sd[0] * sd[1]),
+        ]
+    };
+    let mut component = vec![usize::MAX; n_local];
     let mut members: Vec<Vec<usize>> = Vec::new();
-    for seed in 0..n_cubes {
+    for seed in 0..n_local {
         if touching[seed] || component[seed] != usize::MAX {
             continue;
         }
@@ -121,16 +148,16 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
         while head < list.len() {
             let k = list[head];
             head += 1;
-            let c = [k % dims[0], (k / dims[0]) % dims[1], k / (dims[0] * dims[1])];
+            let c = coords(k);
             for axis in 0..3 {
                 for step in [-1i64, 1] {
                     let x = c[axis] as i64 + step;
-                    if x < 0 || x >= dims[axis] as i64 {
+                    if x < lo[axis] as i64 || x > hi[axis] as i64 {
                         continue;
                     }
                     let mut nb = c;
                     nb[axis] = x as usize;
-                    let kn = cube_index(nb);
+                    let kn = local(nb);
                     if !touching[kn] && component[kn] == usize::MAX {
                         component[kn] = id;
                         list.push(kn);
@@ -150,116 +177,220 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
             let votes = picks
                 .iter()
                 .filter(|&&k| {
-                    let c = [k % dims[0], (k / dims[0]) % dims[1], k / (dims[0] * dims[1])];
-                    let p = std::array::from_fn(|i| origin[i] + (c[i] as f64 + 0.5) * cell);
+                    let c = coords(k);
+                    let p = std::array::from_fn(|i| grid.origin[i] + (c[i] as f64 + 0.5) * grid.cell);
                     winding_number(vertices, triangles, p).abs() > 0.5
                 })
                 .count();
             2 * votes > picks.len()
         })
         .collect();
-    let inside: Vec<bool> = (0..n_cubes)
-        .map(|k| !touching[k] && component_inside[component[k]])
-        .collect();
-    for k in 0..n_cubes {
-        keep[k] |= inside[k];
-    }
+    (0..n_local)
+        .filter(|&k| touching[k] || component_inside[component[k]])
+        .map(|k| (grid.index(coords(k)), touching[k]))
+        .collect()
+}
 
-    // Lattice vertices (corners of kept cubes) and Kuhn tetrahedra.
-    let corner_dims = [dims[0] + 1, dims[1] + 1, dims[2] + 1];
-    let corner_key = |c: [usize; 3]| (c[2] * corner_dims[1] + c[1]) * corner_dims[0] + c[0];
+/// Connected pieces of a triangle surface (triangles sharing a vertex): the piece of every
+/// vertex (`usize::MAX` for a vertex no triangle uses) and the number of pieces.
+pub fn surface_pieces(n_vertices: usize, triangles: &[usize]) -> (Vec<usize>, usize) {
+    let mut parent: Vec<usize> = (0..n_vertices).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    for t in triangles.chunks_exact(3) {
+        for k in 1..3 {
+            let (a, b) = (find(&mut parent, t[0]), find(&mut parent, t[k]));
+            if a != b {
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let mut used = vec![false; n_vertices];
+    triangles.iter().for_each(|&v| used[v] = true);
+    let mut label = vec![usize::MAX; n_vertices];
+    let mut root_label = vec![usize::MAX; n_vertices];
+    let mut count = 0;
+    for v in 0..n_vertices {
+        if !used[v] {
+            continue;
+        }
+        let r = find(&mut parent, v);
+        if root_label[r] == usize::MAX {
+            root_label[r] = count;
+            count += 1;
+        }
+        label[v] = root_label[r];
+    }
+    (label, count)
+}
+
+/// Embeds a triangle surface (`vertices` `n × 3`, `triangles` `t × 3`) in a lattice with
+/// `resolution` cells along the longest side of its bounding box (padded by one cell).
+///
+/// Each connected piece of the surface (triangles sharing vertices) gets its own copy of every
+/// cube it occupies (see [`occupied_cubes`]: touched by one of its triangles' bounding boxes,
+/// or inside it by generalized winding number): a cube holding two pieces is duplicated, one
+/// copy per piece (virtual nodes), so separate pieces (a body and its clothes, eyes, the parts
+/// of a robot) are never glued by the lattice. Copies of the same piece share their corners;
+/// cubes are split into the six tetrahedra around their main diagonal, which conform across
+/// faces. Every surface vertex is embedded in its own piece's copy.
+pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result<Embedding> {
+    if !(2..=400).contains(&resolution) {
+        return Err(OvertoneError::setting(
+            "lattice_resolution",
+            resolution,
+            "must be between 2 and 400 cells",
+        ));
+    }
+    let n = vertices.len() / 3;
+    if n == 0 || triangles.len() < 3 || triangles.len() % 3 != 0 || triangles.iter().any(|&i| i >= n) {
+        return Err(OvertoneError::setting(
+            "surface",
+            "empty or invalid",
+            "needs triangles over its vertices",
+        ));
+    }
+    let grid = CubeGrid::around(vertices, resolution)?;
+    let (piece, n_pieces) = surface_pieces(n, triangles);
+    let mut piece_tris: Vec<Vec<usize>> = vec![Vec::new(); n_pieces];
+    for t in triangles.chunks_exact(3) {
+        piece_tris[piece[t[0]]].extend_from_slice(t);
+    }
+    // Occupied cubes of each piece, in the piece's bounding box padded by one cube.
+    let occupied: Vec<Vec<(usize, bool)>> = piece_tris
+        .par_iter()
+        .map(|tris| {
+            let mut lo = [usize::MAX; 3];
+            let mut hi = [0usize; 3];
+            for &v in tris {
+                let c = grid.locate(&vertices[3 * v..3 * v + 3]);
+                for i in 0..3 {
+                    lo[i] = lo[i].min(c[i].saturating_sub(1));
+                    hi[i] = hi[i].max((c[i] + 1).min(grid.dims[i] - 1));
+                }
+            }
+            occupied_cubes(&grid, vertices, tris, lo, hi)
+        })
+        .collect();
+    crate::progress::check()?;
+
+    // Lattice vertices (corners of kept cubes, one set per piece) and Kuhn tetrahedra.
+    let cell = grid.cell;
+    let cd = [grid.dims[0] + 1, grid.dims[1] + 1, grid.dims[2] + 1];
+    let corner_key = |c: [usize; 3]| (c[2] * cd[1] + c[1]) * cd[0] + c[0];
     // Before building anything large: count the lattice and refuse it if its simulation would
     // not fit in memory (estimated for the fast solver, the larger of the two).
     {
-        let mut corner = vec![false; corner_dims[0] * corner_dims[1] * corner_dims[2]];
+        let mut corners: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
         let mut kept = 0;
-        for k in (0..n_cubes).filter(|&k| keep[k]) {
-            kept += 1;
-            let c = [k % dims[0], (k / dims[0]) % dims[1], k / (dims[0] * dims[1])];
-            for corner_offset in 0..8 {
-                let d = [corner_offset & 1, (corner_offset >> 1) & 1, corner_offset >> 2];
-                corner[corner_key([c[0] + d[0], c[1] + d[1], c[2] + d[2]])] = true;
+        for (p, cubes) in occupied.iter().enumerate() {
+            for &(k, _) in cubes {
+                kept += 1;
+                let c = grid.coords(k);
+                for o in 0..8 {
+                    corners.insert((corner_key([c[0] + (o & 1), c[1] + ((o >> 1) & 1), c[2] + (o >> 2)]), p));
+                }
             }
         }
-        let n_vertices = corner.iter().filter(|&&b| b).count();
         check_lattice_memory(
-            n_vertices,
+            corners.len(),
             6 * kept,
             resolution,
             LatticeSolver::Fast,
             available_memory(),
         )?;
     }
-    let mut corner_id = vec![usize::MAX; corner_dims[0] * corner_dims[1] * corner_dims[2]];
+    let mut corner_id: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
     let mut lattice_vertices = Vec::new();
     let mut tets = Vec::new();
-    let mut surface_corner = Vec::new();
     const PATHS: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
-    let mut id_of = |c: [usize; 3], lv: &mut Vec<f64>| -> usize {
-        let key = corner_key(c);
-        if corner_id[key] == usize::MAX {
-            corner_id[key] = lv.len() / 3;
+    let origin = grid.origin;
+    let mut id_of = |c: [usize; 3], p: usize, lv: &mut Vec<f64>| -> usize {
+        *corner_id.entry((corner_key(c), p)).or_insert_with(|| {
             lv.extend((0..3).map(|i| origin[i] + c[i] as f64 * cell));
-        }
-        corner_id[key]
+            lv.len() / 3 - 1
+        })
     };
-    for k in 0..n_cubes {
-        if !keep[k] {
-            continue;
-        }
-        let c0 = [k % dims[0], (k / dims[0]) % dims[1], k / (dims[0] * dims[1])];
-        for path in PATHS {
-            let mut c = c0;
-            let mut tet = [id_of(c, &mut lattice_vertices), 0, 0, 0];
-            for (s, &axis) in path.iter().enumerate() {
-                c[axis] += 1;
-                tet[s + 1] = id_of(c, &mut lattice_vertices);
+    // (cube, piece) -> its first tet (6 Kuhn tets in PATHS order, corners unswapped).
+    let mut first_tet: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+    let mut touched_tets: Vec<usize> = Vec::new();
+    for (p, cubes) in occupied.iter().enumerate() {
+        for &(k, touching) in cubes {
+            let c0 = grid.coords(k);
+            first_tet.insert((k, p), tets.len() / 4);
+            if touching {
+                touched_tets.extend(tets.len() / 4..tets.len() / 4 + 6);
             }
-            tets.extend(tet);
+            for path in PATHS {
+                let mut c = c0;
+                let mut tet = [id_of(c, p, &mut lattice_vertices), 0, 0, 0];
+                for (s, &axis) in path.iter().enumerate() {
+                    c[axis] += 1;
+                    tet[s + 1] = id_of(c, p, &mut lattice_vertices);
+                }
+                tets.extend(tet);
+            }
         }
-        if touching[k] {
-            for dz in 0..2 {
-                for dy in 0..2 {
-                    for dx in 0..2 {
-                        surface_corner.push(id_of([c0[0] + dx, c0[1] + dy, c0[2] + dz], &mut lattice_vertices));
-                    }
+    }
+    // Piece of every lattice vertex (corners are created per piece).
+    let mut lattice_piece = vec![0usize; lattice_vertices.len() / 3];
+    for (&(_, p), &id) in corner_id.iter() {
+        lattice_piece[id] = p;
+    }
+    let before = lattice_vertices.len() / 3;
+    let hinges = split_hinges(&mut lattice_vertices, &mut tets);
+    // A copy made at a hinge belongs to the piece of the tets that use it.
+    lattice_piece.resize(lattice_vertices.len() / 3, 0);
+    for e in 0..tets.len() / 4 {
+        let owner = tets[4 * e..4 * e + 4]
+            .iter()
+            .find(|&&v| v < before)
+            .map(|&v| lattice_piece[v]);
+        if let Some(p) = owner {
+            for &v in &tets[4 * e..4 * e + 4] {
+                if v >= before {
+                    lattice_piece[v] = p;
                 }
             }
         }
     }
-    let probe = SimplexMesh::unchecked(3, lattice_vertices.clone(), tets.clone());
-    for e in 0..tets.len() / 4 {
-        if signed_volume(&probe, e) < 0.0 {
-            tets.swap(4 * e + 2, 4 * e + 3);
-        }
-    }
-    let lattice = SimplexMesh::new(3, lattice_vertices, tets)?;
+    let mut surface_corner: Vec<usize> = touched_tets
+        .iter()
+        .flat_map(|&e| tets[4 * e..4 * e + 4].to_vec())
+        .collect();
     surface_corner.sort_unstable();
     surface_corner.dedup();
 
-    // Barycentric coordinates: in the cube of p, the Kuhn tet follows the axes sorted by
-    // descending local coordinate.
+    // Barycentric coordinates: in the cube of p (its piece's copy), the Kuhn tet follows the
+    // axes sorted by descending local coordinate; its corners are read from the tet itself (so
+    // a corner split at a hinge is the copy this tet uses).
     let mut corners = Vec::with_capacity(n);
     let mut barycentric = Vec::with_capacity(n);
-    for p in vertices.chunks_exact(3) {
-        let c0 = locate(p);
+    for (v, p) in vertices.chunks_exact(3).enumerate() {
+        let c0 = grid.locate(p);
         let f: [f64; 3] = std::array::from_fn(|i| ((p[i] - origin[i]) / cell - c0[i] as f64).clamp(0.0, 1.0));
         let mut axes = [0usize, 1, 2];
         axes.sort_by(|&a, &b| f[b].total_cmp(&f[a]).then(a.cmp(&b)));
-        let mut c = c0;
-        let mut ids = [0usize; 4];
-        ids[0] = corner_id[corner_key(c)];
-        for (s, &axis) in axes.iter().enumerate() {
-            c[axis] += 1;
-            ids[s + 1] = corner_id[corner_key(c)];
-        }
-        if ids.iter().any(|&i| i == usize::MAX) {
+        // A vertex no triangle uses goes with piece 0 (it only needs some enclosing cube).
+        let pc = if piece[v] == usize::MAX { 0 } else { piece[v] };
+        let path = PATHS
+            .iter()
+            .position(|q| *q == axes)
+            .expect("every axis order is a path");
+        let Some(&base) = first_tet.get(&(grid.index(c0), pc)) else {
             return Err(OvertoneError::setting(
                 "surface",
                 "not embedded",
-                "a surface vertex fell outside the lattice",
+                format!("surface vertex {v} fell outside the lattice (a vertex used by no triangle, away from the surface?)"),
             ));
-        }
+        };
+        let e = base + path;
+        let ids = [tets[4 * e], tets[4 * e + 1], tets[4 * e + 2], tets[4 * e + 3]];
         let w = [
             1.0 - f[axes[0]],
             f[axes[0]] - f[axes[1]],
@@ -269,13 +400,104 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
         corners.push(ids);
         barycentric.push(w);
     }
+    let probe = SimplexMesh::unchecked(3, lattice_vertices.clone(), tets.clone());
+    for e in 0..tets.len() / 4 {
+        if signed_volume(&probe, e) < 0.0 {
+            tets.swap(4 * e + 2, 4 * e + 3);
+        }
+    }
+    let lattice = SimplexMesh::new(3, lattice_vertices, tets)?;
     Ok(Embedding {
         lattice,
         corners,
         barycentric,
         surface_lattice_vertices: surface_corner,
         cell,
+        pieces: n_pieces,
+        hinge_splits: hinges,
+        lattice_piece,
     })
+}
+
+/// Splits lattice vertices at hinges: the tets around a vertex fall into groups connected
+/// through faces that contain the vertex; a vertex with several groups (cubes that touch only
+/// along an edge or at a corner) gets one copy per group, so no two parts of the lattice are
+/// joined by a single edge or vertex, a joint of zero stiffness. Returns the copies made.
+fn split_hinges(vertices: &mut Vec<f64>, tets: &mut [usize]) -> usize {
+    let nv = vertices.len() / 3;
+    let ne = tets.len() / 4;
+    let mut start = vec![0usize; nv + 1];
+    for &v in tets.iter() {
+        start[v + 1] += 1;
+    }
+    for v in 0..nv {
+        start[v + 1] += start[v];
+    }
+    let mut fill = start.clone();
+    let mut incident = vec![0usize; tets.len()];
+    for e in 0..ne {
+        for k in 0..4 {
+            let v = tets[4 * e + k];
+            incident[fill[v]] = e;
+            fill[v] += 1;
+        }
+    }
+    let mut copies = 0;
+    let mut parent: Vec<usize> = Vec::new();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    for v in 0..nv {
+        let around = &incident[start[v]..start[v + 1]];
+        let m = around.len();
+        if m < 2 {
+            continue;
+        }
+        parent.clear();
+        parent.extend(0..m);
+        let mut faces: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+        for (i, &e) in around.iter().enumerate() {
+            let others: Vec<usize> = tets[4 * e..4 * e + 4].iter().copied().filter(|&w| w != v).collect();
+            for (a, b) in [(others[0], others[1]), (others[0], others[2]), (others[1], others[2])] {
+                let key = (a.min(b), a.max(b));
+                match faces.get(&key) {
+                    Some(&j) => {
+                        let (ra, rb) = (find(&mut parent, i), find(&mut parent, j));
+                        if ra != rb {
+                            parent[ra.max(rb)] = ra.min(rb);
+                        }
+                    }
+                    None => {
+                        faces.insert(key, i);
+                    }
+                }
+            }
+        }
+        let roots: Vec<usize> = (0..m).map(|i| find(&mut parent, i)).collect();
+        let main = roots[0];
+        let mut new_id: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        for (i, &e) in around.iter().enumerate() {
+            if roots[i] == main {
+                continue;
+            }
+            let id = *new_id.entry(roots[i]).or_insert_with(|| {
+                let x = [vertices[3 * v], vertices[3 * v + 1], vertices[3 * v + 2]];
+                vertices.extend_from_slice(&x);
+                copies += 1;
+                vertices.len() / 3 - 1
+            });
+            for k in 0..4 {
+                if tets[4 * e + k] == v {
+                    tets[4 * e + k] = id;
+                }
+            }
+        }
+    }
+    copies
 }
 
 #[cfg(test)]
@@ -300,5 +522,80 @@ mod tests {
             }
         }
         assert!(e.lattice.n_elements() > 0);
+    }
+
+    /// Two octahedra that overlap in space but share no vertex are two pieces: each has its
+    /// own lattice copy (no lattice vertex or tet is shared), so the lattice is two connected
+    /// components, each reproducing its own surface exactly.
+    #[test]
+    fn separate_pieces_are_not_glued() {
+        let oct = |dx: f64| -> Vec<f64> {
+            vec![
+                1.0 + dx,
+                0.0,
+                0.0,
+                -1.0 + dx,
+                0.0,
+                0.0,
+                dx,
+                1.0,
+                0.0,
+                dx,
+                -1.0,
+                0.0,
+                dx,
+                0.0,
+                1.3,
+                dx,
+                0.0,
+                -1.3,
+            ]
+        };
+        let t1 = vec![0, 2, 4, 2, 1, 4, 1, 3, 4, 3, 0, 4, 2, 0, 5, 1, 2, 5, 3, 1, 5, 0, 3, 5];
+        let mut v = oct(0.0);
+        v.extend(oct(0.5));
+        let mut t = t1.clone();
+        t.extend(t1.iter().map(|&i| i + 6));
+        let (piece, count) = surface_pieces(12, &t);
+        assert_eq!(count, 2);
+        assert!(piece[..6].iter().all(|&p| p == 0) && piece[6..].iter().all(|&p| p == 1));
+        let e = embed_surface(&v, &t, 8).unwrap();
+        assert_eq!(e.pieces, 2);
+        let one = embed_surface(&oct(0.0), &t1, 8).unwrap();
+        let two = embed_surface(&oct(0.5), &t1, 8).unwrap();
+        // Same grid cell; together the copies hold exactly the vertices and tets of both.
+        assert!(one.lattice.n_vertices() + two.lattice.n_vertices() >= e.lattice.n_vertices());
+        assert!(e.lattice.n_elements() > one.lattice.n_elements().max(two.lattice.n_elements()));
+        let a: std::collections::HashSet<usize> = e.corners[..6].iter().flatten().copied().collect();
+        let b: std::collections::HashSet<usize> = e.corners[6..].iter().flatten().copied().collect();
+        assert!(a.is_disjoint(&b));
+        // No tet mixes the copies: label lattice vertices through the tets from piece 0.
+        let lv = e.lattice.vertices();
+        for (s, (c, w)) in e.corners.iter().zip(&e.barycentric).enumerate() {
+            for i in 0..3 {
+                let x: f64 = (0..4).map(|k| w[k] * lv[3 * c[k] + i]).sum();
+                assert!((x - v[3 * s + i]).abs() < 1e-12);
+            }
+        }
+        let mut side = vec![usize::MAX; e.lattice.n_vertices()];
+        a.iter().for_each(|&i| side[i] = 0);
+        b.iter().for_each(|&i| side[i] = 1);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for el in 0..e.lattice.n_elements() {
+                let tet = e.lattice.element(el);
+                let known: Vec<usize> = tet.iter().map(|&i| side[i]).filter(|&s| s != usize::MAX).collect();
+                if let Some(&s0) = known.first() {
+                    assert!(known.iter().all(|&s| s == s0), "a tet joins the two pieces");
+                    for &i in tet {
+                        if side[i] == usize::MAX {
+                            side[i] = s0;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
     }
 }

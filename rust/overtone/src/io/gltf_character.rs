@@ -255,7 +255,7 @@ pub fn parse_gltf_character(path: &Path, bytes: &[u8], animation: Option<usize>,
     if !(fps.is_finite() && fps > 0.0) {
         return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
     }
-    std::panic::catch_unwind(|| parse_checked(path, bytes, animation, fps)).unwrap_or_else(|_| {
+    std::panic::catch_unwind(|| parse_checked(path, bytes, animation, fps, None)).unwrap_or_else(|_| {
         Err(err(
             path,
             "the glTF library failed on this file (malformed indices or sizes); re-export it",
@@ -296,7 +296,77 @@ fn check_raw_indices(path: &Path, root: &gltf::json::Root) -> Result<()> {
     Ok(())
 }
 
-fn parse_checked(path: &Path, bytes: &[u8], animation: Option<usize>, fps: f64) -> Result<GltfCharacter> {
+/// A mesh node with a skin: what `overtone bake` can simulate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkinnedMeshNode {
+    /// Index of the node in the file.
+    pub node: usize,
+    /// The node's name, else its mesh's, else `mesh<node>`.
+    pub name: String,
+    /// Index of its skin, and the skin's joints (node indices).
+    pub skin: usize,
+    pub joints: Vec<usize>,
+}
+
+/// The skinned mesh nodes of a glTF file, in node order.
+pub fn list_skinned_meshes(path: &Path) -> Result<Vec<SkinnedMeshNode>> {
+    let bytes = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
+    std::panic::catch_unwind(|| -> Result<Vec<SkinnedMeshNode>> {
+        let invalid = |e: gltf::Error| err(path, format!("not a valid glTF: {e}"));
+        if bytes.starts_with(b"glTF") && bytes.len() < 12 {
+            return Err(err(path, "GLB header shorter than 12 bytes"));
+        }
+        if let Some(h) = bytes.strip_prefix(b"glTF").and_then(|h| h.get(4..8)) {
+            if u32::from_le_bytes([h[0], h[1], h[2], h[3]]) < 12 {
+                return Err(err(path, "GLB header declares fewer bytes than the header"));
+            }
+        }
+        let raw = gltf::Gltf::from_slice_without_validation(&bytes).map_err(invalid)?;
+        let root = raw.document.into_json();
+        check_raw_indices(path, &root)?;
+        let doc = gltf::Document::from_json(root).map_err(invalid)?;
+        Ok(doc
+            .nodes()
+            .filter_map(|n| {
+                let (mesh, skin) = (n.mesh()?, n.skin()?);
+                Some(SkinnedMeshNode {
+                    node: n.index(),
+                    name: n
+                        .name()
+                        .or(mesh.name())
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("mesh{}", n.index())),
+                    skin: skin.index(),
+                    joints: skin.joints().map(|j| j.index()).collect(),
+                })
+            })
+            .collect())
+    })
+    .unwrap_or_else(|_| Err(err(path, "the glTF library failed on this file; re-export it")))
+}
+
+/// [`read_gltf_character`] for the skinned mesh of node `node` (see [`list_skinned_meshes`])
+/// instead of the first one.
+pub fn read_gltf_mesh_node(path: &Path, node: usize, animation: Option<usize>, fps: f64) -> Result<GltfCharacter> {
+    if !(fps.is_finite() && fps > 0.0) {
+        return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
+    }
+    let bytes = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
+    std::panic::catch_unwind(|| parse_checked(path, &bytes, animation, fps, Some(node))).unwrap_or_else(|_| {
+        Err(err(
+            path,
+            "the glTF library failed on this file (malformed indices or sizes); re-export it",
+        ))
+    })
+}
+
+fn parse_checked(
+    path: &Path,
+    bytes: &[u8],
+    animation: Option<usize>,
+    fps: f64,
+    pick: Option<usize>,
+) -> Result<GltfCharacter> {
     let invalid = |e: gltf::Error| err(path, format!("not a valid glTF: {e}"));
     if let Some(h) = bytes.strip_prefix(b"glTF").and_then(|h| h.get(4..8)) {
         // The crate subtracts the 12-byte header from this length unchecked.
@@ -336,8 +406,11 @@ fn parse_checked(path: &Path, bytes: &[u8], animation: Option<usize>, fps: f64) 
 
     let node = doc
         .nodes()
-        .find(|n| n.mesh().is_some() && n.skin().is_some())
-        .ok_or_else(|| err(path, "no node with both a mesh and a skin"))?;
+        .find(|n| n.mesh().is_some() && n.skin().is_some() && pick.is_none_or(|p| n.index() == p))
+        .ok_or_else(|| match pick {
+            None => err(path, "no node with both a mesh and a skin"),
+            Some(p) => err(path, format!("node {p} is not a skinned mesh")),
+        })?;
     let (mesh, skin) = (node.mesh().expect("checked"), node.skin().expect("checked"));
     let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
     let nj = joints.len();

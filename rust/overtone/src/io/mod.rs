@@ -26,7 +26,9 @@ pub use atomic_write::{
     write_atomically_with,
 };
 pub use dmat::{parse_dmat, read_dmat, Dmat};
-pub use gltf_character::{parse_gltf_character, read_gltf_character, GltfCharacter};
+pub use gltf_character::{
+    list_skinned_meshes, parse_gltf_character, read_gltf_character, read_gltf_mesh_node, GltfCharacter, SkinnedMeshNode,
+};
 pub use gmsh::{parse_gmsh, read_gmsh, GmshMesh};
 pub use mdd::write_mdd;
 pub use medit::{parse_medit, read_medit, MeditMesh};

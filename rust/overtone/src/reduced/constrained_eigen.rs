@@ -1,18 +1,24 @@
-//! Lowest eigenpairs of `K w = λ M w` subject to `C w = 0`, by shift-invert Krylov–Schur.
+//! Lowest eigenpairs of `K w = λ M w` subject to `C w = 0`, by shift-invert thick-restart
+//! Lanczos (bounded, with fallbacks, cancellable through [`crate::progress`]).
 
-use std::sync::Mutex;
-
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::matrix_free::eigen::{partial_self_adjoint_eigen, partial_self_adjoint_eigen_scratch, PartialEigenParams};
-use faer::matrix_free::LinOp;
 use faer::sparse::{SparseColMat, Triplet};
-use faer::{Col, Mat, MatMut, MatRef, Par};
+use faer::Mat;
 
 use crate::error::{OvertoneError, Result};
+use crate::reduced::thick_restart_lanczos::{largest_eigenpairs, LanczosParams, LanczosResult};
 use crate::solve::ConstrainedSolve;
 
-/// Relative accuracy requested from Krylov–Schur (residual of the shifted-inverted eigenpairs).
-const KRYLOV_TOLERANCE: f64 = 1e-12;
+/// Relative accuracy requested from Lanczos (residual of the shifted-inverted eigenpairs,
+/// relative to the largest shift-inverted eigenvalue).
+const KRYLOV_TOLERANCE: f64 = 1e-10;
+
+/// Pairs whose relative residual stays below this after every attempt are still used (their
+/// fields satisfy `C w = 0` to round-off whatever their residual: the Krylov vectors lie in the
+/// constrained operator's range); above it the dense fallback or an error follows.
+const ACCEPTABLE_RESIDUAL: f64 = 1e-6;
+
+/// The dense fallback (null-space basis, dense eigensolver: `O(n³)`) is tried up to this size.
+const DENSE_FALLBACK_MAX_VERTICES: usize = 3000;
 
 /// Meshes up to this many vertices are solved densely (null-space basis and a dense
 /// symmetric eigensolver); Krylov–Schur needs a search space smaller than `n`.
@@ -27,47 +33,10 @@ pub struct ConstrainedEigenpairs {
     pub vectors: Mat<f64>,
     /// Independent constraint rows kept (rank of `C`).
     pub constraint_rank: usize,
-}
-
-/// The operator `M^½ P M^½` with `P b = argmin ½uᵀ(K − σM)u − bᵀu s.t. Cu = 0`; its largest
-/// eigenvalues `μ` give the constrained eigenvalues nearest above `σ` as `λ = σ + 1/μ`.
-struct ShiftInvert {
-    solve: Mutex<(ConstrainedSolve, Vec<f64>)>,
-    sqrt_mass: Vec<f64>,
-}
-
-impl std::fmt::Debug for ShiftInvert {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ShiftInvert(n = {})", self.sqrt_mass.len())
-    }
-}
-
-impl LinOp<f64> for ShiftInvert {
-    fn apply_scratch(&self, _rhs_ncols: usize, _par: Par) -> StackReq {
-        StackReq::EMPTY
-    }
-    fn nrows(&self) -> usize {
-        self.sqrt_mass.len()
-    }
-    fn ncols(&self) -> usize {
-        self.sqrt_mass.len()
-    }
-    fn apply(&self, mut out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, _par: Par, _stack: &mut MemStack) {
-        let mut guard = self.solve.lock().expect("shift-invert solve poisoned");
-        let (solve, buf) = &mut *guard;
-        for col in 0..rhs.ncols() {
-            for (v, b) in buf.iter_mut().enumerate() {
-                *b = self.sqrt_mass[v] * rhs[(v, col)];
-            }
-            solve.solve_field_in_place(buf);
-            for (v, b) in buf.iter().enumerate() {
-                out[(v, col)] = self.sqrt_mass[v] * b;
-            }
-        }
-    }
-    fn conj_apply(&self, out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, par: Par, stack: &mut MemStack) {
-        self.apply(out, rhs, par, stack)
-    }
+    /// Largest `‖A y − θ y‖ / θ_1` of the shift-inverted pairs (0 for the dense path).
+    pub max_relative_residual: f64,
+    /// Sparse constrained solves spent by Lanczos (0 for the dense path).
+    pub operator_applications: usize,
 }
 
 /// The `k` lowest eigenpairs of `K w = λ M w` with `C w = 0`.
@@ -78,7 +47,13 @@ impl LinOp<f64> for ShiftInvert {
 ///
 /// The shift `σ = −10⁻⁴ · tr K / tr M` lies below the spectrum, so `K − σM` is positive definite
 /// and is factored once (sparse Cholesky); the constraint enters through the Schur complement
-/// of [`ConstrainedSolve`], never as a dense `n × n` matrix.
+/// of [`ConstrainedSolve`], never as a dense `n × n` matrix. The largest eigenvalues `μ` of
+/// `M^½ P M^½` (`P b = argmin ½uᵀ(K − σM)u − bᵀu s.t. Cu = 0`) give `λ = σ + 1/μ`; they come from
+/// [thick-restart Lanczos](super::thick_restart_lanczos) with a capped number of solves, retried
+/// with a larger basis from the best vectors found; pairs with a relative residual up to
+/// `1e-6` are accepted, then a dense solve for small meshes, then
+/// [`OvertoneError::NotConverged`]. Progress and cancellation go through this thread's
+/// [`crate::progress`] scope.
 pub fn lowest_constrained_eigenpairs(
     stiffness: &SparseColMat<usize, f64>,
     mass: &[f64],
@@ -120,40 +95,69 @@ pub fn lowest_constrained_eigenpairs(
     if n <= DENSE_MAX_VERTICES.max(4 * k) {
         return dense_constrained_eigenpairs(stiffness, mass, constraint, k, rank);
     }
-    let op = ShiftInvert {
-        solve: Mutex::new((solve, vec![0.0; n])),
-        sqrt_mass: mass.iter().map(|m| m.sqrt()).collect(),
+    let sqrt_mass: Vec<f64> = mass.iter().map(|m| m.sqrt()).collect();
+    let mut solve = solve;
+    let mut buf = vec![0.0; n];
+    // y = M^½ P M^½ x, with P the constrained solve of (K − σM).
+    let mut apply = |x: &[f64], y: &mut [f64]| {
+        for v in 0..n {
+            buf[v] = sqrt_mass[v] * x[v];
+        }
+        solve.solve_field_in_place(&mut buf);
+        for v in 0..n {
+            y[v] = sqrt_mass[v] * buf[v];
+        }
     };
-    let params = PartialEigenParams {
-        max_restarts: 1000,
-        ..Default::default()
-    };
-    let mut buffer = MemBuffer::new(partial_self_adjoint_eigen_scratch(&op, k, Par::Seq, params));
-    let mut vecs = Mat::<f64>::zeros(n, k);
-    let mut mus = vec![0.0; k];
     // A deterministic start vector with components along every smooth mode.
-    let v0 = Col::<f64>::from_fn(n, |v| 1.0 + 0.5 * ((v as f64) * 0.618_033_988_749_895).fract());
-    let info = partial_self_adjoint_eigen(
-        vecs.as_mut(),
-        &mut mus,
-        &op,
-        v0.as_ref(),
-        KRYLOV_TOLERANCE,
-        Par::Seq,
-        MemStack::new(&mut buffer),
-        params,
-    );
-    if info.n_converged_eigen < k {
-        return Err(OvertoneError::Factorization {
-            what: "skinning eigenmodes".into(),
-            reason: format!("Krylov-Schur converged {} of {k} eigenpairs", info.n_converged_eigen),
+    let mut v0: Vec<f64> = (0..n)
+        .map(|v| 1.0 + 0.5 * ((v as f64) * 0.618_033_988_749_895).fract())
+        .collect();
+    let progress = crate::progress::Current;
+    let mut best: Option<LanczosResult> = None;
+    let attempts = lanczos_attempts(n, k);
+    let total_budget: usize = attempts.iter().map(|a| a.max_applies).sum();
+    let mut spent = 0usize;
+    for (i, params) in attempts.iter().enumerate() {
+        let lo = spent as f64 / total_budget as f64;
+        let hi = (spent + params.max_applies) as f64 / total_budget as f64;
+        let stage = format!("skinning eigenmodes (Lanczos, attempt {} of {})", i + 1, attempts.len());
+        let r = crate::progress::within(lo, hi, || {
+            largest_eigenpairs(&mut apply, n, k, &v0, *params, &progress, &stage)
+        })?;
+        spent += params.max_applies;
+        crate::progress::report(hi, &stage);
+        let better = best.as_ref().map_or(true, |b| max_residual(&r) < max_residual(b));
+        // The next attempt starts from the sum of the best Ritz vectors found so far.
+        if better {
+            v0 = (0..n).map(|v| (0..k).map(|c| r.vectors[(v, c)]).sum()).collect();
+            best = Some(r);
+        }
+        if best.as_ref().is_some_and(|b| b.converged) {
+            break;
+        }
+    }
+    let best = best.expect("at least one attempt ran");
+    let worst = max_residual(&best);
+    if !best.converged && worst > ACCEPTABLE_RESIDUAL {
+        if n <= DENSE_FALLBACK_MAX_VERTICES {
+            crate::progress::report(1.0, "skinning eigenmodes (dense fallback)");
+            crate::progress::check()?;
+            return dense_constrained_eigenpairs(stiffness, mass, constraint, k, rank);
+        }
+        return Err(OvertoneError::NotConverged {
+            what: "the skinning eigenmodes (shift-invert Lanczos)".into(),
+            reason: format!(
+                "after {} operator applications in {} attempts the largest relative residual is {worst:.1e} (tolerance {KRYLOV_TOLERANCE:.0e}, accepted up to {ACCEPTABLE_RESIDUAL:.0e}) on a lattice of {n} vertices",
+                best.applies,
+                attempts.len()
+            ),
         });
     }
-    let mut order: Vec<usize> = (0..k).collect();
-    order.sort_by(|&a, &b| mus[b].total_cmp(&mus[a]));
+    let mus = &best.values;
+    let vecs = &best.vectors;
     let mut values = Vec::with_capacity(k);
     let mut vectors = Mat::<f64>::zeros(n, k);
-    for (out, &i) in order.iter().enumerate() {
+    for i in 0..k {
         if !(mus[i] > 0.0) {
             return Err(OvertoneError::Factorization {
                 what: "skinning eigenmodes".into(),
@@ -167,14 +171,40 @@ pub fn lowest_constrained_eigenpairs(
             .unwrap_or(0);
         let sign = if vecs[(big, i)] < 0.0 { -1.0 } else { 1.0 };
         for v in 0..n {
-            vectors[(v, out)] = sign * vecs[(v, i)] / op.sqrt_mass[v];
+            vectors[(v, i)] = sign * vecs[(v, i)] / sqrt_mass[v];
         }
     }
     Ok(ConstrainedEigenpairs {
         values,
         vectors,
         constraint_rank: rank,
+        max_relative_residual: worst,
+        operator_applications: best.applies,
     })
+}
+
+fn max_residual(r: &LanczosResult) -> f64 {
+    r.relative_residuals.iter().cloned().fold(0.0, f64::max)
+}
+
+/// The Lanczos runs tried in turn, each from the best vectors of the previous one: a basis of
+/// `max(3k, 48)` vectors, then a larger one (`max(6k, 96)`), each with a cap on operator
+/// applications (one constrained sparse solve each).
+fn lanczos_attempts(n: usize, k: usize) -> Vec<LanczosParams> {
+    let first = (3 * k).max(48).min(n - 1);
+    let second = (6 * k).max(96).min(n - 1);
+    vec![
+        LanczosParams {
+            basis: first,
+            max_applies: 30 * first,
+            tolerance: KRYLOV_TOLERANCE,
+        },
+        LanczosParams {
+            basis: second,
+            max_applies: 20 * second,
+            tolerance: KRYLOV_TOLERANCE,
+        },
+    ]
 }
 
 fn diagonal(a: &SparseColMat<usize, f64>, v: usize) -> f64 {
@@ -233,5 +263,7 @@ fn dense_constrained_eigenpairs(
         values,
         vectors,
         constraint_rank: rank,
+        max_relative_residual: 0.0,
+        operator_applications: 0,
     })
 }

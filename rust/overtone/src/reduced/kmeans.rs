@@ -37,7 +37,8 @@ fn dist2(a: &[f64], b: &[f64]) -> f64 {
 /// Clusters `points` (`m × f`, row-major) into `k` groups minimising the within-cluster sum of
 /// squared distances: k-means++ seeding from `seed`, then Lloyd iterations until no label changes
 /// (at most 30). Ties go to the lower cluster index; an empty cluster is re-seeded with the point
-/// farthest from its centroid. The result depends only on the input and the seed.
+/// farthest from its centroid. The result depends only on the input and the seed. Each sweep
+/// checks this thread's [`crate::progress`] scope for a cancellation.
 pub fn kmeans(points: &[f64], f: usize, k: usize, seed: u64) -> Result<KMeans> {
     let m = if f == 0 { 0 } else { points.len() / f };
     if k == 0 || k > m {
@@ -79,6 +80,8 @@ pub fn kmeans(points: &[f64], f: usize, k: usize, seed: u64) -> Result<KMeans> {
     let mut labels = vec![usize::MAX; m];
     let mut iterations = 0;
     loop {
+        crate::progress::check()?;
+        crate::progress::report(iterations as f64 / MAX_ITERATIONS as f64, "rotation clusters (k-means)");
         iterations += 1;
         let new: Vec<usize> = (0..m)
             .into_par_iter()

@@ -6,6 +6,7 @@ mod kmeans;
 mod rotation_clusters;
 mod skinning_basis;
 mod skinning_eigenmodes;
+pub mod thick_restart_lanczos;
 mod weight_space_constraint;
 
 pub use constrained_eigen::{lowest_constrained_eigenpairs, ConstrainedEigenpairs};

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use crate::dynamics::Material;
 use crate::embed::{embed_surface, Embedding, DEFAULT_LATTICE_RESOLUTION};
 use crate::error::{OvertoneError, Result};
@@ -12,7 +14,9 @@ use crate::scene::{extend_weights_inward, simulate_streaming, ElasticModel, Scen
 /// Settings of a character bake; every field documents its default.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CharacterSettings {
-    /// Lattice cells along the longest side of the character (default 32: roughly 4-8k tets).
+    /// Lattice cells along the longest side of the character; 0 (the default) chooses it from
+    /// the geometry (see [`crate::embed::choose_lattice_resolution`]: thin limbs three cells
+    /// across, at most 25k tetrahedra).
     pub lattice_resolution: usize,
     /// Material, in the normalised frame where the character's longest half-extent is 1.
     /// Default `E = 2e5`, `ν = 0.4`, `ρ = 1000`: a soft, visible jiggle at 24-60 fps.
@@ -60,6 +64,13 @@ pub struct Character {
     pub warnings: Vec<String>,
     /// Morph targets of the surface (bind space, the file's units), if any.
     pub morphs: Option<SurfaceMorphs>,
+    /// The lattice resolution used, and the automatic choice behind it (if it was automatic).
+    pub lattice_resolution: usize,
+    pub resolution_choice: Option<crate::embed::ResolutionChoice>,
+    /// The host bone of each rig column of the lattice scene (`scene.n_bones` entries): the
+    /// identity for one surface piece; with several pieces one column per (piece, bone) pair
+    /// that has weight on the piece.
+    pub bone_of_column: Vec<usize>,
 }
 
 /// Morph targets (blendshapes) of a skinned surface: applied in bind space before skinning, as
@@ -155,6 +166,167 @@ pub fn character_from_gltf(
     Ok(c)
 }
 
+/// One glTF mesh of a multi-mesh character: its node name and its vertices in the bake's
+/// output (the file's own vertex order, meshes one after the other).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CharacterMesh {
+    pub name: String,
+    pub node: usize,
+    pub vertices: std::ops::Range<usize>,
+}
+
+/// Reads the skinned meshes of a glTF file bound to one skeleton and builds one lattice scene
+/// for all of them (one body: clothes follow the body; separate pieces are not glued, see
+/// [`crate::embed::embed_surface`]).
+///
+/// `names` picks meshes by node (or mesh) name; empty picks every mesh bound to the first
+/// skinned mesh's skin. Meshes bound to another skin are skipped with a warning (in
+/// `Character::warnings`); a named mesh that does not exist, or named meshes with different
+/// skins, are refused. Morph targets of the meshes are kept side by side (a mesh's targets move
+/// only its vertices). The painted leak field, if any, is per welded vertex of the meshes in
+/// order.
+pub fn character_from_gltf_meshes(
+    path: &Path,
+    settings: &CharacterSettings,
+    momentum_weights_surface: Option<&[f64]>,
+    names: &[String],
+) -> Result<(Character, Vec<CharacterMesh>)> {
+    let all = crate::io::list_skinned_meshes(path)?;
+    if all.is_empty() {
+        return Err(OvertoneError::parse(path, "no node with both a mesh and a skin"));
+    }
+    let available = || all.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ");
+    let mut warnings = Vec::new();
+    let picked: Vec<&crate::io::SkinnedMeshNode> = if names.is_empty() {
+        let skin = all[0].skin;
+        for m in all.iter().filter(|m| m.skin != skin) {
+            warnings.push(format!(
+                "mesh `{}` is bound to another skeleton (skin {}) than `{}` (skin {skin}); it was ignored (pick it with --mesh to bake it alone)",
+                m.name, m.skin, all[0].name
+            ));
+        }
+        all.iter().filter(|m| m.skin == skin).collect()
+    } else {
+        let mut out: Vec<&crate::io::SkinnedMeshNode> = Vec::new();
+        for n in names {
+            let m = all.iter().find(|m| &m.name == n).ok_or_else(|| {
+                OvertoneError::setting(
+                    "mesh",
+                    n,
+                    format!("no skinned mesh of that name; the file has: {}", available()),
+                )
+            })?;
+            if out.iter().any(|o| o.node == m.node) {
+                continue;
+            }
+            if let Some(first) = out.first() {
+                if first.skin != m.skin {
+                    return Err(OvertoneError::setting(
+                        "mesh",
+                        n,
+                        format!(
+                            "is bound to skin {} but `{}` to skin {}; meshes baked together must share one skeleton",
+                            m.skin, first.name, first.skin
+                        ),
+                    ));
+                }
+            }
+            out.push(m);
+        }
+        out
+    };
+    if picked.len() == 1 && names.is_empty() && all.len() == 1 {
+        let c = character_from_gltf(path, settings, momentum_weights_surface)?;
+        let n = c.original_to_welded.len();
+        return Ok((
+            c,
+            vec![CharacterMesh {
+                name: picked[0].name.clone(),
+                node: picked[0].node,
+                vertices: 0..n,
+            }],
+        ));
+    }
+    let mut parts = Vec::with_capacity(picked.len());
+    for m in &picked {
+        crate::progress::check()?;
+        parts.push(crate::io::read_gltf_mesh_node(
+            path,
+            m.node,
+            settings.animation,
+            settings.fps,
+        )?);
+    }
+    let nj = parts[0].n_joints;
+    let n_frames = parts[0].frames.len();
+    let (mut vertices, mut triangles, mut weights, mut o2w) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut meshes = Vec::with_capacity(parts.len());
+    // Targets without position deltas are dropped (their rig column would be zero).
+    let moving: Vec<Vec<usize>> = parts
+        .iter()
+        .map(|p| {
+            let nw = p.vertices.len() / 3;
+            (0..p.n_morph_targets)
+                .filter(|&t| p.morph_deltas[t * nw * 3..(t + 1) * nw * 3].iter().any(|&x| x != 0.0))
+                .collect()
+        })
+        .collect();
+    let total_targets: usize = moving.iter().map(|m| m.len()).sum();
+    let total_welded: usize = parts.iter().map(|p| p.vertices.len() / 3).sum();
+    let mut deltas = vec![0.0; total_targets * total_welded * 3];
+    let mut morph_weights = vec![Vec::with_capacity(total_targets); n_frames];
+    let (mut t0, mut original) = (0usize, 0usize);
+    for ((m, p), mv) in picked.iter().zip(&parts).zip(&moving) {
+        let base = vertices.len() / 3;
+        let nw = p.vertices.len() / 3;
+        vertices.extend_from_slice(&p.vertices);
+        triangles.extend(p.triangles.iter().map(|&i| i + base));
+        weights.extend_from_slice(&p.weights);
+        o2w.extend(p.original_to_welded.iter().map(|&i| i + base));
+        for (k, &t) in mv.iter().enumerate() {
+            for v in 0..nw {
+                for i in 0..3 {
+                    deltas[((t0 + k) * total_welded + base + v) * 3 + i] = p.morph_deltas[(t * nw + v) * 3 + i];
+                }
+            }
+        }
+        for (f, w) in morph_weights.iter_mut().enumerate() {
+            w.extend(mv.iter().map(|&t| p.morph_weights[f][t]));
+        }
+        t0 += mv.len();
+        meshes.push(CharacterMesh {
+            name: m.name.clone(),
+            node: m.node,
+            vertices: original..original + p.original_to_welded.len(),
+        });
+        original += p.original_to_welded.len();
+        debug_assert_eq!(p.n_joints, nj);
+    }
+    let morphs = (total_targets > 0).then(|| SurfaceMorphs {
+        deltas,
+        n_targets: total_targets,
+        weights: morph_weights,
+    });
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut c = Character::from_surface_with_morphs(
+        &name,
+        &vertices,
+        &triangles,
+        &weights,
+        nj,
+        parts[0].frames.clone(),
+        morphs,
+        settings,
+        momentum_weights_surface,
+    )?;
+    c.original_to_welded = o2w;
+    c.warnings.extend(warnings);
+    Ok((c, meshes))
+}
+
 impl Character {
     /// Builds the lattice scene of a skinned surface given as arrays (what a host hands over):
     ///
@@ -175,6 +347,9 @@ impl Character {
     /// Its value `-1` ([`crate::leak::UNPAINTED`]) marks an unpainted vertex: the lattice field
     /// is then the default field blended with the painted values by the extended painted mask
     /// ([`crate::leak::blend_painted`]), so painting adjusts the default only where painted.
+    ///
+    /// Run inside [`crate::progress::scoped`] it reports its stages and stops with
+    /// [`OvertoneError::Cancelled`] when the host cancels.
     #[allow(clippy::too_many_arguments)]
     pub fn from_surface(
         name: &str,
@@ -266,10 +441,38 @@ impl Character {
             .enumerate()
             .map(|(k, x)| (x - centre[k % 3]) / scale)
             .collect();
-        let embedding = embed_surface(&normalised, triangles, settings.lattice_resolution)?;
+        crate::progress::check()?;
+        let resolution_choice = if settings.lattice_resolution == crate::embed::AUTO_LATTICE_RESOLUTION {
+            crate::progress::report(0.0, "choosing the lattice resolution");
+            Some(crate::embed::choose_lattice_resolution(&normalised, triangles)?)
+        } else {
+            None
+        };
+        let lattice_resolution = resolution_choice
+            .as_ref()
+            .map_or(settings.lattice_resolution, |c| c.resolution);
+        crate::progress::check()?;
+        crate::progress::report(0.1, "embedding the surface in the lattice");
+        let embedding = embed_surface(&normalised, triangles, lattice_resolution)?;
         let lat = &embedding.lattice;
-        let nearest = |p: &[f64]| -> usize {
-            (0..ns)
+        // Surface vertices of each piece: a lattice vertex takes the weights of the nearest
+        // vertex of its own piece (overlapping pieces, e.g. a joint inside a limb, do not mix).
+        let (surface_piece, _) = crate::embed::surface_pieces(ns, triangles);
+        let mut by_piece: Vec<Vec<usize>> = vec![Vec::new(); embedding.pieces.max(1)];
+        for (v, &p) in surface_piece.iter().enumerate() {
+            by_piece[if p == usize::MAX { 0 } else { p }].push(v);
+        }
+        let nearest = |lv: usize| -> usize {
+            let p = lat.vertex(lv);
+            let piece = embedding.lattice_piece.get(lv).copied().unwrap_or(0);
+            let candidates = if by_piece[piece].is_empty() {
+                &by_piece[0]
+            } else {
+                &by_piece[piece]
+            };
+            candidates
+                .iter()
+                .copied()
                 .min_by(|&a, &b| {
                     let da: f64 = (0..3).map(|i| (normalised[3 * a + i] - p[i]).powi(2)).sum();
                     let db: f64 = (0..3).map(|i| (normalised[3 * b + i] - p[i]).powi(2)).sum();
@@ -278,12 +481,65 @@ impl Character {
                 .expect("non-empty surface")
         };
         let fixed = &embedding.surface_lattice_vertices;
-        let near: Vec<usize> = fixed.iter().map(|&v| nearest(lat.vertex(v))).collect();
+        // Nearest surface vertex of each lattice vertex on the surface cubes, in chunks (a
+        // cancellation is seen between them).
+        let mut near: Vec<usize> = Vec::with_capacity(fixed.len());
+        for chunk in fixed.chunks(512) {
+            crate::progress::check()?;
+            crate::progress::report(
+                0.2 + 0.5 * near.len() as f64 / fixed.len().max(1) as f64,
+                "carrying the weights to the lattice",
+            );
+            near.extend(chunk.par_iter().map(|&v| nearest(v)).collect::<Vec<_>>());
+        }
         let known: Vec<f64> = near
             .iter()
             .flat_map(|&s| weights[s * m..(s + 1) * m].iter().copied())
             .collect();
-        let lattice_weights = extend_weights_inward(lat, fixed, &known, m)?;
+        crate::progress::check()?;
+        crate::progress::report(0.7, "harmonic weights inside the lattice");
+        let host_weights = extend_weights_inward(lat, fixed, &known, m)?;
+        crate::progress::check()?;
+        // Separate pieces get their own rig columns: column (piece, bone) carries the bone's
+        // weights on that piece only and the bone's transform. The skinned pose is unchanged,
+        // but the complementary displacement is then rig-orthogonal on every piece, so a piece
+        // (held by no elastic tissue to the others) cannot drift or spin off its bones.
+        let nl = lat.n_vertices();
+        let bone_of_column: Vec<usize> = if embedding.pieces > 1 {
+            let mut used = vec![false; embedding.pieces * m];
+            for v in 0..nl {
+                let p = embedding.lattice_piece[v];
+                for b in 0..m {
+                    if host_weights[v * m + b] > 0.0 {
+                        used[p * m + b] = true;
+                    }
+                }
+            }
+            (0..embedding.pieces * m).filter(|&c| used[c]).collect()
+        } else {
+            (0..m).collect()
+        };
+        let columns = bone_of_column.len();
+        let lattice_weights: Vec<f64> = if embedding.pieces > 1 {
+            let mut col = vec![usize::MAX; embedding.pieces * m];
+            for (c, &pb) in bone_of_column.iter().enumerate() {
+                col[pb] = c;
+            }
+            let mut w = vec![0.0; nl * columns];
+            for v in 0..nl {
+                let p = embedding.lattice_piece[v];
+                for b in 0..m {
+                    let x = host_weights[v * m + b];
+                    if x > 0.0 {
+                        w[v * columns + col[p * m + b]] = x;
+                    }
+                }
+            }
+            w
+        } else {
+            host_weights
+        };
+        let bone_of_column: Vec<usize> = bone_of_column.iter().map(|&pb| pb % m).collect();
         let momentum_weights = match momentum_weights_surface {
             None => None,
             Some(d) => {
@@ -313,11 +569,11 @@ impl Character {
                 ));
             }
             crate::error::check_finite(&format!("pose {f}"), fr, 12)?;
-            frames.push(
-                fr.chunks_exact(12)
-                    .flat_map(|t| compose_affine(&n_to, &compose_affine(t, &n_from)))
-                    .collect(),
-            );
+            let per_bone: Vec<[f64; 12]> = fr
+                .chunks_exact(12)
+                .map(|t| compose_affine(&n_to, &compose_affine(t, &n_from)))
+                .collect();
+            frames.push(bone_of_column.iter().flat_map(|&b| per_bone[b]).collect());
         }
         let blendshapes = match &morphs {
             None => None,
@@ -346,11 +602,35 @@ impl Character {
                 })
             }
         };
+        // The default leak field is 0 on the lattice boundary; a separate piece with no
+        // interior lattice vertex (a thin capsule, a small joint) would get d = 0 everywhere,
+        // i.e. no rig constraint at all, and drift freely (its rigid motions cost no elastic
+        // energy). Such pieces take d = 1 (momentum kept, like interior material).
+        let momentum_weights = match momentum_weights {
+            Some(d) => Some(d),
+            None if embedding.pieces > 1 => {
+                let mut d = crate::leak::default_momentum_weights(lat)?;
+                let mut peak = vec![0.0f64; embedding.pieces];
+                for (v, &x) in d.iter().enumerate() {
+                    let p = embedding.lattice_piece[v];
+                    peak[p] = peak[p].max(x);
+                }
+                let mut filled = 0;
+                for (v, x) in d.iter_mut().enumerate() {
+                    if peak[embedding.lattice_piece[v]] <= 1e-9 {
+                        *x = 1.0;
+                        filled += 1;
+                    }
+                }
+                (filled > 0).then_some(d)
+            }
+            None => None,
+        };
         let scene = Scene {
             name: name.to_string(),
             mesh: lat.clone(),
             weights: lattice_weights,
-            n_bones: m,
+            n_bones: columns,
             frames,
             momentum_weights,
             examples: None,
@@ -365,6 +645,7 @@ impl Character {
         let mut scene = scene;
         crate::scene::apply_skeleton_defaults(&mut scene)?;
         scene.validate()?;
+        crate::progress::report(1.0, "lattice scene ready");
         let (open, nonmanifold) = surface_defects(triangles);
         let mut warnings = Vec::new();
         if open > 0 || nonmanifold > 0 {
@@ -384,7 +665,15 @@ impl Character {
             centre,
             scale,
             morphs,
+            lattice_resolution,
+            resolution_choice,
+            bone_of_column,
         })
+    }
+
+    /// Bones of the host's rig (the surface weights' columns).
+    pub fn n_surface_bones(&self) -> usize {
+        self.surface_weights.len() / (self.surface.len() / 3).max(1)
     }
 
     /// Keeps frames `a..=b` only (lattice scene, world transforms, morph weights).
@@ -401,7 +690,7 @@ impl Character {
     /// row-major, welded vertex order: the file's own skinning, exact glTF LBS.
     pub fn skinned_surface(&self, k: usize) -> Vec<f64> {
         let ns = self.surface.len() / 3;
-        let m = self.scene.n_bones;
+        let m = self.n_surface_bones();
         let t = &self.world_frames[k];
         let mut out = vec![0.0; ns * 3];
         for s in 0..ns {

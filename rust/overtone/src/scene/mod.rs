@@ -12,7 +12,10 @@ mod simulate;
 mod skeleton_defaults;
 mod surface_field;
 
-pub use character::{bake_character, character_from_gltf, Character, CharacterBake, CharacterSettings, SurfaceMorphs};
+pub use character::{
+    bake_character, character_from_gltf, character_from_gltf_meshes, Character, CharacterBake, CharacterMesh,
+    CharacterSettings, SurfaceMorphs,
+};
 pub use display_surface::{DisplaySurface, DISPLAY_SURFACE_MAX_DISTANCE};
 pub use extend_weights::extend_weights_inward;
 pub use fast_cody::{fast_cody_files, parse_fast_cody_scene, read_fast_cody_scene};

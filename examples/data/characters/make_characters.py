@@ -1,0 +1,373 @@
+"""Builds a thin-limbed rigged humanoid headless in Blender (bpy) as a user would, keys a vigorous
+hop-and-swing followed by a still hold, and exports it with Blender's own glTF exporter.
+
+    python make_characters.py OUT.glb [--variant mannequin|robot] [--render DIR]
+
+Variants (both T-pose, +Z up in Blender, exported +Y up by the exporter):
+
+* ``mannequin``: one mesh from a Skin modifier over an edge skeleton (thin arms, legs and
+  five-segment... three-segment fingers), Catmull-Clark subdivided, 52 bones, automatic
+  (bone-heat) weights, metres, object scale 1.
+* ``robot``: Mixamo-like units: built in centimetres under an armature object of scale 0.01;
+  two skinned meshes bound to the same armature (``Body``: thin limb capsules; ``Joints``: a
+  sphere at every joint, separate surface pieces), 24 bones, automatic weights.
+
+The animation (24 fps): frames 1-36 a hop with hip sway, spine bend and large arm swings, frames
+37-72 a still hold in a pose far from the bind pose (arms lowered, knees bent).
+
+``--render DIR`` writes Workbench renders of a few frames of the armature-deformed mesh.
+The script ends with ``os._exit`` (bpy 4.5 can hang at interpreter exit).
+"""
+
+import math
+import os
+import sys
+
+import bpy
+from mathutils import Euler, Vector
+
+FPS = 24
+MOTION_END = 36
+HOLD_END = 72
+
+
+def reset_scene():
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps = FPS
+    scene.frame_start = 1
+    scene.frame_end = HOLD_END
+    return scene
+
+
+def chain(points):
+    """Consecutive point pairs."""
+    return list(zip(points[:-1], points[1:]))
+
+
+def humanoid_joints(fingers):
+    """Joint positions (metres, T-pose) and bones as (name, head, tail, parent)."""
+    bones = []
+
+    def add(name, head, tail, parent):
+        bones.append((name, Vector(head), Vector(tail), parent))
+
+    add("Hips", (0, 0, 0.95), (0, 0, 1.05), None)
+    add("Spine", (0, 0, 1.05), (0, 0, 1.18), "Hips")
+    add("Spine1", (0, 0, 1.18), (0, 0, 1.30), "Spine")
+    add("Spine2", (0, 0, 1.30), (0, 0, 1.42), "Spine1")
+    add("Neck", (0, 0, 1.42), (0, 0, 1.52), "Spine2")
+    add("Head", (0, 0, 1.52), (0, 0, 1.72), "Neck")
+    for side, s in (("Left", 1.0), ("Right", -1.0)):
+        add(f"{side}Shoulder", (0.03 * s, 0, 1.40), (0.16 * s, 0, 1.40), "Spine2")
+        add(f"{side}Arm", (0.16 * s, 0, 1.40), (0.43 * s, 0, 1.40), f"{side}Shoulder")
+        add(f"{side}ForeArm", (0.43 * s, 0, 1.40), (0.68 * s, 0, 1.40), f"{side}Arm")
+        add(f"{side}Hand", (0.68 * s, 0, 1.40), (0.76 * s, 0, 1.40), f"{side}ForeArm")
+        if fingers:
+            for f, dy in enumerate((-0.032, -0.012, 0.008, 0.028)):
+                start = Vector((0.76 * s, dy, 1.40))
+                step = Vector((0.027 * s, 0, 0))
+                parent = f"{side}Hand"
+                for seg in range(3):
+                    name = f"{side}Finger{f}_{seg}"
+                    add(name, start + seg * step, start + (seg + 1) * step, parent)
+                    parent = name
+            start = Vector((0.71 * s, -0.04, 1.39))
+            step = Vector((0.02 * s, -0.018, 0))
+            parent = f"{side}Hand"
+            for seg in range(3):
+                name = f"{side}Thumb_{seg}"
+                add(name, start + seg * step, start + (seg + 1) * step, parent)
+                parent = name
+        add(f"{side}UpLeg", (0.10 * s, 0, 0.93), (0.11 * s, 0, 0.52), "Hips")
+        add(f"{side}Leg", (0.11 * s, 0, 0.52), (0.11 * s, 0.02, 0.10), f"{side}UpLeg")
+        add(f"{side}Foot", (0.11 * s, 0.02, 0.10), (0.11 * s, -0.12, 0.03), f"{side}Leg")
+        if fingers:
+            add(f"{side}ToeBase", (0.11 * s, -0.12, 0.03), (0.11 * s, -0.20, 0.02), f"{side}Foot")
+    return bones
+
+
+def radius_for(name):
+    """Skin radius (metres) at the head of a bone."""
+    table = [
+        ("Finger", 0.009), ("Thumb", 0.010), ("Hand", 0.022), ("ForeArm", 0.032), ("Arm", 0.040),
+        ("Shoulder", 0.055), ("ToeBase", 0.025), ("Foot", 0.035), ("UpLeg", 0.070), ("Leg", 0.048),
+        ("Head", 0.080), ("Neck", 0.045), ("Spine2", 0.13), ("Spine1", 0.12), ("Spine", 0.12), ("Hips", 0.13),
+    ]
+    for key, r in table:
+        if key in name:
+            return r
+    return 0.05
+
+
+def make_armature(name, bones, unit):
+    arm = bpy.data.armatures.new(name)
+    rig = bpy.data.objects.new(name, arm)
+    bpy.context.scene.collection.objects.link(rig)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="EDIT")
+    for bname, head, tail, parent in bones:
+        eb = arm.edit_bones.new(bname)
+        eb.head = head * unit
+        eb.tail = tail * unit
+        if parent:
+            eb.parent = arm.edit_bones[parent]
+            eb.use_connect = (eb.parent.tail - eb.head).length < 1e-6
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return rig
+
+
+def skin_mesh(name, bones, unit, subdivisions, segments):
+    """A Skin-modifier surface over the bone segments (each split into `segments` edges)."""
+    verts, edges, radii, index = [], [], [], {}
+
+    def vid(p, r):
+        key = tuple(round(c, 6) for c in p)
+        if key not in index:
+            index[key] = len(verts)
+            verts.append(Vector(p))
+            radii.append(r)
+        return index[key]
+
+    by_name = {b[0]: b for b in bones}
+    for bname, head, tail, parent in bones:
+        r0 = radius_for(bname)
+        children = [b for b in bones if b[3] == bname and (b[1] - tail).length < 1e-6]
+        r1 = radius_for(children[0][0]) if len(children) == 1 else r0 * 0.8
+        if parent and (by_name[parent][2] - head).length > 1e-6:
+            # A bone not connected to its parent: bridge to the parent's tail (clavicles, legs,
+            # fingers start inside the parent's skin).
+            a = vid(tuple(by_name[parent][2] * unit), radius_for(parent) * unit)
+            b = vid(tuple(head * unit), r0 * unit)
+            if a != b:
+                edges.append((a, b))
+        prev = vid(tuple(head * unit), r0 * unit)
+        for k in range(1, segments + 1):
+            t = k / segments
+            p = head.lerp(tail, t) * unit
+            cur = vid(tuple(p), (r0 + (r1 - r0) * t) * unit)
+            edges.append((prev, cur))
+            prev = cur
+    me = bpy.data.meshes.new(name)
+    me.from_pydata([tuple(v) for v in verts], edges, [])
+    ob = bpy.data.objects.new(name, me)
+    bpy.context.scene.collection.objects.link(ob)
+    bpy.context.view_layer.objects.active = ob
+    ob.select_set(True)
+    sk = ob.modifiers.new("Skin", "SKIN")
+    sk.use_smooth_shade = True
+    for sv, r in zip(me.skin_vertices[0].data, radii):
+        sv.radius = (r, r)
+    me.skin_vertices[0].data[0].use_root = True
+    bpy.ops.object.modifier_apply(modifier="Skin")
+    if subdivisions:
+        sub = ob.modifiers.new("Subdivision", "SUBSURF")
+        sub.levels = subdivisions
+        sub.render_levels = subdivisions
+        bpy.ops.object.modifier_apply(modifier="Subdivision")
+    ob.select_set(False)
+    return ob
+
+
+def joint_spheres(name, bones, unit):
+    """One UV sphere per joint (separate surface pieces in one mesh)."""
+    import bmesh
+
+    bm = bmesh.new()
+    seen = set()
+    for bname, head, tail, parent in bones:
+        for p in (head, tail):
+            key = tuple(round(c, 5) for c in p)
+            if key in seen:
+                continue
+            seen.add(key)
+            r = radius_for(bname) * 1.25 * unit
+            bmesh.ops.create_uvsphere(bm, u_segments=16, v_segments=10, radius=r,
+                                      matrix=__import__("mathutils").Matrix.Translation(p * unit))
+    me = bpy.data.meshes.new(name)
+    bm.to_mesh(me)
+    bm.free()
+    ob = bpy.data.objects.new(name, me)
+    bpy.context.scene.collection.objects.link(ob)
+    return ob
+
+
+def capsule_body(name, bones, unit):
+    """Thin limb capsules (cylinders with end caps) around each bone, one mesh."""
+    import bmesh
+    from mathutils import Matrix
+
+    bm = bmesh.new()
+    for bname, head, tail, parent in bones:
+        d = tail - head
+        length = d.length
+        if length < 1e-6:
+            continue
+        r = radius_for(bname) * unit
+        rot = d.to_track_quat("Z", "Y").to_matrix().to_4x4()
+        mat = Matrix.Translation((head + tail) * 0.5 * unit) @ rot
+        bmesh.ops.create_cone(bm, cap_ends=True, segments=24, radius1=r, radius2=r * 0.9,
+                              depth=length * unit * 0.82, matrix=mat)
+    bmesh.ops.subdivide_edges(bm, edges=[e for e in bm.edges if e.calc_length() > 3.0 * unit * 0.01],
+                              cuts=3, use_grid_fill=True)
+    me = bpy.data.meshes.new(name)
+    bm.to_mesh(me)
+    bm.free()
+    ob = bpy.data.objects.new(name, me)
+    bpy.context.scene.collection.objects.link(ob)
+    return ob
+
+
+def _segment_distance(p, a, b):
+    ab = b - a
+    t = max(0.0, min(1.0, (p - a).dot(ab) / max(ab.dot(ab), 1e-12)))
+    return (a + t * ab - p).length
+
+
+def bind(meshes, rig):
+    for ob in meshes:
+        bpy.ops.object.select_all(action="DESELECT")
+        ob.select_set(True)
+        rig.select_set(True)
+        bpy.context.view_layer.objects.active = rig
+        bpy.ops.object.parent_set(type="ARMATURE_AUTO")
+        # Bone heat can leave a few vertices of a closed capsule without weight; a TD would
+        # paint them: give each to the bone nearest to it.
+        for v in ob.data.vertices:
+            if not any(g.weight > 0 for g in v.groups):
+                p = ob.matrix_world @ v.co
+                best = min(rig.data.bones, key=lambda b: _segment_distance(
+                    p, rig.matrix_world @ b.head_local, rig.matrix_world @ b.tail_local))
+                ob.vertex_groups[best.name].add([v.index], 1.0, "REPLACE")
+        groups = {g.group for v in ob.data.vertices for g in v.groups if g.weight > 0}
+        unweighted = sum(1 for v in ob.data.vertices if not any(g.weight > 0 for g in v.groups))
+        print(f"{ob.name}: {len(ob.data.vertices)} vertices, {len(groups)} weighted groups, "
+              f"{unweighted} unweighted vertices")
+
+
+def key_animation(rig, unit):
+    """Hop-and-swing (frames 1-36), then a still hold (37-72) away from the bind pose."""
+    pb = rig.pose.bones
+    for b in pb:
+        b.rotation_mode = "XYZ"
+
+    def key(frame, rotations, hips_offset=(0, 0, 0)):
+        for b in pb:
+            b.rotation_euler = Euler((0, 0, 0))
+        for name, r in rotations.items():
+            if name in pb:
+                pb[name].rotation_euler = Euler(tuple(math.radians(a) for a in r))
+        pb["Hips"].location = Vector(hips_offset) * unit
+        for b in pb:
+            b.keyframe_insert("rotation_euler", frame=frame)
+        pb["Hips"].keyframe_insert("location", frame=frame)
+
+    def swing(phase, hop):
+        a = math.sin(phase)
+        c = math.cos(phase)
+        return {
+            "Hips": (6 * a, 0, 12 * c),
+            "Spine": (10 * a, 0, -6 * c),
+            "Spine1": (10 * a, 6 * c, -6 * c),
+            "Spine2": (8 * a, 6 * c, 0),
+            "Neck": (-10 * a, 0, 0),
+            "LeftArm": (60 * a, 0, -40 + 55 * c),
+            "RightArm": (-60 * a, 0, 40 - 55 * c),
+            "LeftForeArm": (0, 0, 50 + 40 * a),
+            "RightForeArm": (0, 0, -50 - 40 * a),
+            "LeftUpLeg": (-35 * hop, 0, 0),
+            "RightUpLeg": (-35 * hop, 0, 0),
+            "LeftLeg": (60 * hop, 0, 0),
+            "RightLeg": (60 * hop, 0, 0),
+        }
+
+    key(1, {})
+    for i, f in enumerate(range(5, MOTION_END + 1, 4)):
+        phase = 2.2 * i
+        hop = 1.0 if i % 2 == 0 else 0.0
+        z = 0.0 if hop else 0.18
+        key(f, swing(phase, hop), (0.03 * math.sin(phase), 0, z - 0.10 * hop))
+    hold = {
+        "LeftArm": (0, 0, -60), "RightArm": (0, 0, 60),
+        "LeftForeArm": (0, 0, 30), "RightForeArm": (0, 0, -30),
+        "LeftUpLeg": (-25, 0, 0), "RightUpLeg": (-25, 0, 0),
+        "LeftLeg": (45, 0, 0), "RightLeg": (45, 0, 0),
+        "Spine1": (8, 0, 0), "Head": (-10, 0, 15),
+    }
+    key(MOTION_END + 4, hold, (0, 0, -0.06))
+    key(HOLD_END, hold, (0, 0, -0.06))
+    for fc in rig.animation_data.action.fcurves if hasattr(rig.animation_data.action, "fcurves") else []:
+        for kp in fc.keyframe_points:
+            kp.interpolation = "BEZIER"
+
+
+def render(meshes, rig, out_dir, frames):
+    scene = bpy.context.scene
+    os.makedirs(out_dir, exist_ok=True)
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = 480
+    scene.render.resolution_y = 480
+    scene.display.shading.light = "STUDIO"
+    scene.display.shading.color_type = "OBJECT"
+    cam_data = bpy.data.cameras.new("Camera")
+    cam = bpy.data.objects.new("Camera", cam_data)
+    scene.collection.objects.link(cam)
+    cam.location = (1.2, -3.4, 1.3)
+    cam.rotation_euler = Euler((math.radians(85), 0, math.radians(20)))
+    scene.camera = cam
+    for f in frames:
+        scene.frame_set(f)
+        scene.render.filepath = os.path.join(out_dir, f"frame{f:03d}.png")
+        bpy.ops.render.render(write_still=True)
+
+
+def main():
+    argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
+    out = argv[0]
+    variant = "mannequin"
+    render_dir = None
+    if "--variant" in argv:
+        variant = argv[argv.index("--variant") + 1]
+    if "--render" in argv:
+        render_dir = argv[argv.index("--render") + 1]
+    reset_scene()
+    if variant == "mannequin":
+        unit = 1.0
+        bones = humanoid_joints(fingers=True)
+        rig = make_armature("Armature", bones, unit)
+        body = skin_mesh("Mannequin", bones, unit, subdivisions=2, segments=4)
+        meshes = [body]
+    elif variant == "robot":
+        unit = 100.0
+        bones = humanoid_joints(fingers=False)
+        rig = make_armature("Armature", bones, unit)
+        meshes = [capsule_body("Body", bones, unit), joint_spheres("Joints", bones, unit)]
+    else:
+        raise SystemExit(f"unknown variant {variant}")
+    print(f"{variant}: {len(bones)} bones")
+    bind(meshes, rig)
+    if variant == "robot":
+        # Mixamo's convention: centimetre data under an armature object scaled by 0.01.
+        rig.scale = (0.01, 0.01, 0.01)
+    key_animation(rig, unit)
+    bpy.ops.object.select_all(action="SELECT")
+    bpy.ops.export_scene.gltf(filepath=out, export_format="GLB", export_animations=True,
+                              export_apply=False, export_yup=True, export_skins=True,
+                              export_morph=False, export_frame_range=True)
+    print(f"wrote {out} ({os.path.getsize(out)} bytes)")
+    if render_dir:
+        render(meshes, rig, render_dir, [1, 12, 24, 36, 72])
+
+
+if __name__ == "__main__":
+    code = 0
+    try:
+        main()
+    except Exception:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

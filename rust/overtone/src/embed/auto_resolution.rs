@@ -1,0 +1,273 @@
+//! The lattice resolution chosen from the geometry: thin limbs several cells thick, within a
+//! budget of tetrahedra.
+
+use rayon::prelude::*;
+
+use crate::embed::lattice::{occupied_cubes, surface_pieces, CubeGrid};
+use crate::error::{OvertoneError, Result};
+
+/// Cells across the diameter of the thin parts (the [`THIN_QUANTILE`] of the local thickness).
+pub const CELLS_ACROSS_THIN_PARTS: f64 = 3.0;
+/// The thickness quantile that defines "thin": 10 % of the body's volume is thinner. Fingers and
+/// other small features below that share are not resolved, arms and legs are.
+pub const THIN_QUANTILE: f64 = 0.10;
+/// Budget: at most this many tetrahedra (6 per kept cube): a bind of 3-8 s on 2 cores.
+pub const MAX_AUTO_TETS: usize = 25_000;
+/// Limits of the automatic choice (cells along the longest side).
+pub const MIN_AUTO_RESOLUTION: usize = 16;
+pub const MAX_AUTO_RESOLUTION: usize = 96;
+/// Resolution of the probe grid on which the thickness is measured.
+const PROBE_RESOLUTION: usize = 128;
+
+/// What [`choose_lattice_resolution`] decided, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolutionChoice {
+    /// Cells along the longest side of the bounding box.
+    pub resolution: usize,
+    /// Diameter of the thin parts (the surface's units), `2 r` at [`THIN_QUANTILE`].
+    pub thin_diameter: f64,
+    /// The resolution the thickness asks for (before the budget and the limits).
+    pub wanted: usize,
+    /// Tetrahedra of the chosen lattice.
+    pub tets: usize,
+}
+
+/// Kept cubes of every piece of the surface at `resolution` (union over pieces counted once
+/// per piece, as the lattice duplicates them), with the grid.
+fn occupancy(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result<(CubeGrid, Vec<Vec<(usize, bool)>>)> {
+    let grid = CubeGrid::around(vertices, resolution)?;
+    let n = vertices.len() / 3;
+    let (piece, n_pieces) = surface_pieces(n, triangles);
+    let mut piece_tris: Vec<Vec<usize>> = vec![Vec::new(); n_pieces];
+    for t in triangles.chunks_exact(3) {
+        piece_tris[piece[t[0]]].extend_from_slice(t);
+    }
+    let occ = piece_tris
+        .par_iter()
+        .map(|tris| {
+            let mut lo = [usize::MAX; 3];
+            let mut hi = [0usize; 3];
+            for &v in tris {
+                let c = grid.locate(&vertices[3 * v..3 * v + 3]);
+                for i in 0..3 {
+                    lo[i] = lo[i].min(c[i].saturating_sub(1));
+                    hi[i] = hi[i].max((c[i] + 1).min(grid.dims[i] - 1));
+                }
+            }
+            occupied_cubes(&grid, vertices, tris, lo, hi)
+        })
+        .collect();
+    Ok((grid, occ))
+}
+
+/// Chamfer distance (3-4-5 mask, two passes, in cells) of every occupied cube to the nearest
+/// empty one; empty cubes are 0.
+fn distance_to_outside(grid: &CubeGrid, occupied: &[bool]) -> Vec<f64> {
+    let [nx, ny, nz] = grid.dims;
+    let big = f64::INFINITY;
+    let mut d: Vec<f64> = occupied.iter().map(|&o| if o { big } else { 0.0 }).collect();
+    let offsets: Vec<([i64; 3], f64)> = (-1..=1i64)
+        .flat_map(|z| (-1..=1i64).flat_map(move |y| (-1..=1i64).map(move |x| [x, y, z])))
+        .filter(|o| *o != [0, 0, 0])
+        .map(|o| {
+            let k = o.iter().filter(|&&x| x != 0).count();
+            (o, [0.0, 3.0, 4.0, 5.0][k] / 3.0)
+        })
+        .collect();
+    // Forward neighbours precede the cube in index order, backward ones follow it.
+    let before = |o: &[i64; 3]| (o[2], o[1], o[0]) < (0, 0, 0);
+    let fwd: Vec<_> = offsets.iter().filter(|(o, _)| before(o)).cloned().collect();
+    let bwd: Vec<_> = offsets.iter().filter(|(o, _)| !before(o)).cloned().collect();
+    let idx = |x: i64, y: i64, z: i64| -> Option<usize> {
+        (x >= 0 && y >= 0 && z >= 0 && (x as usize) < nx && (y as usize) < ny && (z as usize) < nz)
+            .then(|| ((z as usize) * ny + y as usize) * nx + x as usize)
+    };
+    for pass in [&fwd, &bwd] {
+        let forward = std::ptr::eq(pass, &fwd);
+        let order: Box<dyn Iterator<Item = usize>> = if forward {
+            Box::new(0..nx * ny * nz)
+        } else {
+            Box::new((0..nx * ny * nz).rev())
+        };
+        for k in order {
+            if d[k] == 0.0 {
+                continue;
+            }
+            let c = grid.coords(k);
+            let mut best = d[k];
+            for (o, w) in pass.iter() {
+                // Out of the grid counts as empty (distance 0 there).
+                let nb = idx(c[0] as i64 + o[0], c[1] as i64 + o[1], c[2] as i64 + o[2]);
+                let dn = nb.map_or(0.0, |j| d[j]);
+                best = best.min(dn + w);
+            }
+            d[k] = best;
+        }
+    }
+    d
+}
+
+/// Local thickness (Hildebrand and Rüegsegger): for every occupied cube, the diameter of the
+/// largest inscribed ball that contains it (the surface's units), from the ridge of the distance
+/// transform `d` (cubes at least as far from the outside as their 6 neighbours, each the centre
+/// of a ball of radius `(d − ½)·cell`); 0 outside.
+fn local_thickness(grid: &CubeGrid, d: &[f64]) -> Vec<f64> {
+    let dims = grid.dims;
+    let mut ridge: Vec<(f64, usize)> = Vec::new();
+    for k in 0..d.len() {
+        if d[k] == 0.0 {
+            continue;
+        }
+        let c = grid.coords(k);
+        let is_max = (0..3).all(|axis| {
+            [-1i64, 1].iter().all(|&step| {
+                let x = c[axis] as i64 + step;
+                if x < 0 || x >= dims[axis] as i64 {
+                    return true;
+                }
+                let mut nb = c;
+                nb[axis] = x as usize;
+                d[grid.index(nb)] <= d[k]
+            })
+        });
+        if is_max {
+            ridge.push(((d[k] - 0.5).max(0.5), k));
+        }
+    }
+    // Smaller balls first, so each cube ends with the largest ball covering it.
+    ridge.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut thick = vec![0.0; d.len()];
+    for &(r, k) in &ridge {
+        let c = grid.coords(k);
+        let ri = r.ceil() as i64;
+        for dz in -ri..=ri {
+            for dy in -ri..=ri {
+                for dx in -ri..=ri {
+                    if ((dx * dx + dy * dy + dz * dz) as f64) > r * r {
+                        continue;
+                    }
+                    let p = [c[0] as i64 + dx, c[1] as i64 + dy, c[2] as i64 + dz];
+                    if (0..3).any(|i| p[i] < 0 || p[i] >= dims[i] as i64) {
+                        continue;
+                    }
+                    let j = grid.index([p[0] as usize, p[1] as usize, p[2] as usize]);
+                    if d[j] > 0.0 {
+                        thick[j] = f64::max(thick[j], 2.0 * r * grid.cell);
+                    }
+                }
+            }
+        }
+    }
+    thick
+}
+
+/// Chooses the lattice resolution of a surface (`vertices` `n × 3`, `triangles` `t × 3`) so
+/// that its thin parts are [`CELLS_ACROSS_THIN_PARTS`] cells across:
+///
+/// 1. the surface is voxelised on a probe grid (128 cells along the longest side; every
+///    surface piece by its own winding number, see [`crate::embed::embed_surface`]);
+/// 2. a chamfer distance transform gives each occupied cube its distance to the outside, and
+///    the local thickness of each cube is the diameter of the largest inscribed ball holding it
+///    (balls centred on the ridge of the distance transform);
+/// 3. the thin diameter `2 r_thin` is the [`THIN_QUANTILE`] of the thickness over the occupied
+///    cubes (by volume), the wanted cell size `2 r_thin / CELLS_ACROSS_THIN_PARTS`;
+/// 4. the resolution is clamped to `[16, 96]` and lowered until the lattice has at most
+///    [`MAX_AUTO_TETS`] tetrahedra.
+pub fn choose_lattice_resolution(vertices: &[f64], triangles: &[usize]) -> Result<ResolutionChoice> {
+    let n = vertices.len() / 3;
+    if n == 0 || triangles.len() < 3 || triangles.len() % 3 != 0 || triangles.iter().any(|&i| i >= n) {
+        return Err(OvertoneError::setting(
+            "surface",
+            "empty or invalid",
+            "needs triangles over its vertices",
+        ));
+    }
+    let (grid, occ) = occupancy(vertices, triangles, PROBE_RESOLUTION)?;
+    crate::progress::check()?;
+    let mut occupied = vec![false; grid.dims[0] * grid.dims[1] * grid.dims[2]];
+    for piece in &occ {
+        for &(k, _) in piece {
+            occupied[k] = true;
+        }
+    }
+    let d = distance_to_outside(&grid, &occupied);
+    let thickness = local_thickness(&grid, &d);
+    let mut values: Vec<f64> = thickness.iter().copied().filter(|&t| t > 0.0).collect();
+    values.sort_by(f64::total_cmp);
+    if values.is_empty() {
+        return Err(OvertoneError::setting(
+            "surface",
+            "empty",
+            "encloses no volume on the probe grid",
+        ));
+    }
+    let q = ((THIN_QUANTILE * values.len() as f64) as usize).min(values.len() - 1);
+    let r_thin = 0.5 * values[q];
+    let (lo, hi) = crate::mesh::bounding_box(vertices);
+    let longest = (0..3).map(|i| hi[i] - lo[i]).fold(0.0, f64::max);
+    let cell = 2.0 * r_thin / CELLS_ACROSS_THIN_PARTS;
+    let wanted = (longest / cell).ceil() as usize;
+    let mut resolution = wanted.clamp(MIN_AUTO_RESOLUTION, MAX_AUTO_RESOLUTION);
+    loop {
+        crate::progress::check()?;
+        let (_, occ) = occupancy(vertices, triangles, resolution)?;
+        let tets = 6 * occ.iter().map(|p| p.len()).sum::<usize>();
+        if tets <= MAX_AUTO_TETS || resolution <= MIN_AUTO_RESOLUTION {
+            return Ok(ResolutionChoice {
+                resolution,
+                thin_diameter: 2.0 * r_thin,
+                wanted,
+                tets,
+            });
+        }
+        // Tets grow between the square (thin shells) and the cube of the resolution.
+        let shrink = (MAX_AUTO_TETS as f64 / tets as f64).powf(1.0 / 2.5);
+        resolution = ((resolution as f64 * shrink).floor() as usize).clamp(MIN_AUTO_RESOLUTION, resolution - 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A closed box `a × b × c` (12 triangles, outward).
+    fn cuboid(c: [f64; 3], h: [f64; 3]) -> (Vec<f64>, Vec<usize>) {
+        let mut v = Vec::new();
+        for k in 0..8 {
+            for i in 0..3 {
+                v.push(c[i] + if (k >> i) & 1 == 1 { h[i] } else { -h[i] });
+            }
+        }
+        let quads = [
+            [0, 2, 3, 1],
+            [4, 5, 7, 6],
+            [0, 1, 5, 4],
+            [2, 6, 7, 3],
+            [0, 4, 6, 2],
+            [1, 3, 7, 5],
+        ];
+        let t = quads
+            .iter()
+            .flat_map(|q| [q[0], q[1], q[2], q[0], q[2], q[3]])
+            .collect();
+        (v, t)
+    }
+
+    /// A long thin bar (square section of side 0.1 against a length of 2): the thin diameter
+    /// is found within a probe cell and the resolution puts three cells across it; a thicker
+    /// bar gets a coarser lattice.
+    #[test]
+    fn thin_bars_get_finer_lattices() {
+        let (v, t) = cuboid([0.0; 3], [1.0, 0.05, 0.05]);
+        let c = choose_lattice_resolution(&v, &t).unwrap();
+        let probe_cell = 2.0 / PROBE_RESOLUTION as f64;
+        assert!((c.thin_diameter - 0.1).abs() < 1.5 * probe_cell, "{c:?}");
+        let want = (2.0 / (c.thin_diameter / CELLS_ACROSS_THIN_PARTS)).ceil() as usize;
+        assert_eq!(c.wanted, want);
+        assert_eq!(c.resolution, want.clamp(MIN_AUTO_RESOLUTION, MAX_AUTO_RESOLUTION));
+        let (v2, t2) = cuboid([0.0; 3], [1.0, 0.2, 0.2]);
+        let c2 = choose_lattice_resolution(&v2, &t2).unwrap();
+        assert!(c2.resolution < c.resolution, "{c2:?} vs {c:?}");
+        assert!(c.tets <= MAX_AUTO_TETS && c2.tets <= MAX_AUTO_TETS);
+    }
+}

@@ -1,0 +1,385 @@
+//! Largest eigenpairs of a symmetric positive semi-definite operator by thick-restart Lanczos
+//! with full reorthogonalisation, bounded and cancellable.
+//!
+//! The Krylov basis `V` (`n × m`, orthonormal) and its image `AV` are kept explicitly; the
+//! Rayleigh–Ritz step diagonalises `T = Vᵀ(AV)` (`m × m`), and a restart keeps the `p` best
+//! Ritz vectors `Y = V S` (with `AY = (AV) S`, no extra operator applications) plus the residual
+//! direction of the first unconverged pair (in exact arithmetic the next Lanczos vector). Every
+//! new vector is orthogonalised twice against the basis (classical Gram–Schmidt, twice is
+//! enough), so no loss of orthogonality can stall the iteration. A breakdown (the new vector
+//! lies in the span) is replaced by the operator applied to a fixed pseudo-random vector; if
+//! that lies in the span too, the basis spans an invariant subspace and its Ritz pairs are
+//! exact. The number of operator applications is capped, the host's progress is told after
+//! every one and its cancellation is checked there.
+
+use faer::{Mat, MatRef, Side};
+
+use crate::error::{OvertoneError, Result};
+use crate::progress::{check_cancelled, Progress};
+
+/// Limits and accuracy of one [`largest_eigenpairs`] run.
+#[derive(Clone, Copy, Debug)]
+pub struct LanczosParams {
+    /// Krylov basis size `m` (`k < m ≤ n`).
+    pub basis: usize,
+    /// Cap on operator applications (the run stops unconverged there).
+    pub max_applies: usize,
+    /// A pair is converged when `‖A y − θ y‖ ≤ tolerance · θ_1` (`θ_1` the largest Ritz value).
+    pub tolerance: f64,
+}
+
+/// What [`largest_eigenpairs`] found.
+#[derive(Clone, Debug)]
+pub struct LanczosResult {
+    /// The `k` largest Ritz values, descending.
+    pub values: Vec<f64>,
+    /// Their Ritz vectors, `n × k`, orthonormal columns.
+    pub vectors: Mat<f64>,
+    /// `‖A y_i − θ_i y_i‖ / θ_1` of each pair.
+    pub relative_residuals: Vec<f64>,
+    /// Every pair met the tolerance.
+    pub converged: bool,
+    /// Operator applications used.
+    pub applies: usize,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn norm(a: &[f64]) -> f64 {
+    dot(a, a).sqrt()
+}
+
+/// Removes from `w` its components along the first `cols` columns of `v` (twice).
+fn orthogonalise(v: &Mat<f64>, cols: usize, w: &mut [f64]) {
+    for _ in 0..2 {
+        for j in 0..cols {
+            let c = v.col_as_slice(j);
+            let r = dot(c, w);
+            w.iter_mut().zip(c).for_each(|(x, y)| *x -= r * y);
+        }
+    }
+}
+
+/// A fixed pseudo-random vector (SplitMix64 of `seed` and the index), entries in `[-1, 1)`.
+fn pseudo_random(n: usize, seed: u64) -> Vec<f64> {
+    (0..n)
+        .map(|i| {
+            let mut z = seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add((i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        })
+        .collect()
+}
+
+type Run<'a> = dyn FnMut(&[f64], &mut [f64], &mut usize) -> Result<()> + 'a;
+
+/// A new unit direction orthogonal to the first `cols` columns of `v`, from `w` or, if `w` lies
+/// in their span, from the operator applied to pseudo-random vectors. `None`: the span is
+/// invariant.
+fn fresh(
+    run: &mut Run<'_>,
+    seed: &mut u64,
+    v: &Mat<f64>,
+    cols: usize,
+    w: &mut [f64],
+    applies: &mut usize,
+) -> Result<Option<()>> {
+    let n = w.len();
+    let before = norm(w);
+    orthogonalise(v, cols, w);
+    let after = norm(w);
+    if after > 1e-10 * before && after > 0.0 {
+        w.iter_mut().for_each(|x| *x /= after);
+        return Ok(Some(()));
+    }
+    for _ in 0..2 {
+        let r = pseudo_random(n, *seed);
+        *seed += 1;
+        run(&r, w, applies)?;
+        let before = norm(w);
+        orthogonalise(v, cols, w);
+        let after = norm(w);
+        if after > 1e-10 * before && after > 0.0 {
+            w.iter_mut().for_each(|x| *x /= after);
+            return Ok(Some(()));
+        }
+    }
+    Ok(None)
+}
+
+/// The `k` largest eigenpairs of the symmetric positive semi-definite operator `apply`
+/// (`apply(x, y)` writes `y = A x`, `n`-vectors), from the start vector `v0`.
+///
+/// The start vector is first mapped through the operator, so every basis vector lies in the
+/// operator's range (a constrained operator's output satisfies its constraint; so do the Ritz
+/// vectors). `progress` receives `applies / max_applies` (the fraction of the cap, a bound:
+/// the run usually stops earlier) and is checked for cancellation after every application.
+/// Returns the best pairs found with `converged = false` when the cap is hit; errors only on a
+/// cancellation, a non-finite operator output or a failed small eigensolve.
+pub fn largest_eigenpairs(
+    apply: &mut dyn FnMut(&[f64], &mut [f64]),
+    n: usize,
+    k: usize,
+    v0: &[f64],
+    params: LanczosParams,
+    progress: &dyn Progress,
+    stage: &str,
+) -> Result<LanczosResult> {
+    let m = params.basis.min(n);
+    if k == 0 || k >= m || v0.len() != n {
+        return Err(OvertoneError::setting(
+            "Krylov basis",
+            m,
+            format!("needs more than the {k} wanted eigenpairs, at most {n}, and a start vector of {n} entries"),
+        ));
+    }
+    let mut v = Mat::<f64>::zeros(n, m);
+    let mut av = Mat::<f64>::zeros(n, m);
+    let mut w = vec![0.0; n];
+    let mut applies = 0usize;
+    let mut seed = 1u64;
+    // Verification of a converged set (see below): the values it must reproduce.
+    let mut checking: Option<Vec<f64>> = None;
+    let mut verifications = 0usize;
+    let mut run = |x: &[f64], y: &mut [f64], applies: &mut usize| -> Result<()> {
+        check_cancelled(progress)?;
+        apply(x, y);
+        *applies += 1;
+        if let Some(i) = y.iter().position(|t| !t.is_finite()) {
+            return Err(OvertoneError::NonFinite {
+                what: format!("{stage} operator output"),
+                location: format!("entry {i}"),
+            });
+        }
+        progress.report(*applies as f64 / params.max_applies.max(1) as f64, stage);
+        Ok(())
+    };
+    run(v0, &mut w, &mut applies)?;
+    if fresh(&mut run, &mut seed, &v, 0, &mut w, &mut applies)?.is_none() {
+        return Err(OvertoneError::NotConverged {
+            what: stage.to_string(),
+            reason: "the operator maps every start vector to zero".into(),
+        });
+    }
+    v.col_as_slice_mut(0).copy_from_slice(&w);
+    let (mut nv, mut na) = (1usize, 0usize);
+    loop {
+        let mut exhausted = false;
+        while na < nv {
+            let mut y = vec![0.0; n];
+            run(v.col_as_slice(na), &mut y, &mut applies)?;
+            av.col_as_slice_mut(na).copy_from_slice(&y);
+            na += 1;
+            if na < m && nv == na {
+                w.copy_from_slice(&y);
+                match fresh(&mut run, &mut seed, &v, nv, &mut w, &mut applies)? {
+                    Some(()) => {
+                        v.col_as_slice_mut(nv).copy_from_slice(&w);
+                        nv += 1;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            if applies >= params.max_applies {
+                break;
+            }
+        }
+        // Rayleigh–Ritz on the `na` columns whose images are known.
+        let vr = v.as_ref().subcols(0, na);
+        let avr = av.as_ref().subcols(0, na);
+        let t = vr.transpose() * avr;
+        let ts = Mat::from_fn(na, na, |i, j| 0.5 * (t[(i, j)] + t[(j, i)]));
+        let eig = ts
+            .self_adjoint_eigen(Side::Lower)
+            .map_err(|e| OvertoneError::NotConverged {
+                what: stage.to_string(),
+                reason: format!("Rayleigh-Ritz eigensolve failed: {e:?}"),
+            })?;
+        // Descending order of Ritz values.
+        let mut order: Vec<usize> = (0..na).collect();
+        order.sort_by(|&a, &b| eig.S()[b].total_cmp(&eig.S()[a]));
+        let keep = if exhausted || na < m {
+            na
+        } else {
+            (k + (m - k) / 2).min(na - 1).max(k)
+        };
+        let s = Mat::from_fn(na, keep, |i, c| eig.U()[(i, order[c])]);
+        let theta: Vec<f64> = order[..keep].iter().map(|&c| eig.S()[c]).collect();
+        let y = vr * &s;
+        let ay = avr * &s;
+        let scale = theta[0].abs().max(f64::MIN_POSITIVE);
+        let residuals: Vec<f64> = (0..keep.min(k.max(keep)))
+            .map(|c| {
+                let (yc, ayc) = (y.col_as_slice(c), ay.col_as_slice(c));
+                ayc.iter()
+                    .zip(yc)
+                    .map(|(a, b)| (a - theta[c] * b).powi(2))
+                    .sum::<f64>()
+                    .sqrt()
+                    / scale
+            })
+            .collect();
+        let wanted = k.min(keep);
+        let converged = wanted == k && residuals[..k].iter().all(|&r| r <= params.tolerance);
+        let out_of_budget = applies >= params.max_applies;
+        // A single-vector Krylov space holds one vector of each eigenspace: an eigenvalue of
+        // multiplicity > 1 (separate, identical pieces) would be missed. So a converged set is
+        // verified by one more cycle that adds a pseudo-random direction (deflated by the
+        // converged vectors); it is accepted when that cycle reproduces the same values.
+        let verified = match &checking {
+            Some(prev) => converged && prev.iter().zip(&theta).all(|(a, b)| (a - b).abs() <= 1e-9 * scale),
+            None => false,
+        };
+        let done = verified || (converged && verifications >= k + 1);
+        if done || out_of_budget || exhausted || keep < k {
+            let k_out = wanted;
+            let ok = converged || (exhausted && residuals[..k_out].iter().all(|&r| r <= params.tolerance));
+            return Ok(LanczosResult {
+                values: theta[..k_out].to_vec(),
+                vectors: y.subcols(0, k_out).to_owned(),
+                relative_residuals: residuals[..k_out].to_vec(),
+                converged: ok,
+                applies,
+            });
+        }
+        if converged {
+            checking = Some(theta[..k].to_vec());
+            verifications += 1;
+            for c in 0..k {
+                v.col_as_slice_mut(c).copy_from_slice(y.col_as_slice(c));
+                av.col_as_slice_mut(c).copy_from_slice(ay.col_as_slice(c));
+            }
+            na = k;
+            let r = pseudo_random(n, seed);
+            seed += 1;
+            run(&r, &mut w, &mut applies)?;
+            match fresh(&mut run, &mut seed, &v, k, &mut w, &mut applies)? {
+                Some(()) => {
+                    v.col_as_slice_mut(k).copy_from_slice(&w);
+                    nv = k + 1;
+                    continue;
+                }
+                None => {
+                    return Ok(LanczosResult {
+                        values: theta[..k].to_vec(),
+                        vectors: y.subcols(0, k).to_owned(),
+                        relative_residuals: residuals[..k].to_vec(),
+                        converged: true,
+                        applies,
+                    });
+                }
+            }
+        }
+        checking = None;
+        // Thick restart: the `keep` Ritz pairs, then the residual direction of the first
+        // unconverged one.
+        let worst = residuals[..k]
+            .iter()
+            .position(|&r| r > params.tolerance)
+            .unwrap_or(k - 1);
+        for c in 0..keep {
+            v.col_as_slice_mut(c).copy_from_slice(y.col_as_slice(c));
+            av.col_as_slice_mut(c).copy_from_slice(ay.col_as_slice(c));
+        }
+        for (x, (a, b)) in w
+            .iter_mut()
+            .zip(ay.col_as_slice(worst).iter().zip(y.col_as_slice(worst)))
+        {
+            *x = a - theta[worst] * b;
+        }
+        na = keep;
+        match fresh(&mut run, &mut seed, &v, keep, &mut w, &mut applies)? {
+            Some(()) => {
+                v.col_as_slice_mut(keep).copy_from_slice(&w);
+                nv = keep + 1;
+            }
+            None => {
+                // The kept Ritz vectors span an invariant subspace: they are exact.
+                return Ok(LanczosResult {
+                    values: theta[..k].to_vec(),
+                    vectors: y.subcols(0, k).to_owned(),
+                    relative_residuals: residuals[..k].to_vec(),
+                    converged: true,
+                    applies,
+                });
+            }
+        }
+    }
+}
+
+/// Convenience view used by tests: a dense symmetric matrix as an operator.
+#[doc(hidden)]
+pub fn dense_operator(a: MatRef<'_, f64>) -> impl FnMut(&[f64], &mut [f64]) + '_ {
+    move |x: &[f64], y: &mut [f64]| {
+        for (i, yi) in y.iter_mut().enumerate() {
+            *yi = (0..x.len()).map(|j| a[(i, j)] * x[j]).sum();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::{AtomicProgress, NoProgress};
+
+    /// A diagonal operator with a known spectrum (a cluster of equal values among them): the
+    /// largest pairs are found to the tolerance and the vectors are orthonormal.
+    #[test]
+    fn finds_known_spectrum_with_multiplicity() {
+        let n = 400;
+        let diag: Vec<f64> = (0..n)
+            .map(|i| if i < 3 { 5.0 } else { 1.0 / (1.0 + i as f64) })
+            .collect();
+        let a = Mat::from_fn(n, n, |i, j| if i == j { diag[i] } else { 0.0 });
+        let mut op = dense_operator(a.as_ref());
+        let v0: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
+        let params = LanczosParams {
+            basis: 30,
+            max_applies: 2000,
+            tolerance: 1e-10,
+        };
+        let r = largest_eigenpairs(&mut op, n, 6, &v0, params, &NoProgress, "test").unwrap();
+        assert!(r.converged, "{:?}", r.relative_residuals);
+        let want = [5.0, 5.0, 5.0, 0.25, 0.2, 1.0 / 6.0];
+        for (got, want) in r.values.iter().zip(want) {
+            assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+        }
+        let g = r.vectors.transpose() * &r.vectors;
+        for i in 0..6 {
+            for j in 0..6 {
+                let e = if i == j { 1.0 } else { 0.0 };
+                assert!((g[(i, j)] - e).abs() < 1e-12);
+            }
+        }
+    }
+
+    /// A cancelled progress stops the run with `Cancelled`; an exhausted budget returns
+    /// `converged = false` instead of iterating on.
+    #[test]
+    fn cancel_and_budget() {
+        let n = 300;
+        let a = Mat::from_fn(n, n, |i, j| if i == j { 1.0 + 1e-9 * i as f64 } else { 0.0 });
+        let v0 = vec![1.0; n];
+        let params = LanczosParams {
+            basis: 12,
+            max_applies: 40,
+            tolerance: 1e-14,
+        };
+        let p = AtomicProgress::new();
+        p.cancel();
+        let mut op = dense_operator(a.as_ref());
+        let e = largest_eigenpairs(&mut op, n, 4, &v0, params, &p, "test").unwrap_err();
+        assert!(matches!(e, OvertoneError::Cancelled));
+        let p = AtomicProgress::new();
+        let mut op = dense_operator(a.as_ref());
+        let r = largest_eigenpairs(&mut op, n, 4, &v0, params, &p, "test").unwrap();
+        assert!(r.applies <= params.max_applies + 3, "{} applies", r.applies);
+        assert!(p.fraction() > 0.9);
+    }
+}
