@@ -79,6 +79,15 @@ def _overtone_files(ob, what):
                 continue
             owner = "this object" if other == ob else f"'{other.name}'"
             out.append((f"the Overtone {label} of {owner}", _resolve(fp)))
+            if prop == "sidecar":
+                # The precomputes actually written: <base>.<hash>.ovt beside the base name.
+                import glob
+                import re
+                stem, ext = os.path.splitext(_resolve(fp))
+                keyed = re.compile(re.escape(os.path.basename(stem)) + r"\.[0-9a-f]{16}" + re.escape(ext) + "$")
+                for kept in glob.glob(glob.escape(stem) + ".*" + ext):
+                    if keyed.match(os.path.basename(kept)):
+                        out.append((f"the Overtone {label} of {owner}", kept))
         for m in other.modifiers:
             if m.type != 'MESH_CACHE' or not m.filepath:
                 continue

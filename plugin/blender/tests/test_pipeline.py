@@ -44,6 +44,9 @@ def make_shot():
     for k in range(2):
         ob, rig = scenes.rigged_tube(rings=21, segments=12)
         ob.location.x = rig.location.x = 2.0 * k
+        # One body per Add: only this tube selected (Add binds every selected mesh on the armature).
+        for o in bpy.context.selected_objects:
+            o.select_set(False)
         bpy.context.view_layer.objects.active = ob
         ob.select_set(True)
         ob.overtone.lattice_resolution = 12
@@ -124,7 +127,10 @@ def main():
         check(os.path.isfile(p) and pc2_samples(p) == FRAMES, f"{p} missing or not {FRAMES} samples")
         print(f"    {p}: {pc2_samples(p)} samples, {os.path.getsize(p)} bytes")
         os.remove(p)
-    bpy.data.objects[names[1]].overtone.cache_file = ""
+    # A failing object: its cache format (Alembic) does not match its cache path (.pc2).
+    bad_ob = bpy.data.objects[names[1]]
+    bad_ob.overtone.cache_format = 'ABC'
+    bad_ob.overtone.cache_file = f"//caches/{names[1]}.pc2"
     bad = os.path.join(TMP, "shot_fail.blend")
     bpy.ops.wm.save_as_mainfile(filepath=bad)
     r = run(bad)

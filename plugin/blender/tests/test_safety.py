@@ -5,6 +5,7 @@ Prints a table of the clashing-path cases (the target's checksum before and afte
 ``os._exit``."""
 
 import hashlib
+import glob
 import os
 import shutil
 import sys
@@ -103,7 +104,7 @@ def test_paths_the_addon_may_not_write():
     other_ob.name = "Other"
     other_ob.overtone.sidecar = os.path.join(work, "other.ovt")
     other_ob.overtone.cache_file = os.path.join(work, "other.pc2")
-    bpy.context.view_layer.objects.active = other_ob
+    scenes._select_only([other_ob], other_ob)
     check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add on the other object")
     pc2.write_pc2(os.path.join(work, "other.pc2"), np.zeros((2, len(other_ob.data.vertices), 3)), 1)
     played = os.path.join(work, "played.pc2")
@@ -115,11 +116,14 @@ def test_paths_the_addon_may_not_write():
         f.write("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")
     bpy.ops.wm.save_as_mainfile(filepath=blend)
     ob = bpy.data.objects["Tube"]
-    bpy.context.view_layer.objects.active = ob
+    scenes._select_only([ob], ob)
     os.symlink(blend, os.path.join(work, "link.pc2"))
     os.link(image, os.path.join(work, "hard.pc2"))
     ob.overtone.sidecar = os.path.join(work, "tube.ovt")
     check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add on the tube")
+    # The other object's precompute as written: <base>.<hash>.ovt (kept sidecars).
+    kept_sidecar = sorted(glob.glob(os.path.join(work, "other.*.ovt")))[0]
+    own_sidecar = sorted(glob.glob(os.path.join(work, "tube.*.ovt")))[0]
     cases = [
         ("the .blend itself", blend, blend, "destroy it"),
         ("the .blend through sub/..", os.path.join(work, "sub", "..", "shot.blend"), blend, "destroy it"),
@@ -129,9 +133,9 @@ def test_paths_the_addon_may_not_write():
         ("an image in use", image, image, "the image"),
         ("an image through a hard link", os.path.join(work, "hard.pc2"), image, "the image"),
         ("another object's cache", os.path.join(work, "other.pc2"), os.path.join(work, "other.pc2"), "of 'Other'"),
-        ("another object's sidecar", os.path.join(work, "other.ovt"), os.path.join(work, "other.ovt"), "of 'Other'"),
+        ("another object's sidecar", kept_sidecar, kept_sidecar, "of 'Other'"),
         ("a Mesh Cache modifier's file", played, played, "Mesh Cache modifier"),
-        ("this object's sidecar", os.path.join(work, "tube.ovt"), os.path.join(work, "tube.ovt"), "of this object"),
+        ("this object's sidecar", own_sidecar, own_sidecar, "of this object"),
         ("an existing folder", os.path.join(work, "sub"), os.path.join(work, "sub"), "is a folder"),
         ("a foreign file (OBJ)", foreign, foreign, "not a PC2 point cache"),
     ]
@@ -146,17 +150,23 @@ def test_paths_the_addon_may_not_write():
         ob.overtone.cache_file = before_state["settings"][3]
         check(object_state(ob) == before_state, f"{label}: the object changed")
         check(not any(m.type == 'MESH_CACHE' for m in ob.modifiers), f"{label}: a modifier was added")
-    # The sidecar (written by Add) onto the .blend, the image or another object's cache.
+    # The sidecar (written by Add) onto the .blend, the image or another object's cache. The
+    # sidecar path is a base name: the precompute goes to <base>.<hash>.ovt beside it (kept
+    # sidecars), so these targets cannot be overwritten whether or not Add refuses the base.
     for label, value, target, needle in [cases[0], cases[5], cases[7], cases[12]]:
-        before_sum, before_state = digest(target), object_state(ob)
+        before_sum = digest(target)
         ob.overtone.sidecar = value
-        needle = "not an Overtone sidecar" if needle == "not a PC2 point cache" else needle
-        msg = expect_refused(lambda: bpy.ops.object.overtone_add(), needle)
+        try:
+            bpy.ops.object.overtone_add()
+            msg = "accepted: the precompute went to a keyed file beside it"
+        except RuntimeError as e:
+            msg = str(e).strip()
         after_sum = digest(target)
         print(f"    | add (sidecar) | {label} | {before_sum} | {after_sum} | {msg} |")
         check(before_sum == after_sum, f"sidecar {label}: the target changed")
+        bpy.ops.object.overtone_remove()
         ob.overtone.sidecar = os.path.join(work, "tube.ovt")
-        check(object_state(ob) == before_state, f"sidecar {label}: the object changed")
+        check(bpy.ops.object.overtone_add() == {'FINISHED'}, f"sidecar {label}: add again")
     # A good path still bakes, and re-baking over the earlier cache is silent.
     ob.overtone.cache_file = os.path.join(work, "tube.pc2")
     check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake to a good path")

@@ -128,6 +128,8 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
     let mut prepare_ms = 0.0;
+    // Animation samples simulated per output frame (the fixed internal clock of glTF bakes).
+    let mut internal_samples = 1usize;
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
     anyhow::ensure!(
         o.meshes.is_empty() || is_gltf,
@@ -149,6 +151,24 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         if let Some(f) = o.fps {
             settings.fps = f;
         }
+        // A fixed internal clock: the production integrator samples the animation itself at
+        // 120 Hz or finer (an integer multiple of the output rate) and keeps every `oversample`-th
+        // frame, so 24, 30 and 60 fps bakes see the same rig motion at the same instants (the
+        // glTF's own interpolation, not a blend of output frames). Backward Euler (one step per
+        // frame, the seeds' scheme) and explicit --substeps keep the output rate.
+        let output_fps = settings.fps;
+        let backward_euler = o
+            .dynamics
+            .integrator
+            .as_deref()
+            .is_some_and(|i| i.replace('-', "_") == "backward_euler");
+        let oversample = if backward_euler || o.dynamics.substeps.is_some() || !(output_fps > 0.0) {
+            1
+        } else {
+            ((overtone::dynamics::time_integration::MAX_INTERNAL_STEP.recip() / output_fps - 1e-9).ceil() as usize)
+                .max(1)
+        };
+        settings.fps = output_fps * oversample as f64;
         if let Some(r) = o.lattice_resolution {
             settings.lattice_resolution = r;
         }
@@ -200,12 +220,12 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         }
         ch.scene.validate()?;
         if let Some((a, b)) = o.frames {
+            let available = (ch.scene.frames.len() - 1) / oversample + 1;
             anyhow::ensure!(
-                b < ch.scene.frames.len(),
-                "frame range ends at {b} but the animation has {} frames",
-                ch.scene.frames.len()
+                b < available,
+                "frame range ends at {b} but the animation has {available} frames"
             );
-            ch.select_frames(a, b)?;
+            ch.select_frames(a * oversample, b * oversample)?;
         }
         prepare_ms = t_prepare.elapsed().as_secs_f64() * 1e3;
         n_blendshapes = ch.scene.blendshapes.as_ref().map_or(0, |b| b.n_targets);
@@ -234,8 +254,8 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             ch.scene.mesh.n_vertices(),
             ch.scene.mesh.n_elements(),
             ch.lattice_resolution,
-            ch.scene.frames.len(),
-            settings.fps
+            (ch.scene.frames.len() - 1) / oversample + 1,
+            output_fps
         );
         lattice_report = json!({
             "resolution": ch.lattice_resolution,
@@ -262,10 +282,11 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
+        internal_samples = oversample;
         (
-            baked.frames,
-            baked.displacements,
-            settings.fps,
+            baked.frames.into_iter().step_by(oversample).collect(),
+            baked.displacements.into_iter().step_by(oversample).collect(),
+            output_fps,
             baked.simulation,
             ch.original_to_welded.len(),
             ch.scene.name.clone(),
@@ -346,6 +367,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     };
     let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
     let dynamics_report = json!({
+        "animation_samples_per_frame": internal_samples,
         "substeps": sim.fast.as_ref().map(|f| f.substeps),
         "lowest_frequency_hz": sim.fast.as_ref().map(|f| f.lowest_frequency_hz),
         "flags": format!("{:?}", o.dynamics.keys()),
