@@ -8,7 +8,9 @@ use faer::{Mat, Side};
 
 use crate::cache::{build_fast_precompute, fast_precompute_key, read_sidecar, write_sidecar, CacheStatus};
 use crate::dense_kernels::dot;
-use crate::dynamics::time_integration::{Damping, FramePlan, FrameStepper, SubstepSolver, THETA};
+use crate::dynamics::time_integration::{
+    extrapolate_from, restore_fields, save_fields, Damping, FramePlan, FrameStepper, SubstepSolver,
+};
 use crate::dynamics::{Material, RestShape, SolverParams, StepReport};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian};
@@ -989,43 +991,37 @@ impl SubstepSolver for FastSolver {
         self.solve_substep(p)
     }
     fn begin_midpoint(&mut self) {
-        let (zn, pn) = (self.z.len(), self.pdot.len());
-        self.mid[..zn].copy_from_slice(&self.z);
-        self.mid[zn..2 * zn].copy_from_slice(&self.zdot);
-        self.mid[2 * zn..2 * zn + pn].copy_from_slice(&self.pdot);
+        let n = 2 * self.z.len() + self.pdot.len();
+        save_fields(&mut self.mid[..n], &[&self.z, &self.zdot, &self.pdot]);
     }
     fn finish_midpoint(&mut self, p_end: &[f64]) {
         let (zn, pn) = (self.z.len(), self.pdot.len());
-        for k in 0..zn {
-            self.z[k] = self.mid[k] + (self.z[k] - self.mid[k]) / THETA;
-            self.zdot[k] = self.mid[zn + k] + (self.zdot[k] - self.mid[zn + k]) / THETA;
-        }
-        for k in 0..pn {
-            self.pdot[k] = self.mid[2 * zn + k] + (self.pdot[k] - self.mid[2 * zn + k]) / THETA;
-        }
+        extrapolate_from(&self.mid[..zn], &mut self.z);
+        extrapolate_from(&self.mid[zn..2 * zn], &mut self.zdot);
+        extrapolate_from(&self.mid[2 * zn..2 * zn + pn], &mut self.pdot);
         self.rig.extended_params_into(p_end, &mut self.p);
         self.p_full.copy_from_slice(p_end);
     }
     fn save_frame(&mut self) {
-        let (zn, pn, nf) = (self.z.len(), self.p.len(), self.p_full.len());
-        let s = &mut self.saved;
-        s[..zn].copy_from_slice(&self.z);
-        s[zn..2 * zn].copy_from_slice(&self.zdot);
-        s[2 * zn..2 * zn + pn].copy_from_slice(&self.p);
-        s[2 * zn + pn..2 * zn + 2 * pn].copy_from_slice(&self.pdot);
-        s[2 * zn + 2 * pn..2 * zn + 2 * pn + nf].copy_from_slice(&self.p_full);
+        save_fields(
+            &mut self.saved,
+            &[&self.z, &self.zdot, &self.p, &self.pdot, &self.p_full],
+        );
         let nc = self.n_clusters;
         self.saved_warm[..nc].copy_from_slice(&self.warm);
         self.saved_warm[nc..].copy_from_slice(&self.warm_rig);
     }
     fn restore_frame(&mut self) {
-        let (zn, pn, nf) = (self.z.len(), self.p.len(), self.p_full.len());
-        let s = &self.saved;
-        self.z.copy_from_slice(&s[..zn]);
-        self.zdot.copy_from_slice(&s[zn..2 * zn]);
-        self.p.copy_from_slice(&s[2 * zn..2 * zn + pn]);
-        self.pdot.copy_from_slice(&s[2 * zn + pn..2 * zn + 2 * pn]);
-        self.p_full.copy_from_slice(&s[2 * zn + 2 * pn..2 * zn + 2 * pn + nf]);
+        restore_fields(
+            &self.saved,
+            &mut [
+                &mut self.z,
+                &mut self.zdot,
+                &mut self.p,
+                &mut self.pdot,
+                &mut self.p_full,
+            ],
+        );
         let nc = self.n_clusters;
         self.warm.copy_from_slice(&self.saved_warm[..nc]);
         self.warm_rig.copy_from_slice(&self.saved_warm[nc..]);

@@ -4,7 +4,8 @@ use faer::sparse::{SparseColMat, SparseColMatRef};
 use faer::Mat;
 
 use crate::dynamics::time_integration::{
-    lowest_angular_frequency_full, Damping, FramePlan, FrameStepper, SubstepSolver, THETA,
+    extrapolate_from, lowest_angular_frequency_full, restore_fields, save_fields, Damping, FramePlan, FrameStepper,
+    SubstepSolver,
 };
 use crate::dynamics::{Material, RestShape, SolverParams, StepReport};
 use crate::energy::{ElasticEnergy, EnergyModel};
@@ -427,17 +428,13 @@ impl SubstepSolver for NewtonCdSolver {
         Ok(it)
     }
     fn begin_midpoint(&mut self) {
-        let nd = self.u.len();
-        self.mid[..nd].copy_from_slice(&self.u);
-        self.mid[nd..].copy_from_slice(&self.v);
+        save_fields(&mut self.mid, &[&self.u, &self.v]);
     }
     fn finish_midpoint(&mut self, p_end: &[f64]) {
         let nd = self.u.len();
         self.rig.apply(p_end, &mut self.jp);
-        for k in 0..nd {
-            self.u[k] = self.mid[k] + (self.u[k] - self.mid[k]) / THETA;
-            self.v[k] = self.mid[nd + k] + (self.v[k] - self.mid[nd + k]) / THETA;
-        }
+        extrapolate_from(&self.mid[..nd], &mut self.u);
+        extrapolate_from(&self.mid[nd..], &mut self.v);
         // The extrapolation is a difference of two admissible fields; one projection keeps the
         // constraint at round-off relative to ‖u‖ when the motion has decayed to a small
         // difference of large terms.
@@ -448,21 +445,12 @@ impl SubstepSolver for NewtonCdSolver {
         self.p.copy_from_slice(p_end);
     }
     fn save_frame(&mut self) {
-        let nd = self.u.len();
-        let s = &mut self.saved;
-        s[..nd].copy_from_slice(&self.x);
-        s[nd..2 * nd].copy_from_slice(&self.v);
-        s[2 * nd..3 * nd].copy_from_slice(&self.u);
-        s[3 * nd..4 * nd].copy_from_slice(&self.jp);
-        s[4 * nd..].copy_from_slice(&self.p);
+        save_fields(&mut self.saved, &[&self.x, &self.v, &self.u, &self.jp, &self.p]);
     }
     fn restore_frame(&mut self) {
-        let nd = self.u.len();
-        let s = &self.saved;
-        self.x.copy_from_slice(&s[..nd]);
-        self.v.copy_from_slice(&s[nd..2 * nd]);
-        self.u.copy_from_slice(&s[2 * nd..3 * nd]);
-        self.jp.copy_from_slice(&s[3 * nd..4 * nd]);
-        self.p.copy_from_slice(&s[4 * nd..]);
+        restore_fields(
+            &self.saved,
+            &mut [&mut self.x, &mut self.v, &mut self.u, &mut self.jp, &mut self.p],
+        );
     }
 }

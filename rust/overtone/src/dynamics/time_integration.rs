@@ -347,3 +347,31 @@ pub fn lowest_angular_frequency_full(
     }
     Ok((lambda.sqrt(), rho))
 }
+
+/// Copies the given state fields, in order, into one contiguous buffer (the frame backup of a
+/// [`SubstepSolver`]); `saved` holds exactly their total length. Does not allocate.
+pub(crate) fn save_fields(saved: &mut [f64], fields: &[&[f64]]) {
+    let mut at = 0;
+    for f in fields {
+        saved[at..at + f.len()].copy_from_slice(f);
+        at += f.len();
+    }
+}
+
+/// The inverse of [`save_fields`]: writes the buffer back into the fields, in order.
+pub(crate) fn restore_fields(saved: &[f64], fields: &mut [&mut [f64]]) {
+    let mut at = 0;
+    for f in fields.iter_mut() {
+        let n = f.len();
+        f.copy_from_slice(&saved[at..at + n]);
+        at += n;
+    }
+}
+
+/// `x ← start + (x − start)/θ` ([`THETA`]): the midpoint extrapolation of one state field from
+/// the start of the substep.
+pub(crate) fn extrapolate_from(start: &[f64], x: &mut [f64]) {
+    for (x, s) in x.iter_mut().zip(start) {
+        *x = s + (*x - s) / THETA;
+    }
+}
