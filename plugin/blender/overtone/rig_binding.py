@@ -309,9 +309,10 @@ class RigBinding:
         # The weights transposed, in column blocks small enough that each BLAS product of
         # rest_offsets runs on one thread (see there).
         wt = np.ascontiguousarray(w.T)
-        self._weight_blocks = [(slice(s_, s_ + _BLOCK), np.ascontiguousarray(wt[:, s_:s_ + _BLOCK]),
-                                np.empty((9, min(_BLOCK, n - s_)), dtype=np.float64))
-                               for s_ in range(0, n, _BLOCK)]
+        block = max(64, _BLAS_SINGLE_THREAD // (9 * w.shape[1]))
+        self._weight_blocks = [(slice(s_, s_ + block), np.ascontiguousarray(wt[:, s_:s_ + block]),
+                                np.empty((9, min(block, n - s_)), dtype=np.float64))
+                               for s_ in range(0, n, block)]
         # Shape keys of every part, as bind-world offsets over the whole body.
         self.shape_key_names = [(p.name, k_) for p in self.parts for k_ in p.shape_key_names]
         if self.shape_key_names:
@@ -471,7 +472,8 @@ class RigBinding:
         ``N x 3`` object-space offsets (a buffer reused by the next call).
 
         The blend is the product ``(9 x bones) · (bones x N)``, by BLAS in column blocks of
-        ``_BLOCK`` vertices: each block is below OpenBLAS's threading threshold, so no call wakes
+        ``_BLAS_SINGLE_THREAD / (9 bones)`` vertices: each block is below OpenBLAS's threading
+        threshold (``m·n·k ≤ 4 · 65536``), so no call wakes
         its thread pool (inside Blender's frame handler a multi-threaded BLAS call competes with
         Blender's worker threads and was measured 4x slower); 0.16 ms against 0.50 ms for one
         ``einsum`` on 14k vertices and 20 bones. The inverse is by cofactors (adjugate over
@@ -519,9 +521,9 @@ class RigBinding:
         return out
 
 
-# Vertices per block of the pull-back's weight product (9 x bones x 1024 stays below OpenBLAS's
-# multi-threading threshold for up to ~28 bones; beyond that a block may use the pool).
-_BLOCK = 1024
+# OpenBLAS runs a matrix product m x k times k x n on one thread when m·n·k ≤ 4 · 65536 (its
+# GEMM_MULTITHREAD_THRESHOLD times SMP_THRESHOLD_MIN); the pull-back's blocks stay below it.
+_BLAS_SINGLE_THREAD = 4 * 65536
 
 # The adjugate of a 3 x 3 matrix a (row-major a0..a8), row-major: entry = a[p]·a[q] − a[r]·a[s].
 _COFACTORS = (

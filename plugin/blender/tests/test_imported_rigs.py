@@ -415,6 +415,15 @@ def test_leak_group_adjusts_the_default_only_where_painted():
     # today's core (see the report; the bounded eigen solve of issue 13 addresses it).
     ob.overtone.solver = 'FULL'
     base = run(ob, "leak-none", bake=False)
+    # A leak group nobody painted: every vertex is unpainted, so the library must use the very
+    # default the body gets without a group (the skeleton-derived one; before, a group blended
+    # into the depth-only field and changed the motion everywhere).
+    ob.vertex_groups.new(name="nothing")
+    ob.overtone.leak_group = "nothing"
+    empty = run(ob, "leak-empty", bake=False)
+    same = float(np.abs(empty["u"] - base["u"]).max() / base["peak"])
+    check(same <= 1e-9, f"an unpainted leak group changed the motion by {same:.1e} of the peak")
+    ob.overtone.leak_group = ""
     z = np.array([v.co.z for v in ob.data.vertices])
     vg = ob.vertex_groups.new(name="tip")
     for v in np.nonzero(z > 2.4)[0]:
@@ -425,7 +434,8 @@ def test_leak_group_adjusts_the_default_only_where_painted():
     change = np.linalg.norm(painted["u"] - base["u"], axis=2)
     far_change = float(change[:, far].max() / base["peak"])
     tip_change = float(change[:, z > 2.4].max() / base["peak"])
-    painted["name"] = f"leak tip: change far {far_change:.3f}, at tip {tip_change:.3f} of peak"
+    painted["name"] = (f"leak tip: change far {far_change:.3f}, at tip {tip_change:.3f} of peak; "
+                       f"unpainted group vs none {same:.1e}")
     RESULTS.append(painted)
     check(tip_change > 0.05, f"painting the tip changed it by only {tip_change:.3f} of the peak")
     check(far_change < tip_change, f"painting the tip changed the far end more ({far_change:.3f}) "
