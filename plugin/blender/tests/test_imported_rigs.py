@@ -618,7 +618,8 @@ def test_render_workbench_frames():
         o.overtone.lattice_resolution = 32
     scene.frame_set(1)
     check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
-    _render_pairs([ob, sleeve], "two-meshes", frames, out_dir, ((0.0, -8.0, 1.5), (1.5, 0.0, 0.0)))
+    # From the side: the root swings about x.
+    _render_pairs([ob, sleeve], "two-meshes", frames, out_dir, ((8.0, 0.0, 1.5), (1.5, 0.0, np.pi / 2)))
 
 
 TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
