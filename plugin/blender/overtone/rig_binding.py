@@ -26,6 +26,14 @@ embedding, one simulation) and share the bone columns. They must move together s
 (``E(t)`` equal for all of them: parented to the armature, or not animated); a frame where they do
 not is refused with a message.
 
+**Welded surface.** Meshes split at UV seams or hard edges (glTF imports, game assets) hold
+several vertices at one position with the same weights. Handed over as they are, each split
+piece is a separate surface piece to the library (its own lattice copy, never glued) and the
+body falls apart into hundreds of free pieces: the precompute crawls and the motion depends on
+float rounding. The library therefore gets each part's *welded* surface: vertices equal in
+bind-world position, weights and shape-key offsets (bit for bit) are one vertex, as the CLI
+does for glTF files; the displacement of a welded vertex is copied back to all of its copies.
+
 Vertices with no weight are not moved by the modifier (total weight ≤ 1e-4, as in the modifier);
 they get an extra column with ``T = E(t)``. Weights are normalised per vertex as the modifier
 does.
@@ -58,6 +66,22 @@ def affine_inverse(m):
     out[:3, :3] = c / det
     out[:3, 3] = -(out[:3, :3] @ m[:3, 3])
     return out
+
+
+def weld_rows(rows):
+    """Groups equal rows of ``rows`` (``n x k`` float64, compared bit for bit): returns ``(keep,
+    inverse)``, ``keep`` the first row of each group in order of first occurrence (``w``
+    indices) and ``inverse`` the group of every row (``n`` indices into ``keep``), so that
+    ``rows[keep][inverse] == rows``."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    if rows.ndim != 2 or rows.shape[0] == 0:
+        raise BindError("nothing to weld: the surface has no vertices")
+    view = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first, inverse = np.unique(view, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse.ravel()]
 
 
 class BindError(ValueError):
@@ -282,7 +306,13 @@ class RigBinding:
             w = w[:, :-1]
         self.weights = np.ascontiguousarray(w)
         self.static_vertices = int(static.sum())
-        self._weights_t = np.ascontiguousarray(w.T)
+        # The weights transposed, in column blocks small enough that each BLAS product of
+        # rest_offsets runs on one thread (see there).
+        wt = np.ascontiguousarray(w.T)
+        block = max(64, _BLAS_SINGLE_THREAD // (9 * w.shape[1]))
+        self._weight_blocks = [(slice(s_, s_ + block), np.ascontiguousarray(wt[:, s_:s_ + block]),
+                                np.empty((9, min(block, n - s_)), dtype=np.float64))
+                               for s_ in range(0, n, block)]
         # Shape keys of every part, as bind-world offsets over the whole body.
         self.shape_key_names = [(p.name, k_) for p in self.parts for k_ in p.shape_key_names]
         if self.shape_key_names:
@@ -296,6 +326,7 @@ class RigBinding:
             self._key_values = np.empty(len(self.shape_key_names), dtype=np.float64)
         else:
             self.morph_deltas = None
+        self._weld()
         lo, hi = self.rest.min(axis=0), self.rest.max(axis=0)
         self.diagonal = float(np.linalg.norm(hi - lo))
         pose_names = [pb.name for pb in arm_ob.pose.bones]
@@ -317,6 +348,49 @@ class RigBinding:
         self._ok = np.empty(n, dtype=bool)
         self._d = np.empty((n, 3), dtype=np.float64)
         self._offsets = np.zeros((n, 3), dtype=np.float64)
+
+    def _weld(self):
+        """The surface the library simulates (see the module's doc): per part, vertices equal in
+        bind-world position, weights and shape-key offsets become one. Sets ``sim_rest``
+        (``w x 3``), ``sim_triangles`` (triangles that collapse to an edge or a point are
+        dropped), ``sim_weights``, ``sim_morph_deltas`` (``targets x w x 3`` or None), and
+        ``weld_inverse`` (``N`` indices into the welded vertices)."""
+        cols = [self.rest, self.weights]
+        if self.morph_deltas is not None:
+            cols.append(self.morph_deltas.transpose(1, 0, 2).reshape(self.vertex_count, -1))
+        rows = np.concatenate(cols, axis=1)
+        keep, inverse = [], np.empty(self.vertex_count, dtype=np.int64)
+        base = 0
+        for p in self.parts:
+            k, inv = weld_rows(rows[p.slice])
+            keep.append(k + p.offset)
+            inverse[p.slice] = inv + base
+            base += len(k)
+        keep = np.concatenate(keep)
+        self.weld_inverse = inverse
+        self.sim_vertex_count = len(keep)
+        self.sim_rest = np.ascontiguousarray(self.rest[keep])
+        self.sim_weights = np.ascontiguousarray(self.weights[keep])
+        self.sim_morph_deltas = (None if self.morph_deltas is None
+                                 else np.ascontiguousarray(self.morph_deltas[:, keep]))
+        t = inverse[self.triangles]
+        proper = (t[:, 0] != t[:, 1]) & (t[:, 1] != t[:, 2]) & (t[:, 0] != t[:, 2])
+        if not proper.any():
+            raise BindError(f"'{self.object_name}' has no faces with area; Overtone needs a surface")
+        self.sim_triangles = np.ascontiguousarray(t[proper])
+
+    def weld_field(self, values, unpainted=-1.0):
+        """A per-vertex field (``N``) on the welded surface (``w``): the mean of the painted values
+        of a welded vertex's copies, ``unpainted`` where none of them is painted."""
+        values = np.asarray(values, dtype=np.float64)
+        painted = values != unpainted
+        total = np.zeros(self.sim_vertex_count)
+        count = np.zeros(self.sim_vertex_count)
+        np.add.at(total, self.weld_inverse[painted], values[painted])
+        np.add.at(count, self.weld_inverse[painted], 1.0)
+        out = np.full(self.sim_vertex_count, unpainted)
+        np.divide(total, count, out=out, where=count > 0)
+        return out
 
     @property
     def modifier_index(self):
@@ -397,15 +471,21 @@ class RigBinding:
         affine per vertex). ``transforms`` is ``bones x 12``, ``u`` is ``N x 3``; returns the
         ``N x 3`` object-space offsets (a buffer reused by the next call).
 
-        The blend is one product ``(9 x bones) · (bones x N)`` by ``einsum`` (numpy's own loop:
-        inside Blender's frame handler a multi-threaded BLAS call competes with Blender's worker
-        threads and was measured 4x slower; gathering each vertex's nonzero weights was slower
-        still), the inverse is by cofactors (adjugate over determinant) in preallocated rows; a vertex whose blended matrix is singular (a bone
+        The blend is the product ``(9 x bones) · (bones x N)``, by BLAS in column blocks of
+        ``_BLAS_SINGLE_THREAD / (9 bones)`` vertices: each block is below OpenBLAS's threading
+        threshold (``m·n·k ≤ 4 · 65536``), so no call wakes
+        its thread pool (inside Blender's frame handler a multi-threaded BLAS call competes with
+        Blender's worker threads and was measured 4x slower); 0.16 ms against 0.50 ms for one
+        ``einsum`` on 14k vertices and 20 bones. The inverse is by cofactors (adjugate over
+        determinant) in preallocated rows; a vertex whose blended matrix is singular (a bone
         scaled to zero: ``|det| ≤ 1e-12 s³``, ``s`` the largest entry of any bone's matrix) gets
         ``d = 0`` rather than an infinity."""
         lin = transforms.reshape(-1, 3, 4)[:, :, :3].reshape(-1, 9)
         a = self._a
-        np.einsum("kb,bn->kn", lin.T, self._weights_t, out=a)
+        lin_t = np.ascontiguousarray(lin.T)
+        for cols, block, out_block in self._weight_blocks:
+            np.dot(lin_t, block, out=out_block)
+            a[:, cols] = out_block
         a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
         adj, t = self._adj, self._tmp
         for row, (p, q, r, s_) in zip(adj, _COFACTORS):
@@ -440,6 +520,10 @@ class RigBinding:
             np.matmul(d[p.slice], p.lin_inv_t, out=out[p.slice])
         return out
 
+
+# OpenBLAS runs a matrix product m x k times k x n on one thread when m·n·k ≤ 4 · 65536 (its
+# GEMM_MULTITHREAD_THRESHOLD times SMP_THRESHOLD_MIN); the pull-back's blocks stay below it.
+_BLAS_SINGLE_THREAD = 4 * 65536
 
 # The adjugate of a 3 x 3 matrix a (row-major a0..a8), row-major: entry = a[p]·a[q] − a[r]·a[s].
 _COFACTORS = (

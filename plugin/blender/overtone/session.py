@@ -163,13 +163,14 @@ class Bind:
             if bound and bound != p.n:
                 raise BindError(f"'{ob.name}' has {p.n} vertices but had {bound} when Overtone was "
                                 "added; press Overtone ▸ Rebind")
-        self.leak = body_leak(b, objects)
+        leak = body_leak(b, objects)
+        self.leak = None if leak is None else b.weld_field(leak)
         self.settings = native_settings(props, scene)
         sidecar = resolve_path(props.sidecar, "sidecar", allow_temp=True) if props.sidecar else ""
         if sidecar:
             check_sidecar_path(sidecar)
-            sidecar = keyed_sidecar(sidecar, self.settings, (b.rest, b.triangles, b.weights, self.leak,
-                                                             b.morph_deltas))
+            sidecar = keyed_sidecar(sidecar, self.settings, (b.sim_rest, b.sim_triangles, b.sim_weights,
+                                                             self.leak, b.sim_morph_deltas))
             if len(objects) == 1:
                 # The data-safety checks (the .blend, libraries, datablock files, other objects'
                 # caches); the members of one body share their sidecar, so a body of several
@@ -186,8 +187,8 @@ class Bind:
 
     def _args(self):
         b = self.binding
-        return (self.settings, b.rest, b.triangles, b.weights, self.leak, self.pose, self.sidecar,
-                b.morph_deltas, self.keys)
+        return (self.settings, b.sim_rest, b.sim_triangles, b.sim_weights, self.leak, self.pose, self.sidecar,
+                b.sim_morph_deltas, self.keys)
 
     def start(self):
         """Starts the precompute on the worker thread (returns at once)."""
@@ -273,7 +274,9 @@ class Session:
         b = self.binding
         b.check_objects(objects)
         pose = b.skin_transforms(objects, depsgraph)
-        self.u[:] = self.deformer.step(pose, b.shape_key_values(objects, depsgraph))
+        # The library's displacement is per welded vertex; every copy gets its vertex's.
+        np.take(self.deformer.step(pose, b.shape_key_values(objects, depsgraph)), b.weld_inverse, axis=0,
+                out=self.u)
         self.offsets[:] = b.rest_offsets(pose, self.u)
         self.last_frame = frame
         self.max_residual = max(self.max_residual, self.deformer.residual())

@@ -138,9 +138,11 @@ def imported_character(name="CesiumMan.glb", variant="scale1", subdivide=False):
     * ``applied``: ``mixamo`` after *Apply All Transforms* on both objects;
     * ``ydata``: the mesh data alone stored +Y up, its object rotated 90° about x to compensate.
 
-    ``subdivide`` applies one Catmull-Clark level before the armature (about 15k vertices for
-    CesiumMan). Returns ``(mesh, armature)``, the mesh active and selected."""
-    path = os.path.join(REPO, "examples", "data", "khronos-gltf-sample-assets", name)
+    ``subdivide`` merges the vertices the glTF importer splits at UV seams (a connected mesh, as
+    a character modelled in Blender is) and applies one Catmull-Clark level before the armature
+    (about 14k vertices for CesiumMan; subdividing the split mesh would leave 80 separate
+    pieces). Returns ``(mesh, armature)``, the mesh active and selected."""
+    path = name if os.path.isabs(name) else os.path.join(REPO, "examples", "data", "khronos-gltf-sample-assets", name)
     bpy.ops.import_scene.gltf(filepath=path)
     mesh = next(o for o in bpy.context.scene.objects
                 if o.type == 'MESH' and any(m.type == 'ARMATURE' for m in o.modifiers))
@@ -158,6 +160,13 @@ def imported_character(name="CesiumMan.glb", variant="scale1", subdivide=False):
         if o.type == 'EMPTY':
             bpy.data.objects.remove(o)
     if subdivide:
+        import bmesh
+        bm = bmesh.new()
+        bm.from_mesh(mesh.data)
+        bmesh.ops.remove_doubles(bm, verts=bm.verts, dist=1e-6)
+        bm.to_mesh(mesh.data)
+        bm.free()
+        mesh.data.update()
         _select_only([mesh], mesh)
         sub = mesh.modifiers.new("Subdivision", 'SUBSURF')
         sub.levels = 1

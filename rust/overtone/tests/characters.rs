@@ -118,12 +118,19 @@ fn painted_leak_is_validated() {
 
 /// A leak field painted on part of the surface (`-1` elsewhere) keeps the default field far from
 /// the paint and takes the painted value where the paint covers the surface; all `-1` is the
-/// default field itself; other negatives are refused.
+/// default field itself (the skeleton-derived one an unpainted body gets, not the depth-only
+/// field); other negatives are refused.
 #[test]
 fn partly_painted_leak_adjusts_the_default_only_where_painted() {
     let settings = CharacterSettings::default();
     let default = character_from_gltf(&asset("RiggedSimple.glb"), &settings, None).unwrap();
-    let dd = overtone::leak::default_momentum_weights(&default.scene.mesh).unwrap();
+    let dd = default.scene.momentum_weights.clone().unwrap();
+    let depth = overtone::leak::default_momentum_weights(&default.scene.mesh).unwrap();
+    let core = dd.iter().zip(&depth).map(|(a, b)| a - b).fold(0.0, f64::max);
+    assert!(
+        core > 0.1,
+        "the skeleton default does not differ from the depth field ({core}): the test would not tell them apart"
+    );
     let unpainted = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&vec![-1.0; 96])).unwrap();
     let du = unpainted.scene.momentum_weights.unwrap();
     let same = dd.iter().zip(&du).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);

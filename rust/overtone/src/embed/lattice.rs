@@ -60,7 +60,11 @@ pub(crate) struct CubeGrid {
 
 impl CubeGrid {
     /// `resolution` cells along the longest side of the bounding box of `vertices`, padded by
-    /// one cell on every side.
+    /// one and a half cells on every side: the surface's extreme points then lie mid-cell, not
+    /// on a cube face, so float rounding of the input (a host's float32 positions through an
+    /// object transform, ~1e-7 relative) never moves them into another cube and the lattice
+    /// built around a surface is the same for inputs that differ by rounding (with one cell of
+    /// padding the lowest point sat exactly on the face between the first two layers of cubes).
     pub fn around(vertices: &[f64], resolution: usize) -> Result<Self> {
         let (lo, hi) = crate::mesh::bounding_box(vertices);
         let longest = (0..3).map(|i| hi[i] - lo[i]).fold(0.0, f64::max);
@@ -73,9 +77,9 @@ impl CubeGrid {
         }
         let cell = longest / resolution as f64;
         Ok(Self {
-            origin: [lo[0] - cell, lo[1] - cell, lo[2] - cell],
+            origin: [lo[0] - 1.5 * cell, lo[1] - 1.5 * cell, lo[2] - 1.5 * cell],
             cell,
-            dims: std::array::from_fn(|i| ((hi[i] - lo[i]) / cell).ceil() as usize + 2),
+            dims: std::array::from_fn(|i| ((hi[i] - lo[i]) / cell).ceil() as usize + 3),
         })
     }
     pub fn index(&self, c: [usize; 3]) -> usize {
@@ -230,7 +234,7 @@ pub fn surface_pieces(n_vertices: usize, triangles: &[usize]) -> (Vec<usize>, us
 }
 
 /// Embeds a triangle surface (`vertices` `n × 3`, `triangles` `t × 3`) in a lattice with
-/// `resolution` cells along the longest side of its bounding box (padded by one cell).
+/// `resolution` cells along the longest side of its bounding box (padded by one and a half cells, see [`CubeGrid::around`]).
 ///
 /// Each connected piece of the surface (triangles sharing vertices) gets its own copy of every
 /// cube it occupies (see [`occupied_cubes`]: touched by one of its triangles' bounding boxes,

@@ -327,6 +327,14 @@ pub fn character_from_gltf_meshes(
     Ok((c, meshes))
 }
 
+/// A painted leak field carried to the lattice: every vertex painted (`Full`), or some
+/// (`Partial`: the harmonic extension of the painted mask and of the masked values, blended
+/// into the default field by [`crate::leak::blend_painted`]).
+enum PaintedLeak {
+    Full(Vec<f64>),
+    Partial { mask: Vec<f64>, values: Vec<f64> },
+}
+
 impl Character {
     /// Builds the lattice scene of a skinned surface given as arrays (what a host hands over):
     ///
@@ -345,8 +353,10 @@ impl Character {
     /// skin transforms are conjugated into the normalised frame; `momentum_weights_surface` (a
     /// painted leak field per surface vertex, if any) is carried to the lattice the same way.
     /// Its value `-1` ([`crate::leak::UNPAINTED`]) marks an unpainted vertex: the lattice field
-    /// is then the default field blended with the painted values by the extended painted mask
-    /// ([`crate::leak::blend_painted`]), so painting adjusts the default only where painted.
+    /// is then the default field an unpainted body gets (skeleton-derived, see
+    /// [`crate::scene::apply_skeleton_defaults`]) blended with the painted values by the
+    /// extended painted mask ([`crate::leak::blend_painted`]), so painting adjusts the default
+    /// only where painted.
     ///
     /// Run inside [`crate::progress::scoped`] it reports its stages and stops with
     /// [`OvertoneError::Cancelled`] when the host cancels.
@@ -540,21 +550,22 @@ impl Character {
             host_weights
         };
         let bone_of_column: Vec<usize> = bone_of_column.iter().map(|&pb| pb % m).collect();
-        let momentum_weights = match momentum_weights_surface {
+        let painted_leak = match momentum_weights_surface {
             None => None,
             Some(d) => {
                 if crate::leak::validate_painted_leak(d, ns)? {
-                    // Painted where d >= 0, the default field elsewhere.
+                    // Painted where d >= 0, the default field elsewhere (blended below, once
+                    // the skeleton-derived default is known).
                     let painted = |s: usize| d[s] != crate::leak::UNPAINTED;
                     let mask: Vec<f64> = near.iter().map(|&s| if painted(s) { 1.0 } else { 0.0 }).collect();
                     let values: Vec<f64> = near.iter().map(|&s| if painted(s) { d[s] } else { 0.0 }).collect();
-                    let mask = harmonic_scalar(lat, fixed, &mask)?;
-                    let values = harmonic_scalar(lat, fixed, &values)?;
-                    let default = crate::leak::default_momentum_weights(lat)?;
-                    Some(crate::leak::blend_painted(&default, &mask, &values))
+                    Some(PaintedLeak::Partial {
+                        mask: harmonic_scalar(lat, fixed, &mask)?,
+                        values: harmonic_scalar(lat, fixed, &values)?,
+                    })
                 } else {
                     let known: Vec<f64> = near.iter().map(|&s| d[s]).collect();
-                    Some(harmonic_scalar(lat, fixed, &known)?)
+                    Some(PaintedLeak::Full(harmonic_scalar(lat, fixed, &known)?))
                 }
             }
         };
@@ -602,37 +613,13 @@ impl Character {
                 })
             }
         };
-        // The default leak field is 0 on the lattice boundary; a separate piece with no
-        // interior lattice vertex (a thin capsule, a small joint) would get d = 0 everywhere,
-        // i.e. no rig constraint at all, and drift freely (its rigid motions cost no elastic
-        // energy). Such pieces take d = 1 (momentum kept, like interior material).
-        let momentum_weights = match momentum_weights {
-            Some(d) => Some(d),
-            None if embedding.pieces > 1 => {
-                let mut d = crate::leak::default_momentum_weights(lat)?;
-                let mut peak = vec![0.0f64; embedding.pieces];
-                for (v, &x) in d.iter().enumerate() {
-                    let p = embedding.lattice_piece[v];
-                    peak[p] = peak[p].max(x);
-                }
-                let mut filled = 0;
-                for (v, x) in d.iter_mut().enumerate() {
-                    if peak[embedding.lattice_piece[v]] <= 1e-9 {
-                        *x = 1.0;
-                        filled += 1;
-                    }
-                }
-                (filled > 0).then_some(d)
-            }
-            None => None,
-        };
         let scene = Scene {
             name: name.to_string(),
             mesh: lat.clone(),
             weights: lattice_weights,
             n_bones: columns,
             frames,
-            momentum_weights,
+            momentum_weights: None,
             examples: None,
             blendshapes,
             normalisation: Some(crate::scene::Normalisation { centre, scale }),
@@ -643,7 +630,34 @@ impl Character {
             gravity: vec![0.0; 3],
         };
         let mut scene = scene;
+        // The default leak (the skeleton-derived field, the depth field where no bone core is
+        // near) and stiffness; a painted leak replaces the default where painted.
         crate::scene::apply_skeleton_defaults(&mut scene)?;
+        let mut default = scene.momentum_weights.take().ok_or_else(|| {
+            OvertoneError::setting("leak", name, "the skeleton-derived default leak field is missing")
+        })?;
+        // The default leak field is 0 on the lattice boundary; a separate piece with no
+        // interior lattice vertex and no bone core (a thin capsule, a small joint) would get
+        // d = 0 everywhere, i.e. no rig constraint at all, and drift freely (its rigid motions
+        // cost no elastic energy). Such pieces take d = 1 (momentum kept, like interior
+        // material).
+        if embedding.pieces > 1 {
+            let mut peak = vec![0.0f64; embedding.pieces];
+            for (v, &x) in default.iter().enumerate() {
+                let p = embedding.lattice_piece[v];
+                peak[p] = peak[p].max(x);
+            }
+            for (v, x) in default.iter_mut().enumerate() {
+                if peak[embedding.lattice_piece[v]] <= 1e-9 {
+                    *x = 1.0;
+                }
+            }
+        }
+        scene.momentum_weights = Some(match painted_leak {
+            None => default,
+            Some(PaintedLeak::Full(known)) => known,
+            Some(PaintedLeak::Partial { mask, values }) => crate::leak::blend_painted(&default, &mask, &values),
+        });
         scene.validate()?;
         crate::progress::report(1.0, "lattice scene ready");
         let (open, nonmanifold) = surface_defects(triangles);
