@@ -15,6 +15,7 @@ mod cache_format;
 mod dynamics_args;
 mod interrupt;
 mod output_paths;
+mod physics_clock;
 mod preview;
 mod report;
 mod scenes;
