@@ -158,3 +158,73 @@ fn reconstruction_ms(scene: &Path) -> Result<(usize, f64)> {
     }
     Ok((n, median(&times)))
 }
+
+/// Substep counts of [`substeps_table`]; `None` is the automatic rule.
+const SUBSTEPS: [Option<usize>; 5] = [Some(1), Some(2), Some(4), Some(8), None];
+
+/// Cost per frame against substeps: a glTF character at 24 fps (the production integrator,
+/// the default damping), its first `frames` frames simulated with 1, 2, 4 and 8 substeps and
+/// the automatic count, by the fast and the full solver. Per configuration the figure is the
+/// median ms per frame (the first two frames skipped), the smallest over `repeats` rounds; the
+/// rounds run every configuration in turn so that each ratio against 1 substep compares
+/// figures taken under the same load. Returns the Markdown table.
+pub fn substeps_table(character: &Path, frames: usize, repeats: usize) -> Result<String> {
+    let settings = overtone::scene::CharacterSettings::default();
+    let mut ch = overtone::scene::character_from_gltf(character, &settings, None)?;
+    let keep = frames.max(4).min(ch.scene.frames.len()) - 1;
+    ch.select_frames(0, keep)?;
+    let sidecar = std::env::temp_dir().join(format!("overtone-bench-substeps-{}.ovt", std::process::id()));
+    let kinds = [
+        ("fast", SolverKind::Fast(FastParams::default_for(3))),
+        ("full", SolverKind::Full),
+    ];
+    // best[solver][substeps] = (ms per frame, iterations per frame, substeps used if known)
+    let mut best = [[(f64::INFINITY, 0usize, None::<usize>); SUBSTEPS.len()]; 2];
+    for round in 0..repeats.max(1) {
+        for (k, (_, kind)) in kinds.iter().enumerate() {
+            for (s, substeps) in SUBSTEPS.iter().enumerate() {
+                let mut sc = ch.scene.clone();
+                sc.dynamics.substeps = *substeps;
+                let sim = overtone::scene::simulate_with_sidecar(&sc, *kind, 10, None, Some(&sidecar))?;
+                let ms = median(&sim.step_ms[2.min(sim.step_ms.len())..]);
+                let iterations = sim.steps.iter().map(|r| r.iterations).max().unwrap_or(0);
+                let used = substeps.or(sim.fast.as_ref().map(|f| f.substeps));
+                eprintln!(
+                    "round {round}: {} substeps {:?}: {ms:.3} ms/frame",
+                    kinds[k].0, substeps
+                );
+                if ms < best[k][s].0 {
+                    best[k][s] = (ms, iterations, used);
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&sidecar);
+    let mut rows = vec![
+        format!(
+            "{}: {} lattice vertices, {} tets, {} frames at 24 fps (dt = 1/24 s), damping {}, best of {} rounds",
+            ch.scene.name,
+            ch.scene.mesh.n_vertices(),
+            ch.scene.mesh.n_elements(),
+            keep + 1,
+            ch.scene.dynamics.damping,
+            repeats.max(1)
+        ),
+        String::new(),
+        "| solver | substeps | ms/frame | × 1 substep | local/global iterations per frame |".into(),
+        "|---|---:|---:|---:|---:|".into(),
+    ];
+    for (k, (name, _)) in kinds.iter().enumerate() {
+        let one = best[k][0].0;
+        for (s, substeps) in SUBSTEPS.iter().enumerate() {
+            let (ms, it, used) = best[k][s];
+            let label = match (substeps, used) {
+                (Some(n), _) => n.to_string(),
+                (None, Some(n)) => format!("auto ({n})"),
+                (None, None) => "auto".into(),
+            };
+            rows.push(format!("| {name} | {label} | {ms:.3} | {:.2} | {it} |", ms / one));
+        }
+    }
+    Ok(rows.join("\n") + "\n")
+}

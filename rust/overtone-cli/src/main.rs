@@ -109,6 +109,11 @@ enum Command {
         /// Runs per scene; the table reports the fastest run's median step.
         #[arg(long, default_value_t = 3)]
         repeats: usize,
+        /// Instead of the scene table: cost per frame against substeps (1, 2, 4, 8, automatic;
+        /// fast and full solver) on this glTF character at 24 fps, as ratios against 1 substep
+        /// measured in the same rounds (`--frames` frames, `--repeats` rounds).
+        #[arg(long, value_name = "GLB")]
+        substeps: Option<PathBuf>,
     },
     /// Bake secondary motion of a glTF character (.glb/.gltf) or a scene into a point cache of
     /// the input mesh's own vertices, in their own order, one sample per frame.
@@ -273,16 +278,39 @@ fn real_main() -> Result<()> {
             Ok(())
         }
         Command::Demo { out_dir } => demo(&out_dir, force),
-        Command::Bench { out, frames, repeats } => {
+        Command::Bench {
+            out,
+            frames,
+            repeats,
+            substeps,
+        } => {
             if let Some(path) = out.as_deref() {
                 let o = output_paths::Output {
                     flag: "--out",
                     path,
                     kind: output_paths::Kind::Markdown,
                 };
-                output_paths::check(&[], &[o], force)?;
+                let inputs: Vec<output_paths::Input> = substeps
+                    .as_deref()
+                    .map(|path| output_paths::Input {
+                        flag: "--substeps",
+                        path,
+                    })
+                    .into_iter()
+                    .collect();
+                output_paths::check(&inputs, &[o], force)?;
             }
-            bench::run(out.as_deref(), frames, repeats)
+            match substeps {
+                Some(character) => {
+                    let table = bench::substeps_table(&character, frames, repeats)?;
+                    out!("{table}");
+                    if let Some(p) = out.as_deref() {
+                        overtone::io::write_atomically(p, table.as_bytes())?;
+                    }
+                    Ok(())
+                }
+                None => bench::run(out.as_deref(), frames, repeats),
+            }
         }
         Command::Inspect { file } => inspect(&file),
         Command::Bake {
