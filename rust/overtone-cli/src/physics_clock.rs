@@ -12,7 +12,7 @@
 /// Physics steps per second of animation (Hz) of a glTF bake with the default integrator.
 ///
 /// Why 240 Hz: the secondary motion of the test characters carries frequencies well above the
-/// lowest mode's (CesiumMan: ω₁ = 97 rad/s, visible content near 300 rad/s), so samples of the
+/// lowest mode's (CesiumMan, fast solver: ω₁ = 114 rad/s, visible content near 300 rad/s), so samples of the
 /// displacement at 120 Hz, interpolated to 96 fps instants, are off by 8.9% of the motion
 /// (cubic; 13% linear), at 240 Hz by 1.7% (cubic). 240 is also a multiple of 24, 30, 48, 60, 80
 /// and 120 fps, whose frames are physics samples exactly. Each physics step still takes the
