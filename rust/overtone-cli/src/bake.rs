@@ -132,6 +132,9 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     let mut prepare_ms = 0.0;
     // The physics clock of glTF bakes (report only).
     let (mut physics_rate, mut sampling_rate, mut common_clock) = (None, None, None);
+    // The physics step that ends at or just after each output frame (report only; the
+    // identity when every frame is one step).
+    let mut step_of_frame: Option<PhysicsClock> = None;
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
     anyhow::ensure!(
         o.meshes.is_empty() || is_gltf,
@@ -290,6 +293,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             b.finish_and_clear();
         }
         physics_rate = Some(1.0 / clock.physics_dt());
+        step_of_frame = Some(clock);
         sampling_rate = Some(clock.sampling_rate);
         common_clock = Some(clock.common);
         let (frames, displacements) = output_frames(&ch, &clock, n_output, &baked.displacements);
@@ -447,7 +451,15 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "lattice": lattice_report,
             "caches": mesh_outputs.iter().map(|(f, r)| json!({"file": f, "vertices": r.len(), "first_vertex": r.start})).collect::<Vec<_>>(),
             "diagonal": diagonal(&frames[0], &displacements[0]),
-            "per_frame": sim.steps.iter().zip(&sim.step_ms).zip(surface_motion(&frames, &displacements).iter().skip(1)).map(|((s, ms), (u, rig))| json!({"relative_residual": s.relative_residual, "step_ms": ms, "max_surface_displacement": u, "rig_motion": rig})).collect::<Vec<_>>(),
+            "per_frame": surface_motion(&frames, &displacements).iter().enumerate().skip(1).filter_map(|(i, (u, rig))| {
+                // Steps are counted from frame 0: step k − 1 ends at physics sample k.
+                let k = step_of_frame.map_or(i, |c| {
+                    let (j, num, _) = c.physics_position(i);
+                    j + usize::from(num > 0)
+                });
+                let (s, ms) = (sim.steps.get(k - 1)?, sim.step_ms.get(k - 1)?);
+                Some(json!({"relative_residual": s.relative_residual, "step_ms": ms, "max_surface_displacement": u, "rig_motion": rig}))
+            }).collect::<Vec<_>>(),
         });
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
