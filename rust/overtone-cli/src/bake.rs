@@ -9,6 +9,8 @@ use overtone::dynamics::FastParams;
 use overtone::scene::{bake_character, character_from_gltf_meshes, simulate_streaming, CharacterSettings, SolverKind};
 use serde_json::json;
 
+use crate::physics_clock::{interpolate, interpolation_weights, PhysicsClock};
+
 /// Options of a bake (see `overtone bake --help`).
 pub struct BakeOptions {
     pub input: PathBuf,
@@ -128,8 +130,11 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
     let mut prepare_ms = 0.0;
-    // Animation samples simulated per output frame (the fixed internal clock of glTF bakes).
-    let mut internal_samples = 1usize;
+    // The physics clock of glTF bakes (report only).
+    let (mut physics_rate, mut sampling_rate, mut common_clock) = (None, None, None);
+    // The physics step that ends at or just after each output frame (report only; the
+    // identity when every frame is one step).
+    let mut step_of_frame: Option<PhysicsClock> = None;
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
     anyhow::ensure!(
         o.meshes.is_empty() || is_gltf,
@@ -151,24 +156,23 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         if let Some(f) = o.fps {
             settings.fps = f;
         }
-        // A fixed internal clock: the production integrator samples the animation itself at
-        // 120 Hz or finer (an integer multiple of the output rate) and keeps every `oversample`-th
-        // frame, so 24, 30 and 60 fps bakes see the same rig motion at the same instants (the
-        // glTF's own interpolation, not a blend of output frames). Backward Euler (one step per
-        // frame, the seeds' scheme) and explicit --substeps keep the output rate.
+        // The physics clock (see `physics_clock`): with the default integrator the physics steps
+        // at a fixed rate whatever the output rate, on the animation sampled at a rate that is a
+        // multiple of both, and the output frames take the glTF's pose at their instant plus the
+        // displacement interpolated from the physics samples. Backward Euler (one step per frame,
+        // the seeds' scheme) and explicit --substeps (per output frame) step at the output rate.
         let output_fps = settings.fps;
         let backward_euler = o
             .dynamics
             .integrator
             .as_deref()
             .is_some_and(|i| i.replace('-', "_") == "backward_euler");
-        let oversample = if backward_euler || o.dynamics.substeps.is_some() || !(output_fps > 0.0) {
-            1
+        let clock = if backward_euler || o.dynamics.substeps.is_some() {
+            PhysicsClock::output_rate(output_fps)
         } else {
-            ((overtone::dynamics::time_integration::MAX_INTERNAL_STEP.recip() / output_fps - 1e-9).ceil() as usize)
-                .max(1)
+            PhysicsClock::new(output_fps)?
         };
-        settings.fps = output_fps * oversample as f64;
+        settings.fps = clock.sampling_rate;
         if let Some(r) = o.lattice_resolution {
             settings.lattice_resolution = r;
         }
@@ -219,13 +223,17 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             ch.scene.gravity = g.iter().map(|x| x / ch.scale).collect();
         }
         ch.scene.validate()?;
+        let mut n_output = (ch.scene.frames.len() - 1) / clock.per_frame + 1;
         if let Some((a, b)) = o.frames {
-            let available = (ch.scene.frames.len() - 1) / oversample + 1;
             anyhow::ensure!(
-                b < available,
-                "frame range ends at {b} but the animation has {available} frames"
+                b < n_output,
+                "frame range ends at {b} but the animation has {n_output} frames"
             );
-            ch.select_frames(a * oversample, b * oversample)?;
+            // Keep the samples past frame b that the last physics step needs, where they exist.
+            let last = (a * clock.per_frame + ((b - a) * clock.per_frame).next_multiple_of(clock.per_step))
+                .min(ch.scene.frames.len() - 1);
+            ch.select_frames(a * clock.per_frame, last)?;
+            n_output = b - a + 1;
         }
         prepare_ms = t_prepare.elapsed().as_secs_f64() * 1e3;
         n_blendshapes = ch.scene.blendshapes.as_ref().map_or(0, |b| b.n_targets);
@@ -254,7 +262,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             ch.scene.mesh.n_vertices(),
             ch.scene.mesh.n_elements(),
             ch.lattice_resolution,
-            (ch.scene.frames.len() - 1) / oversample + 1,
+            n_output,
             output_fps
         );
         lattice_report = json!({
@@ -272,20 +280,26 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         } else {
             SolverKind::Full
         };
-        let bar = progress_bar(ch.scene.frames.len());
+        let samples = clock.physics_samples(n_output, ch.scene.frames.len());
+        let physics = physics_character(&ch, &samples, clock.physics_dt());
+        let bar = progress_bar(samples.len());
         let mut tick = |k: usize, _: usize| {
             if let Some(b) = &bar {
                 b.set_position(k as u64);
             }
         };
-        let baked = bake_character(&ch, kind, o.sidecar.as_deref(), &mut tick)?;
+        let baked = bake_character(&physics, kind, o.sidecar.as_deref(), &mut tick)?;
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        internal_samples = oversample;
+        physics_rate = Some(1.0 / clock.physics_dt());
+        step_of_frame = Some(clock);
+        sampling_rate = Some(clock.sampling_rate);
+        common_clock = Some(clock.common);
+        let (frames, displacements) = output_frames(&ch, &clock, n_output, &baked.displacements);
         (
-            baked.frames.into_iter().step_by(oversample).collect(),
-            baked.displacements.into_iter().step_by(oversample).collect(),
+            frames,
+            displacements,
             output_fps,
             baked.simulation,
             ch.original_to_welded.len(),
@@ -367,7 +381,9 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     };
     let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
     let dynamics_report = json!({
-        "animation_samples_per_frame": internal_samples,
+        "physics_rate_hz": physics_rate,
+        "animation_sampling_hz": sampling_rate,
+        "common_physics_clock": common_clock,
         "substeps": sim.fast.as_ref().map(|f| f.substeps),
         "lowest_frequency_hz": sim.fast.as_ref().map(|f| f.lowest_frequency_hz),
         "flags": format!("{:?}", o.dynamics.keys()),
@@ -435,7 +451,15 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "lattice": lattice_report,
             "caches": mesh_outputs.iter().map(|(f, r)| json!({"file": f, "vertices": r.len(), "first_vertex": r.start})).collect::<Vec<_>>(),
             "diagonal": diagonal(&frames[0], &displacements[0]),
-            "per_frame": sim.steps.iter().zip(&sim.step_ms).zip(surface_motion(&frames, &displacements).iter().skip(1)).map(|((s, ms), (u, rig))| json!({"relative_residual": s.relative_residual, "step_ms": ms, "max_surface_displacement": u, "rig_motion": rig})).collect::<Vec<_>>(),
+            "per_frame": surface_motion(&frames, &displacements).iter().enumerate().skip(1).filter_map(|(i, (u, rig))| {
+                // Steps are counted from frame 0: step k − 1 ends at physics sample k.
+                let k = step_of_frame.map_or(i, |c| {
+                    let (j, num, _) = c.physics_position(i);
+                    j + usize::from(num > 0)
+                });
+                let (s, ms) = (sim.steps.get(k - 1)?, sim.step_ms.get(k - 1)?);
+                Some(json!({"relative_residual": s.relative_residual, "step_ms": ms, "max_surface_displacement": u, "rig_motion": rig}))
+            }).collect::<Vec<_>>(),
         });
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
@@ -448,6 +472,57 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
     );
     Ok(())
+}
+
+/// The character `ch` (its animation sampled at the clock's sampling rate) stepped through the
+/// animation samples `samples` only, `dt` (seconds) apart: the lattice scene's rig and
+/// blendshape weights, the surface's world transforms and morph weights.
+fn physics_character(ch: &overtone::scene::Character, samples: &[usize], dt: f64) -> overtone::scene::Character {
+    let pick = |rows: &[Vec<f64>]| samples.iter().map(|&k| rows[k].clone()).collect::<Vec<_>>();
+    let mut p = ch.clone();
+    p.scene.frames = pick(&ch.scene.frames);
+    p.scene.dt = dt;
+    if let (Some(bs), Some(src)) = (&mut p.scene.blendshapes, &ch.scene.blendshapes) {
+        bs.weights = pick(&src.weights);
+    }
+    p.world_frames = pick(&ch.world_frames);
+    if let (Some(mo), Some(src)) = (&mut p.morphs, &ch.morphs) {
+        mo.weights = pick(&src.weights);
+    }
+    p
+}
+
+/// The `n_output` output frames of a glTF bake: per frame, the file's vertices (`n × 3`, the
+/// file's order and units) at the glTF's own pose of the frame's instant plus the secondary
+/// displacement, and that displacement, cubic-interpolated from the physics samples'
+/// `displacements` (exact at instants that are physics samples).
+fn output_frames(
+    ch: &overtone::scene::Character,
+    clock: &PhysicsClock,
+    n_output: usize,
+    displacements: &[Vec<f64>],
+) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let len = displacements.first().map_or(0, |d| d.len());
+    let (mut frames, mut disps) = (Vec::with_capacity(n_output), Vec::with_capacity(n_output));
+    for i in 0..n_output {
+        let (j, num, den) = clock.physics_position(i);
+        let (first, w, k) = interpolation_weights(j, num, den, displacements.len());
+        let mut u = vec![0.0; len];
+        interpolate(displacements, first, &w, k, &mut u);
+        let skinned = ch.skinned_surface(clock.sample_of_frame(i));
+        let x: Vec<f64> = ch
+            .original_to_welded
+            .iter()
+            .enumerate()
+            .flat_map(|(v, &s)| {
+                let (u, skinned) = (&u, &skinned);
+                (0..3).map(move |c| skinned[3 * s + c] + u[3 * v + c])
+            })
+            .collect();
+        frames.push(x);
+        disps.push(u);
+    }
+    (frames, disps)
 }
 
 /// Refuses, before any work, outputs that are inputs, that coincide, that are folders or that

@@ -158,3 +158,136 @@ fn reconstruction_ms(scene: &Path) -> Result<(usize, f64)> {
     }
     Ok((n, median(&times)))
 }
+
+/// CPU time (ns) used so far: `(calling thread, every thread of the process)`, the first field
+/// (time on a core) of `/proc/thread-self/schedstat` and its sum over `/proc/self/task/*/`.
+/// `None` where that is not available.
+fn cpu_ns() -> Option<(u64, u64)> {
+    let read = |path: std::path::PathBuf| -> Option<u64> {
+        let text = std::fs::read_to_string(path).ok()?;
+        text.split_whitespace().next()?.parse::<u64>().ok()
+    };
+    let own = read("/proc/thread-self/schedstat".into())?;
+    let mut total = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        total += read(task.ok()?.path().join("schedstat"))?;
+    }
+    Some((own, total))
+}
+
+/// The lower quartile (nearest rank) of `x`; NaN when empty.
+fn lower_quartile(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = x.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[(v.len() - 1) / 4]
+}
+
+/// Substep counts of [`substeps_table`]; `None` is the automatic rule.
+const SUBSTEPS: [Option<usize>; 5] = [Some(1), Some(2), Some(4), Some(8), None];
+
+/// Cost per frame against substeps: a glTF character at 24 fps (the production integrator,
+/// the default damping), its first `frames` frames simulated with 1, 2, 4 and 8 substeps and
+/// the automatic count, by the fast and the full solver. Per configuration the figures are the
+/// CPU time of every thread of the process and of the thread that steps the solver
+/// ([`cpu_ns`]) from frame 2 to the last frame, per frame (the step and the frame's output:
+/// displacement reconstruction, positions), the smallest over `repeats` rounds, and the lower
+/// quartile of the step's own wall time; the rounds run every configuration in turn
+/// so that each ratio against 1 substep compares figures taken under the same load. CPU time,
+/// not wall time: on the shared machine the per-frame wall times are bimodal (CesiumMan, fast,
+/// 8 substeps: 3.3 ms, or 20-45 ms for the frames during which the process waited for a core;
+/// 0.44 s of CPU time for 4.1 s of wall time), and a frame longer than the scheduler's slice
+/// nearly always waits. The full solver's work runs on rayon's workers (its stepping thread
+/// mostly waits: 0.3 ms of CPU per frame against 88 ms for the process), so its figure is the
+/// all-threads one; the fast solver steps on its own thread, while rayon's idle workers spin
+/// between the parallel sections of the frame's output (about 1 ms per frame whatever the
+/// substeps), so its figure is the stepping thread's. Returns the Markdown table.
+pub fn substeps_table(character: &Path, frames: usize, repeats: usize) -> Result<String> {
+    let settings = overtone::scene::CharacterSettings::default();
+    let mut ch = overtone::scene::character_from_gltf(character, &settings, None)?;
+    let keep = frames.max(4).min(ch.scene.frames.len()) - 1;
+    ch.select_frames(0, keep)?;
+    let sidecar = std::env::temp_dir().join(format!("overtone-bench-substeps-{}.ovt", std::process::id()));
+    let kinds = [
+        ("fast", SolverKind::Fast(FastParams::default_for(3))),
+        ("full", SolverKind::Full),
+    ];
+    // best[solver][substeps] = (ms per frame, iterations per frame, substeps used if known)
+    let mut best = [[(f64::INFINITY, 0usize, None::<usize>); SUBSTEPS.len()]; 2];
+    let mut wall = [[f64::INFINITY; SUBSTEPS.len()]; 2];
+    let mut all = [[f64::INFINITY; SUBSTEPS.len()]; 2];
+    for round in 0..repeats.max(1) {
+        for (k, (_, kind)) in kinds.iter().enumerate() {
+            for (s, substeps) in SUBSTEPS.iter().enumerate() {
+                let mut sc = ch.scene.clone();
+                sc.dynamics.substeps = *substeps;
+                let last = sc.frames.len() - 1;
+                let (mut cpu_start, mut cpu_end) = (None, None);
+                let mut clock = |k: usize, _: &[f64], _: &[f64]| -> overtone::Result<()> {
+                    if k == 2 {
+                        cpu_start = cpu_ns();
+                    }
+                    if k == last {
+                        cpu_end = cpu_ns();
+                    }
+                    Ok(())
+                };
+                let sim = overtone::scene::simulate_streaming(&sc, *kind, 10, None, Some(&sidecar), &mut clock)?;
+                let per_frame = |a: u64, b: u64| (b - a) as f64 * 1e-6 / (last - 2) as f64;
+                let (cpu, cpu_all) = match (cpu_start, cpu_end) {
+                    (Some(a), Some(b)) if last > 2 => (per_frame(a.0, b.0), per_frame(a.1, b.1)),
+                    _ => (f64::NAN, f64::NAN),
+                };
+                let ms = lower_quartile(&sim.step_ms[2.min(sim.step_ms.len())..]);
+                let iterations = sim.steps.iter().map(|r| r.iterations).max().unwrap_or(0);
+                let used = substeps.or(sim.fast.as_ref().map(|f| f.substeps));
+                eprintln!(
+                    "round {round}: {} substeps {:?}: {cpu:.3} ms CPU (all threads {cpu_all:.3}), {ms:.3} ms wall per frame",
+                    kinds[k].0, substeps
+                );
+                if !(cpu >= best[k][s].0) {
+                    best[k][s] = (cpu, iterations, used);
+                }
+                wall[k][s] = wall[k][s].min(ms);
+                all[k][s] = all[k][s].min(cpu_all);
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&sidecar);
+    let mut rows = vec![
+        format!(
+            "{}: {} lattice vertices, {} tets, {} frames at 24 fps (dt = 1/24 s), damping {}; CPU time per frame, best of {} rounds",
+            ch.scene.name,
+            ch.scene.mesh.n_vertices(),
+            ch.scene.mesh.n_elements(),
+            keep + 1,
+            ch.scene.dynamics.damping,
+            repeats.max(1)
+        ),
+        String::new(),
+        "| solver | substeps | CPU ms/frame, all threads | × 1 substep | CPU ms/frame, stepping thread | × 1 substep | step wall ms (lower quartile) | × 1 substep | local/global iterations per frame |".into(),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|".into(),
+    ];
+    for (k, (name, _)) in kinds.iter().enumerate() {
+        let (one, one_wall, one_all) = (best[k][0].0, wall[k][0], all[k][0]);
+        for (s, substeps) in SUBSTEPS.iter().enumerate() {
+            let (ms, it, used) = best[k][s];
+            let label = match (substeps, used) {
+                (Some(n), _) => n.to_string(),
+                (None, Some(n)) => format!("auto ({n})"),
+                (None, None) => "auto".into(),
+            };
+            rows.push(format!(
+                "| {name} | {label} | {:.3} | {:.2} | {ms:.3} | {:.2} | {:.3} | {:.2} | {it} |",
+                all[k][s],
+                all[k][s] / one_all,
+                ms / one,
+                wall[k][s],
+                wall[k][s] / one_wall,
+            ));
+        }
+    }
+    Ok(rows.join("\n") + "\n")
+}

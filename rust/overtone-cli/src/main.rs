@@ -15,6 +15,7 @@ mod cache_format;
 mod dynamics_args;
 mod interrupt;
 mod output_paths;
+mod physics_clock;
 mod preview;
 mod report;
 mod scenes;
@@ -108,6 +109,11 @@ enum Command {
         /// Runs per scene; the table reports the fastest run's median step.
         #[arg(long, default_value_t = 3)]
         repeats: usize,
+        /// Instead of the scene table: cost per frame against substeps (1, 2, 4, 8, automatic;
+        /// fast and full solver) on this glTF character at 24 fps, as ratios against 1 substep
+        /// measured in the same rounds (`--frames` frames, `--repeats` rounds).
+        #[arg(long, value_name = "GLB")]
+        substeps: Option<PathBuf>,
     },
     /// Bake secondary motion of a glTF character (.glb/.gltf) or a scene into a point cache of
     /// the input mesh's own vertices, in their own order, one sample per frame.
@@ -130,7 +136,8 @@ enum Command {
         /// Inclusive frame range `A..B` (the simulation starts at rest at frame A).
         #[arg(long, value_parser = bake::parse_range)]
         frames: Option<(usize, usize)>,
-        /// Sampling rate for glTF animations (default 24).
+        /// Output frame rate for glTF animations (default 24). The physics runs on its own
+        /// 240 Hz clock, so every rate shows the same motion at the instants it shares.
         #[arg(long)]
         fps: Option<f64>,
         #[arg(long, value_enum, default_value = "fast")]
@@ -272,16 +279,39 @@ fn real_main() -> Result<()> {
             Ok(())
         }
         Command::Demo { out_dir } => demo(&out_dir, force),
-        Command::Bench { out, frames, repeats } => {
+        Command::Bench {
+            out,
+            frames,
+            repeats,
+            substeps,
+        } => {
             if let Some(path) = out.as_deref() {
                 let o = output_paths::Output {
                     flag: "--out",
                     path,
                     kind: output_paths::Kind::Markdown,
                 };
-                output_paths::check(&[], &[o], force)?;
+                let inputs: Vec<output_paths::Input> = substeps
+                    .as_deref()
+                    .map(|path| output_paths::Input {
+                        flag: "--substeps",
+                        path,
+                    })
+                    .into_iter()
+                    .collect();
+                output_paths::check(&inputs, &[o], force)?;
             }
-            bench::run(out.as_deref(), frames, repeats)
+            match substeps {
+                Some(character) => {
+                    let table = bench::substeps_table(&character, frames, repeats)?;
+                    out!("{table}");
+                    if let Some(p) = out.as_deref() {
+                        overtone::io::write_atomically(p, table.as_bytes())?;
+                    }
+                    Ok(())
+                }
+                None => bench::run(out.as_deref(), frames, repeats),
+            }
         }
         Command::Inspect { file } => inspect(&file),
         Command::Bake {

@@ -185,9 +185,8 @@ pub struct ReducedModel {
     btlb: Vec<f64>,
     /// `B̂ᵀM̂B̂` (`r̂ × r̂`, row-major; the identity up to round-off).
     bmb: Vec<f64>,
-    /// `ω₁²` per unit shear modulus: the lowest vibrating eigenvalue of the linearised ARAP
-    /// stiffness in the subspace
-    /// ([`lowest_mode_in_subspace`](crate::dynamics::time_integration::lowest_mode_in_subspace)).
+    /// `ω₁²` per unit shear modulus: the lowest vibrating eigenvalue of the model's own
+    /// linearised stiffness in the subspace ([`clustered_arap_stiffness`]).
     arap_lambda: f64,
     /// The lowest mode's Laplacian energy `ρ_L` per unit shear modulus (see
     /// [`Damping::rayleigh_split`]).
@@ -293,6 +292,57 @@ impl ReducedModel {
     }
 }
 
+/// The fast model's elastic energy linearised at rest, per unit shear modulus, as a
+/// `d·r̂ × d·r̂` matrix on the coordinate-major reduced coordinates `z = (z_0, …, z_{d−1})`.
+///
+/// The model's energy is `Σ_e w_e ½|F_e − R_c(e)|²` with one rotation per cluster, the polar
+/// factor of the cluster gradient `G_c = Σ_{e∈c} w_e F_e` (`G_c[i][j] = K̂_c,j · z_i` for the
+/// secondary part). At rest (`G_c = W_c I`, `W_c = Σ_{e∈c} w_e`) the sum of singular values is
+/// `σ(W_c I + δG) = d W_c + tr δG + |skew δG|²/(2W_c) + O(δG³)`, so to second order
+///
+/// `E = ½ Σ_i z_iᵀ (B̂ᵀL̂B̂) z_i − Σ_c 1/(4W_c) Σ_{i<j} (K̂_c,j·z_i − K̂_c,i·z_j)²`:
+///
+/// per-element rotations would leave `½ Σ_e w_e |sym δF_e|²` (linear elasticity with `(μ/2,
+/// 0)`); a cluster's single rotation cancels only the cluster's mean rotation, which makes the
+/// model stiffer than the elements' (CesiumMan's and the test beam's lowest modes vibrate 17%
+/// faster), and the damping and frequency controls must see this frequency.
+/// `btlb` is `B̂ᵀL̂B̂` (`r̂ × r̂`, row-major), `k_basis` the `K̂_c` (`n_c × d × r̂`), `cluster_weight`
+/// the `W_c`.
+fn clustered_arap_stiffness(d: usize, rr: usize, btlb: &[f64], k_basis: &[f64], cluster_weight: &[f64]) -> Mat<f64> {
+    let mut k = Mat::<f64>::zeros(d * rr, d * rr);
+    for i in 0..d {
+        for a in 0..rr {
+            for b in 0..rr {
+                k[(i * rr + a, i * rr + b)] = btlb[a * rr + b];
+            }
+        }
+    }
+    // s(z) = K̂_c,j·z_i − K̂_c,i·z_j; −(1/(2W_c)) sᵀs in ½zᵀKz.
+    for (c, &w) in cluster_weight.iter().enumerate() {
+        if !(w > 0.0) {
+            continue;
+        }
+        let row = |j: usize| &k_basis[(c * d + j) * rr..(c * d + j + 1) * rr];
+        for i in 0..d {
+            for j in i + 1..d {
+                // s = [coefficient vector on z_i: K̂_c,j ; on z_j: −K̂_c,i]
+                let (si, sj) = (row(j), row(i));
+                for (p_blk, p_vec, p_sign) in [(i, si, 1.0), (j, sj, -1.0)] {
+                    for (q_blk, q_vec, q_sign) in [(i, si, 1.0), (j, sj, -1.0)] {
+                        for a in 0..rr {
+                            for b in 0..rr {
+                                k[(p_blk * rr + a, q_blk * rr + b)] -=
+                                    p_sign * q_sign * p_vec[a] * q_vec[b] / (2.0 * w);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    k
+}
+
 /// Builds the reduced model (eigenmodes, clusters, basis, reduced operators) per unit shear
 /// modulus: `weights[e] = vol_e · s_e` (`s_e` the element's stiffness multiplier). `stage` is
 /// called after each stage with its name.
@@ -346,23 +396,27 @@ fn build_reduced_model(
     let bmb: Vec<f64> = (0..rr * rr)
         .map(|k| (0..n).map(|v| bd[(v, k / rr)] * mass[v] * bd[(v, k % rr)]).sum())
         .collect();
-    // The lowest mode of the subspace (its columns are admissible).
-    let r_omega = rr;
-    let mut vb = Mat::<f64>::zeros(n * d, d * r_omega);
-    for i in 0..d {
-        for a in 0..r_omega {
-            for v in 0..n {
-                vb[(i * n + v, i * r_omega + a)] = bd[(v, a)];
-            }
-        }
+    // The lowest mode of the model itself (clustered rotations), in the subspace (its columns
+    // are admissible).
+    let mut cluster_weight = vec![0.0; n_clusters];
+    for (e, &cl) in pre.labels.iter().enumerate() {
+        cluster_weight[cl] += weights[e];
     }
-    let (arap_lambda, coeff) = crate::dynamics::time_integration::lowest_mode_in_subspace(&g, weights, mass, &vb)?;
+    let stiffness = clustered_arap_stiffness(d, rr, &btlb_sym, &k_basis, &cluster_weight);
+    let gram = Mat::from_fn(d * rr, d * rr, |p, q| {
+        if p / rr == q / rr {
+            bmb[(p % rr) * rr + q % rr]
+        } else {
+            0.0
+        }
+    });
+    let (arap_lambda, coeff) = crate::dynamics::time_integration::lowest_ritz_pair(&gram, &stiffness)?;
     // Laplacian energy of the unit-mass lowest mode: Σ_i c_iᵀ (B̂ᵀL̂B̂) c_i.
     let laplacian_rayleigh: f64 = (0..d)
         .map(|i| {
-            let ci = &coeff[i * r_omega..(i + 1) * r_omega];
-            (0..r_omega)
-                .map(|a| (0..r_omega).map(|b| ci[a] * btlb_sym[a * rr + b] * ci[b]).sum::<f64>())
+            let ci = &coeff[i * rr..(i + 1) * rr];
+            (0..rr)
+                .map(|a| (0..rr).map(|b| ci[a] * btlb_sym[a * rr + b] * ci[b]).sum::<f64>())
                 .sum::<f64>()
         })
         .sum();

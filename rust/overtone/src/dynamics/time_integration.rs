@@ -249,8 +249,7 @@ pub fn lowest_mode_in_subspace(
     mass: &[f64],
     basis: &faer::Mat<f64>,
 ) -> Result<(f64, Vec<f64>)> {
-    use crate::error::OvertoneError;
-    use faer::{Mat, Side};
+    use faer::Mat;
     let (nd, r) = (basis.nrows(), basis.ncols());
     let n = mass.len();
     let mut kb = Mat::<f64>::zeros(nd, r);
@@ -269,7 +268,20 @@ pub fn lowest_mode_in_subspace(
     let mb = Mat::from_fn(nd, r, |k, c| mass[k % n] * basis[(k, c)]);
     let gram = basis.transpose() * &mb;
     let kbt = basis.transpose() * &kb;
-    let kr = Mat::from_fn(r, r, |a, b| 0.5 * (kbt[(a, b)] + kbt[(b, a)]));
+    lowest_ritz_pair(&gram, &kbt)
+}
+
+/// The lowest vibrating eigenpair of `K c = λ G c` for a small dense stiffness `K` and Gram
+/// (mass) matrix `G` (`r × r`, symmetrised here): `G` is first diagonalised and directions
+/// with eigenvalues below `10⁻¹⁰` of its largest are dropped, then `K` is solved in the
+/// `G`-orthonormal coordinates. Returns `λ` (the smallest eigenvalue above `10⁻⁹` of the
+/// largest, see [`lowest_vibrating`]) and the eigenvector `c` (`r`, `cᵀ G c = 1`).
+pub(crate) fn lowest_ritz_pair(gram: &faer::Mat<f64>, k: &faer::Mat<f64>) -> Result<(f64, Vec<f64>)> {
+    use crate::error::OvertoneError;
+    use faer::{Mat, Side};
+    let r = gram.nrows();
+    let kr = Mat::from_fn(r, r, |a, b| 0.5 * (k[(a, b)] + k[(b, a)]));
+    let gram = Mat::from_fn(r, r, |a, b| 0.5 * (gram[(a, b)] + gram[(b, a)]));
     let fail = |what: &str, e: String| OvertoneError::Factorization {
         what: what.into(),
         reason: e,
