@@ -10,7 +10,7 @@ LIBS="-L target/release -lovertone_ffi -lpthread -ldl -lm"
 # The version script keeps every symbol but the C ABI local (template instantiations of the
 # standard library would otherwise be exported with default visibility).
 printf '{ global: overtone_*; local: *; };\n' > target/cpp/overtone_c.map
-g++ -std=c++17 -O2 -fPIC -shared -fvisibility=hidden plugin/cpp/overtone_c.cpp plugin/cpp/overtone.cpp \
+g++ -std=c++17 -O2 -Werror=missing-field-initializers -fPIC -shared -fvisibility=hidden plugin/cpp/overtone_c.cpp plugin/cpp/overtone.cpp \
   $INC $LIBS -Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,--version-script=target/cpp/overtone_c.map \
   -o target/cpp/libovertone_c.so
 exported=$(nm -D --defined-only target/cpp/libovertone_c.so | awk '{print $3}' | grep -v '^overtone_' || true)

@@ -15,6 +15,9 @@ fi
 bash scripts/build_blender_addon.sh >/dev/null
 RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
   timeout 900 "$VENV/bin/python" plugin/blender/tests/test_addon.py
+# Art-direction controls: settings layout, strength/damping without a rebind (keyframed), Stiffness Group.
+RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
+  timeout 600 "$VENV/bin/python" plugin/blender/tests/test_controls.py
 # Cache formats (PC2/Alembic/USD playback) and the farm entry (batch bake of a saved .blend).
 RUST_BACKTRACE=0 OVERTONE_ADDON_DIR="$PWD/target/blender" \
   timeout 600 "$VENV/bin/python" plugin/blender/tests/test_pipeline.py

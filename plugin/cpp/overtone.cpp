@@ -30,10 +30,32 @@ Status guard(F&& f) noexcept {
 }
 }  // namespace
 
+namespace {
+// Positional aggregate initialisation both ways: built with -Werror=missing-field-initializers
+// (scripts/test_cpp.sh), a field missing on either side does not compile.
+ffi::Settings to_ffi(const Settings& s) {
+  return ffi::Settings{s.youngs_modulus, s.poisson_ratio, s.density, s.fps,
+                       s.lattice_resolution, s.fast, s.modes, s.clusters,
+                       s.integrator, s.substeps, s.damping, s.frequency,
+                       s.rest, s.time_scale, s.preroll, s.strength,
+                       s.cut_distance, {s.gravity[0], s.gravity[1], s.gravity[2]}};
+}
+}  // namespace
+
 Settings Settings::defaults() noexcept {
   auto d = ffi::default_settings();
   return {d.youngs_modulus, d.poisson_ratio, d.density, d.fps, d.lattice_resolution,
-          d.fast, d.modes, d.clusters};
+          d.fast, d.modes, d.clusters, d.integrator, d.substeps, d.damping, d.frequency,
+          d.rest, d.time_scale, d.preroll, d.strength, d.cut_distance,
+          {d.gravity[0], d.gravity[1], d.gravity[2]}};
+}
+
+std::string Settings::field_list() noexcept {
+  try {
+    return std::string(ffi::settings_fields());
+  } catch (...) {
+    return std::string();
+  }
 }
 
 Deformer::Deformer() noexcept : impl_(nullptr) {}
@@ -46,16 +68,18 @@ bool Deformer::valid() const noexcept { return impl_ && impl_->handle.has_value(
 Status Deformer::create(const Settings& s, const double* rest, std::size_t vertices,
                         const std::uint32_t* triangles, std::size_t triangle_count,
                         const double* weights, std::size_t bones, const double* leak,
-                        const double* first_pose, const std::string& sidecar) noexcept {
+                        const double* first_pose, const std::string& sidecar,
+                        const double* stiffness) noexcept {
   return create(s, rest, vertices, triangles, triangle_count, weights, bones, nullptr, 0, nullptr,
-                leak, first_pose, sidecar);
+                leak, first_pose, sidecar, stiffness);
 }
 
 Status Deformer::create(const Settings& s, const double* rest, std::size_t vertices,
                         const std::uint32_t* triangles, std::size_t triangle_count,
                         const double* weights, std::size_t bones, const double* morph_deltas,
                         std::size_t targets, const double* first_morph_weights, const double* leak,
-                        const double* first_pose, const std::string& sidecar) noexcept {
+                        const double* first_pose, const std::string& sidecar,
+                        const double* stiffness) noexcept {
   if (!rest || !triangles || !weights || !first_pose || vertices == 0 || bones == 0) {
     return {false, "create: rest, triangles, weights and first_pose are required"};
   }
@@ -64,8 +88,7 @@ Status Deformer::create(const Settings& s, const double* rest, std::size_t verti
   }
   auto fresh = std::make_unique<Impl>();
   Status st = guard([&] {
-    ffi::Settings fs{s.youngs_modulus, s.poisson_ratio, s.density, s.fps,
-                     s.lattice_resolution, s.fast, s.modes, s.clusters};
+    ffi::Settings fs = to_ffi(s);
     const auto none = rust::Slice<const double>();
     fresh->handle.emplace(ffi::create_deformer(
         fs, rust::Slice<const double>(rest, vertices * 3),
@@ -74,6 +97,7 @@ Status Deformer::create(const Settings& s, const double* rest, std::size_t verti
         targets ? rust::Slice<const double>(morph_deltas, targets * vertices * 3) : none, targets,
         targets ? rust::Slice<const double>(first_morph_weights, targets) : none,
         leak ? rust::Slice<const double>(leak, vertices) : none,
+        stiffness ? rust::Slice<const double>(stiffness, vertices) : none,
         rust::Slice<const double>(first_pose, bones * 12), rust::Str(sidecar)));
   });
   if (st) {  // Only a complete deformer replaces the previous one.
@@ -95,6 +119,11 @@ Status Deformer::step(const double* pose, double* out, const double* morph_weigh
                                     : rust::Slice<const double>(),
                            rust::Slice<double>(out, vertices_ * 3));
   });
+}
+
+Status Deformer::set_controls(double damping, double strength) noexcept {
+  if (!valid()) return {false, "set_controls: the deformer was not created"};
+  return guard([&] { (*impl_->handle)->set_controls(damping, strength); });
 }
 
 Status Deformer::reset(const double* pose, const double* morph_weights) noexcept {
@@ -148,6 +177,7 @@ Status Binding::start(const Settings& s, const Part* parts, std::size_t part_cou
     return {false, "start: blendshape targets need their first weights"};
   }
   bool leak = parts[0].leak != nullptr;
+  bool stiff = parts[0].stiffness != nullptr;
   for (std::size_t p = 0; p < part_count; ++p) {
     const Part& q = parts[p];
     if (!q.rest || !q.triangles || !q.weights || q.vertices == 0 || q.triangle_count == 0) {
@@ -160,10 +190,13 @@ Status Binding::start(const Settings& s, const Part* parts, std::size_t part_cou
     if ((q.leak != nullptr) != leak) {
       return {false, "start: a leak field must be given for every part or for none"};
     }
+    if ((q.stiffness != nullptr) != stiff) {
+      return {false, "start: a stiffness field must be given for every part or for none"};
+    }
   }
   auto fresh = std::make_unique<Impl>();
   Status st = guard([&] {
-    std::vector<double> rest, weights, deltas, leaks;
+    std::vector<double> rest, weights, deltas, leaks, stiffs;
     std::vector<std::uint32_t> tris;
     std::vector<std::size_t> pv, pt;
     for (std::size_t p = 0; p < part_count; ++p) {
@@ -173,11 +206,11 @@ Status Binding::start(const Settings& s, const Part* parts, std::size_t part_cou
       weights.insert(weights.end(), q.weights, q.weights + q.vertices * bones);
       if (targets) deltas.insert(deltas.end(), q.morph_deltas, q.morph_deltas + targets * q.vertices * 3);
       if (leak) leaks.insert(leaks.end(), q.leak, q.leak + q.vertices);
+      if (stiff) stiffs.insert(stiffs.end(), q.stiffness, q.stiffness + q.vertices);
       pv.push_back(q.vertices);
       pt.push_back(q.triangle_count);
     }
-    ffi::Settings fs{s.youngs_modulus, s.poisson_ratio, s.density, s.fps,
-                     s.lattice_resolution, s.fast, s.modes, s.clusters};
+    ffi::Settings fs = to_ffi(s);
     using D = rust::Slice<const double>;
     using Z = rust::Slice<const std::size_t>;
     fresh->handle.emplace(ffi::start_bind(
@@ -186,7 +219,7 @@ Status Binding::start(const Settings& s, const Part* parts, std::size_t part_cou
         Z(pt.data(), pt.size()), D(weights.data(), weights.size()), bones,
         D(deltas.data(), deltas.size()), targets,
         targets ? D(first_morph_weights, targets) : D(), D(leaks.data(), leaks.size()),
-        D(first_pose, bones * 12), rust::Str(sidecar)));
+        D(stiffs.data(), stiffs.size()), D(first_pose, bones * 12), rust::Str(sidecar)));
   });
   if (st) {
     impl_ = std::move(fresh);

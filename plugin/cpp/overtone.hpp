@@ -18,6 +18,9 @@
 // (before skinning).
 // Leak field: one value per vertex, >= 0 where painted (0: the secondary motion may carry the
 // rig's momentum, 1: it may not) and -1 where unpainted (the default field there).
+// Stiffness field: one value per vertex, a multiplier of Young's modulus > 0 where painted (1:
+// the default, 10: ten times stiffer there, so less secondary motion) and -1 where unpainted
+// (1); null for a uniform material. It changes the precompute (a new sidecar key).
 #pragma once
 
 #include <cstddef>
@@ -33,16 +36,31 @@ struct Status {
   explicit operator bool() const noexcept { return ok; }
 };
 
+// Defaults from Settings::defaults(). The fields after `clusters` are the art-direction
+// controls; of them only damping and strength may change between frames (set_controls), the
+// others need a new create/bind (none of them changes the fast solver's sidecar).
 struct Settings {
-  double youngs_modulus;  // in the normalised frame (longest half-extent 1)
-  double poisson_ratio;
-  double density;
-  double fps;  // dt = 1/fps
-  std::size_t lattice_resolution;
+  double youngs_modulus;  // Pa, in the normalised frame (longest half-extent 1)
+  double poisson_ratio;   // [0, 0.5)
+  double density;         // kg/m^3, in the normalised frame
+  double fps;  // frames per second of the host's timeline, dt = 1/fps
+  std::size_t lattice_resolution;  // cells along the longest side, 0: from the mesh's thickness
   bool fast;  // reduced solver (true) or full order
   std::size_t modes;
   std::size_t clusters;
+  std::uint8_t integrator;  // 0: implicit midpoint with substeps; 1: backward Euler, 1 step/frame
+  std::size_t substeps;     // per frame, 1-64; 0: automatic (from the frame length and lowest mode)
+  double damping;           // damping ratio of the lowest mode, >= 0 (0 none, 1 critical)
+  double frequency;         // Hz of the lowest mode (Young's modulus rescaled to it); 0: none
+  std::uint8_t rest;        // elastic reference: 0 the rig pose (held pose at rest), 1 bind shape
+  double time_scale;        // physics seconds per animation second, > 0
+  double preroll;           // seconds held at the first pose after create/bind/reset, 0-60
+  double strength;          // multiplier of the output displacement, >= 0
+  double cut_distance;      // rig jump (fraction of the body's diagonal) that restarts; 0: never
+  double gravity[3];        // world frame, world length units/s^2 (Blender Z-up: {0, 0, -9.81})
   static Settings defaults() noexcept;
+  // The bridge's field list ("name:type,..." in declaration order), for layout tests.
+  static std::string field_list() noexcept;
 };
 
 // One skinned mesh of a body (several meshes bound to one skeleton are bound as one body):
@@ -57,6 +75,7 @@ struct Part {
   const double* weights = nullptr;
   const double* morph_deltas = nullptr;
   const double* leak = nullptr;
+  const double* stiffness = nullptr;  // n values (see above), null: uniform; every part or none
 };
 
 class Binding;
@@ -70,18 +89,25 @@ class Deformer {
   Deformer(const Deformer&) = delete;
   Deformer& operator=(const Deformer&) = delete;
 
-  // Builds (or loads from `sidecar`, may be empty) the precompute; `leak` may be null.
+  // Builds (or loads from `sidecar`, may be empty) the precompute; `leak` and `stiffness` may be
+  // null (vertices values each otherwise, see above).
   Status create(const Settings& settings, const double* rest, std::size_t vertices,
                 const std::uint32_t* triangles, std::size_t triangle_count,
                 const double* weights, std::size_t bones, const double* leak,
-                const double* first_pose, const std::string& sidecar) noexcept;
+                const double* first_pose, const std::string& sidecar,
+                const double* stiffness = nullptr) noexcept;
   // The same with `targets` blendshapes: `morph_deltas` targets x vertices x 3 bind-space
   // offsets, `first_morph_weights` targets values; each step then takes `targets` weights.
   Status create(const Settings& settings, const double* rest, std::size_t vertices,
                 const std::uint32_t* triangles, std::size_t triangle_count,
                 const double* weights, std::size_t bones, const double* morph_deltas,
                 std::size_t targets, const double* first_morph_weights, const double* leak,
-                const double* first_pose, const std::string& sidecar) noexcept;
+                const double* first_pose, const std::string& sidecar,
+                const double* stiffness = nullptr) noexcept;
+  // The keyframable controls, from the next step on, without a rebind: damping ratio (>= 0;
+  // refactors only the solver's small system, never the sidecar) and strength (>= 0). On error
+  // nothing changes.
+  Status set_controls(double damping, double strength) noexcept;
   // One frame; `out` receives vertices x 3 doubles; `morph_weights` holds targets() values
   // (may be null without blendshapes). On error nothing changes.
   Status step(const double* pose, double* out, const double* morph_weights = nullptr) noexcept;

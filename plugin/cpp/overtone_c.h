@@ -13,18 +13,44 @@
 extern "C" {
 #endif
 typedef struct overtone_deformer overtone_deformer;
+/* Units and defaults as overtone.hpp's Settings (overtone_default_settings fills them). Only
+ * damping and strength may change between frames (overtone_set_controls); the other controls
+ * need a new create/bind, none of them changes the fast solver's sidecar. */
 typedef struct {
-  double youngs_modulus, poisson_ratio, density, fps;
-  size_t lattice_resolution;
-  int fast;
+  double youngs_modulus, poisson_ratio, density; /* Pa, -, kg/m^3 in the normalised frame */
+  double fps;                /* frames per second of the host's timeline */
+  size_t lattice_resolution; /* 0: from the mesh's thickness */
+  int fast;                  /* 1 reduced solver, 0 full order */
   size_t modes, clusters;
+  int integrator;            /* 0 implicit midpoint with substeps, 1 backward Euler */
+  size_t substeps;           /* per frame 1-64, 0 automatic */
+  double damping;            /* damping ratio of the lowest mode, >= 0 */
+  double frequency;          /* Hz of the lowest mode (Young's modulus rescaled), 0 none */
+  int rest;                  /* 0 rig pose (held pose at rest), 1 bind shape */
+  double time_scale;         /* physics seconds per animation second, > 0 */
+  double preroll;            /* seconds held at the first pose after create/bind/reset, 0-60 */
+  double strength;           /* output multiplier, >= 0 */
+  double cut_distance;       /* rig jump (fraction of the body's diagonal) that restarts, 0 never */
+  double gravity[3];         /* world frame, world length units/s^2 */
 } overtone_settings;
 
 void overtone_default_settings(overtone_settings* out);
+/* Layout check: the bridge's field list ("name:type,...", types f64 usize bool u8 f64x3) and this
+ * library's compiled layout of overtone_settings ("name:offset:size,..."); each writes a
+ * NUL-terminated string truncated to `len` and returns its full length. */
+size_t overtone_settings_fields(char* buf, size_t len);
+size_t overtone_settings_layout(char* buf, size_t len);
+/* `stiffness` (optional): per vertex a multiplier of Young's modulus > 0 where painted (1 the
+ * default, 10 ten times stiffer: less secondary motion) or -1 where unpainted; NULL: uniform. */
 int overtone_create(const overtone_settings* s, const double* rest, size_t vertices,
                     const uint32_t* triangles, size_t triangle_count, const double* weights,
-                    size_t bones, const double* leak, const double* first_pose,
-                    const char* sidecar, overtone_deformer** out, char* err, size_t err_len);
+                    size_t bones, const double* leak, const double* stiffness,
+                    const double* first_pose, const char* sidecar, overtone_deformer** out,
+                    char* err, size_t err_len);
+/* The keyframable controls, from the next step on, without a rebind: damping ratio (>= 0) and
+ * strength (>= 0). On error (-1) nothing changes. */
+int overtone_set_controls(overtone_deformer* d, double damping, double strength, char* err,
+                          size_t err_len);
 int overtone_step(overtone_deformer* d, const double* pose, double* out, char* err, size_t err_len);
 int overtone_reset(overtone_deformer* d, const double* pose, char* err, size_t err_len);
 /* Blendshape rigs (shape keys, morph targets): `morph_deltas` is targets x vertices x 3
@@ -34,7 +60,8 @@ int overtone_create_with_morphs(const overtone_settings* s, const double* rest, 
                                 const uint32_t* triangles, size_t triangle_count,
                                 const double* weights, size_t bones, const double* morph_deltas,
                                 size_t targets, const double* first_morph_weights,
-                                const double* leak, const double* first_pose, const char* sidecar,
+                                const double* leak, const double* stiffness,
+                                const double* first_pose, const char* sidecar,
                                 overtone_deformer** out, char* err, size_t err_len);
 int overtone_step_with_morphs(overtone_deformer* d, const double* pose, const double* morph_weights,
                               double* out, char* err, size_t err_len);
@@ -64,6 +91,7 @@ typedef struct {
   const double* weights;
   const double* morph_deltas;
   const double* leak;
+  const double* stiffness; /* vertices values or NULL (every part or none) */
 } overtone_part;
 size_t overtone_part_count(const overtone_deformer* d);
 /* First vertex of part i in the step output; i == overtone_part_count(d) gives the total. */

@@ -1,5 +1,6 @@
 /* Calls the C ABI the way a Python/ctypes host does: create, step, an error path, destroy. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ static int async_bind(void) {
   size_t nt1, nt2;
   size_t n1 = sphere(-0.7, 0.6, RINGS, SEG, v1, t1, w1, &nt1);
   size_t n2 = sphere(0.7, 0.6, RINGS, SEG, v2, t2, w2, &nt2);
-  overtone_part parts[2] = {{v1, n1, t1, nt1, w1, NULL, NULL}, {v2, n2, t2, nt2, w2, NULL, NULL}};
+  overtone_part parts[2] = {{v1, n1, t1, nt1, w1, NULL, NULL, NULL}, {v2, n2, t2, nt2, w2, NULL, NULL, NULL}};
   double pose[24] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
   overtone_settings s;
   overtone_default_settings(&s);
@@ -152,7 +153,7 @@ static int async_bind(void) {
          worst, peak);
   overtone_destroy(d);
   /* Bad input is refused at start (a part without triangles), and NULL handles are harmless. */
-  overtone_part bad = {v1, n1, t1, 0, w1, NULL, NULL};
+  overtone_part bad = {v1, n1, t1, 0, w1, NULL, NULL, NULL};
   if (overtone_bind_start(&s, &bad, 1, 2, 0, NULL, pose, "", &b, err, sizeof err) == 0 || b != NULL) {
     printf("FAIL: a part without triangles was accepted\n");
     return 1;
@@ -164,7 +165,135 @@ static int async_bind(void) {
   return 0;
 }
 
+/* The settings layout: the bridge's field list (exported by the Rust side) and the library's
+ * compiled layout name the same fields in the same order; this program's own offsetof/sizeof
+ * (compiled as C) agree with the library's; each field's size is its type's; the fields cover
+ * the struct up to alignment padding. Prints the layout for the ctypes check. */
+#define FIELD(name) {#name, offsetof(overtone_settings, name), sizeof(((overtone_settings*)0)->name)}
+static int settings_layout(void) {
+  struct {
+    const char* name;
+    size_t offset, size;
+  } mine[] = {FIELD(youngs_modulus), FIELD(poisson_ratio), FIELD(density), FIELD(fps),
+              FIELD(lattice_resolution), FIELD(fast), FIELD(modes), FIELD(clusters),
+              FIELD(integrator), FIELD(substeps), FIELD(damping), FIELD(frequency),
+              FIELD(rest), FIELD(time_scale), FIELD(preroll), FIELD(strength),
+              FIELD(cut_distance), FIELD(gravity)};
+  const size_t count = sizeof mine / sizeof mine[0];
+  char fields[2048], layout[2048];
+  if (overtone_settings_fields(fields, sizeof fields) >= sizeof fields ||
+      overtone_settings_layout(layout, sizeof layout) >= sizeof layout) {
+    printf("FAIL: layout strings truncated\n");
+    return 1;
+  }
+  printf("settings fields (Rust): %s\nsettings layout (C): %s\n", fields, layout);
+  char* fs = fields;
+  char* ls = layout;
+  size_t end = 0;
+  for (size_t i = 0; i <= count; ++i) {
+    char* f = strsep(&fs, ",");
+    char* l = strsep(&ls, ",");
+    if (i == count) {
+      /* Both lists end here: the library's sizeof entry, no further Rust field. */
+      size_t size = 0;
+      if (f != NULL || l == NULL || sscanf(l, "sizeof:%zu", &size) != 1 || size != sizeof(overtone_settings) ||
+          end > size || size - end >= 8) {
+        printf("FAIL: field count or struct size (Rust extra field %s, C %s, end %zu, sizeof %zu)\n",
+               f ? f : "-", l ? l : "-", end, sizeof(overtone_settings));
+        return 1;
+      }
+      break;
+    }
+    if (f == NULL || l == NULL) {
+      printf("FAIL: the lists end before field %s\n", mine[i].name);
+      return 1;
+    }
+    char* kind = strchr(f, ':');
+    char lname[64];
+    size_t off = 0, size = 0;
+    if (kind == NULL || sscanf(l, "%63[^:]:%zu:%zu", lname, &off, &size) != 3) {
+      printf("FAIL: malformed entries %s / %s\n", f, l);
+      return 1;
+    }
+    *kind++ = '\0';
+    size_t want = strcmp(kind, "f64") == 0     ? sizeof(double)
+                  : strcmp(kind, "usize") == 0 ? sizeof(size_t)
+                  : strcmp(kind, "bool") == 0  ? sizeof(int)
+                  : strcmp(kind, "u8") == 0    ? sizeof(int)
+                  : strcmp(kind, "f64x3") == 0 ? 3 * sizeof(double)
+                                               : 0;
+    if (strcmp(f, mine[i].name) != 0 || strcmp(lname, mine[i].name) != 0 || off != mine[i].offset ||
+        size != mine[i].size || size != want || off < end) {
+      printf("FAIL: field %zu is %s:%s in Rust, %s at %zu (%zu bytes) in the library, %s at %zu (%zu) here\n",
+             i, f, kind, lname, off, size, mine[i].name, mine[i].offset, mine[i].size);
+      return 1;
+    }
+    end = off + size;
+  }
+  printf("settings layout ok: %zu fields, %zu bytes\n", count, sizeof(overtone_settings));
+  return 0;
+}
+
+/* Damping and strength change between frames without a rebind: strength 2 doubles the output
+ * (to 1e-12 relative), a damping change keeps the deformer working and is refused when
+ * negative (nothing changes then), and a bad stiffness field is refused at create. */
+static int controls(const overtone_settings* base, const double* rest, const uint32_t* tris,
+                    const double* weights) {
+  char err[512];
+  overtone_settings s = *base;
+  double pose[] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+  double stiff[6] = {-1, -1, 10, 10, -1, -1};
+  overtone_deformer *a = NULL, *b = NULL;
+  if (overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, stiff, pose, "", &a, err, sizeof err) != 0 ||
+      overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, stiff, pose, "", &b, err, sizeof err) != 0) {
+    printf("FAIL create with stiffness: %s\n", err);
+    return 1;
+  }
+  if (overtone_set_controls(b, s.damping, 2.0, err, sizeof err) != 0 ||
+      overtone_set_controls(b, -0.5, 1.0, err, sizeof err) == 0) {
+    printf("FAIL: set_controls: %s\n", err);
+    return 1;
+  }
+  double ua[18], ub[18], worst = 0.0, peak = 0.0;
+  for (int k = 1; k < 12; ++k) {
+    pose[3] = 0.3 * sin(0.6 * k);
+    if (overtone_step(a, pose, ua, err, sizeof err) != 0 || overtone_step(b, pose, ub, err, sizeof err) != 0) {
+      printf("FAIL step: %s\n", err);
+      return 1;
+    }
+    for (int i = 0; i < 18; ++i) {
+      worst = fmax(worst, fabs(ub[i] - 2.0 * ua[i]));
+      peak = fmax(peak, fabs(ua[i]));
+    }
+  }
+  if (peak <= 0.0 || worst > 1e-12 * peak) {
+    printf("FAIL: strength 2 gives %.3e off twice strength 1 (peak %.3e)\n", worst, peak);
+    return 1;
+  }
+  if (overtone_set_controls(a, 0.6, 1.0, err, sizeof err) != 0 || overtone_step(a, pose, ua, err, sizeof err) != 0) {
+    printf("FAIL: damping change mid-run: %s\n", err);
+    return 1;
+  }
+  overtone_destroy(a);
+  overtone_destroy(b);
+  double bad[6] = {1, 1, 0, 1, 1, 1};
+  overtone_deformer* c = NULL;
+  if (overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, bad, pose, "", &c, err, sizeof err) == 0 || c) {
+    printf("FAIL: a zero stiffness was accepted\n");
+    return 1;
+  }
+  printf("C ABI controls ok: strength 2 = 2 x strength 1 to %.1e (peak %.3e); refused: %s\n", worst, peak, err);
+  s.integrator = 7;
+  if (overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, NULL, pose, "", &c, err, sizeof err) == 0) {
+    printf("FAIL: integrator 7 accepted\n");
+    return 1;
+  }
+  printf("refused as expected: %s\n", err);
+  return 0;
+}
+
 int main(void) {
+  if (settings_layout() != 0) return 1;
   if (async_bind() != 0) return 1;
   /* A single tetrahedron-like closed surface: an octahedron with one bone. */
   double rest[] = {1, 0, 0, -1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1.3, 0, 0, -1.3};
@@ -177,8 +306,9 @@ int main(void) {
   s.lattice_resolution = 8;
   s.clusters = 20;
   s.modes = 4;
+  if (controls(&s, rest, tris, weights) != 0) return 1;
   overtone_deformer* d = NULL;
-  if (overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, pose, "", &d, err, sizeof err) != 0) {
+  if (overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, NULL, pose, "", &d, err, sizeof err) != 0) {
     printf("FAIL create: %s\n", err);
     return 1;
   }
@@ -220,7 +350,7 @@ int main(void) {
   double bw = 0.0;
   pose[0] = 1.0;
   pose[3] = 0.0;
-  if (overtone_create_with_morphs(&s, rest, 6, tris, 8, weights, 1, delta, 1, &bw, NULL, pose, "", &d, err,
+  if (overtone_create_with_morphs(&s, rest, 6, tris, 8, weights, 1, delta, 1, &bw, NULL, NULL, pose, "", &d, err,
                                   sizeof err) != 0) {
     printf("FAIL create_with_morphs: %s\n", err);
     return 1;

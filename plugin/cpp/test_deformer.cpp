@@ -3,6 +3,7 @@
 // error status while the process survives. Exit code 0 on success.
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "overtone.hpp"
@@ -101,6 +102,38 @@ int main() {
   std::printf("panic contained: %s\n", st.message.c_str());
   st = d.step(pose(0.2).data(), out.data());
   check(st.ok, "deformer usable after a contained panic");
+
+  // Controls: strength 0.5 halves the output of the next frame relative to a twin at 1 (same
+  // state), damping can change mid-run, bad values are refused; a painted stiffness binds.
+  check(settings.strength == 1.0 && settings.substeps == 0 && settings.gravity[2] == 0.0,
+        "default controls");
+  check(overtone::Settings::field_list().find("gravity:f64x3") != std::string::npos, "field list");
+  std::vector<double> stiff(n, -1.0);
+  for (std::size_t v = n / 2; v < n; ++v) stiff[v] = 10.0;
+  overtone::Deformer e, f;
+  st = e.create(settings, t.rest.data(), n, t.tris.data(), t.tris.size() / 3, t.weights.data(), 2,
+                nullptr, pose(0).data(), "", stiff.data());
+  check(st.ok, st.message.c_str());
+  st = f.create(settings, t.rest.data(), n, t.tris.data(), t.tris.size() / 3, t.weights.data(), 2,
+                nullptr, pose(0).data(), "", stiff.data());
+  check(st.ok, st.message.c_str());
+  std::vector<double> ue(3 * n), uf(3 * n);
+  double worst = 0, top = 0;
+  for (int k = 1; k < 20; ++k) {
+    if (k == 8) {
+      check(e.set_controls(0.4, 1.0).ok && f.set_controls(0.4, 0.5).ok, "set_controls");
+      check(!f.set_controls(0.4, -1.0).ok && !f.set_controls(NAN, 1.0).ok, "bad controls refused");
+    }
+    auto p = pose(0.8 * std::sin(0.3 * k));
+    check(e.step(p.data(), ue.data()).ok && f.step(p.data(), uf.data()).ok, "step with controls");
+    for (std::size_t i = 0; i < 3 * n; ++i) {
+      double want = k >= 8 ? 0.5 * ue[i] : ue[i];
+      worst = std::fmax(worst, std::fabs(uf[i] - want));
+      top = std::fmax(top, std::fabs(ue[i]));
+    }
+  }
+  check(top > 1e-4 && worst <= 1e-12 * top, "strength 0.5 halves the output");
+  std::printf("controls: strength 0.5 off by %.2e of %.3e\n", worst, top);
 
   std::printf("%s: %zu vertices, peak displacement %.4g, residual %.2e, cache: %s\n",
               failures ? "FAILED" : "ok", n, peak, d.residual(), d.cache_status().c_str());

@@ -11,7 +11,14 @@
 // displacement is brought to the shape's object space with the inverse of its current world
 // matrix. Rest in object space with world transforms would shrink a 0.01-scaled character 100x
 // between rest and pose. The leak field is the node's own paintable
-// deformer weights when `useLeakWeights` is on. Time going backwards (or to `startFrame`) resets
+// deformer weights when `useLeakWeights` is on. The stiffness field is a second paintable map,
+// `stiffnessList[geometry].stiffnessWeights[vertex]` (default 0.5), used when `useStiffnessWeights`
+// is on: a painted weight w multiplies Young's modulus by stiffnessRange^(2w-1) (0.5: the
+// default, 1: stiffnessRange times stiffer, 0: that many times softer).
+// Art-direction controls (units in plugin/cpp/overtone.hpp): `damping` and `strength` are keyable
+// and reach the simulation at the next frame without a rebind; `integrator`, `substeps`,
+// `frequency`, `restShape`, `timeScale`, `preroll`, `useGravity`/`gravity` (world units/s^2, Maya's
+// internal cm: default (0, -981, 0), off) and `cutDistance` rebind (the sidecar is kept). Time going backwards (or to `startFrame`) resets
 // the simulation; every failure is shown with MGlobal::displayError and leaves the points as the
 // skinCluster made them.
 #include <maya/MArrayDataHandle.h>
@@ -19,6 +26,7 @@
 #include <maya/MDagPathArray.h>
 #include <maya/MDataBlock.h>
 #include <maya/MDataHandle.h>
+#include <maya/MFnCompoundAttribute.h>
 #include <maya/MDoubleArray.h>
 #include <maya/MFileIO.h>
 #include <maya/MFnEnumAttribute.h>
@@ -86,6 +94,9 @@ class OvertoneDeformer : public MPxDeformerNode {
 
   static MObject aYoungsModulus, aPoissonRatio, aDensity, aSolver, aModes, aClusters, aLattice;
   static MObject aSidecar, aUseLeak, aTime, aStartFrame, aMatrix, aSkinCluster, aRebind;
+  static MObject aDamping, aStrength, aIntegrator, aSubsteps, aFrequency, aRestShape, aTimeScale, aPreroll;
+  static MObject aUseGravity, aGravity, aCutDistance, aUseStiffness, aStiffnessRange, aStiffnessList,
+      aStiffnessWeights;
 
  private:
   struct Bind {
@@ -103,6 +114,7 @@ class OvertoneDeformer : public MPxDeformerNode {
   std::string signature_;
   std::vector<double> pose_, disp_;
   double last_frame_ = 0.0;
+  double damping_ = 0.0, strength_ = 1.0;  // the controls the deformer runs with
   bool started_ = false;
   MString last_error_;
 };
@@ -112,6 +124,11 @@ MObject OvertoneDeformer::aSolver, OvertoneDeformer::aModes, OvertoneDeformer::a
 MObject OvertoneDeformer::aLattice, OvertoneDeformer::aSidecar, OvertoneDeformer::aUseLeak;
 MObject OvertoneDeformer::aTime, OvertoneDeformer::aStartFrame, OvertoneDeformer::aMatrix;
 MObject OvertoneDeformer::aSkinCluster, OvertoneDeformer::aRebind;
+MObject OvertoneDeformer::aDamping, OvertoneDeformer::aStrength, OvertoneDeformer::aIntegrator;
+MObject OvertoneDeformer::aSubsteps, OvertoneDeformer::aFrequency, OvertoneDeformer::aRestShape;
+MObject OvertoneDeformer::aTimeScale, OvertoneDeformer::aPreroll, OvertoneDeformer::aUseGravity;
+MObject OvertoneDeformer::aGravity, OvertoneDeformer::aCutDistance, OvertoneDeformer::aUseStiffness;
+MObject OvertoneDeformer::aStiffnessRange, OvertoneDeformer::aStiffnessList, OvertoneDeformer::aStiffnessWeights;
 
 MStatus OvertoneDeformer::initialize() {
   const overtone::Settings d = overtone::Settings::defaults();
@@ -128,14 +145,58 @@ MStatus OvertoneDeformer::initialize() {
   aClusters = n.create("clusters", "cl", MFnNumericData::kInt, static_cast<int>(d.clusters));
   n.setMin(1);
   aLattice = n.create("latticeResolution", "lr", MFnNumericData::kInt, static_cast<int>(d.lattice_resolution));
-  n.setMin(2);
+  n.setMin(0);  // 0: chosen from the mesh's thickness
   aUseLeak = n.create("useLeakWeights", "ulw", MFnNumericData::kBoolean, false);
   aStartFrame = n.create("startFrame", "sf", MFnNumericData::kDouble, 1.0);
   aRebind = n.create("rebind", "rb", MFnNumericData::kInt, 0);
+  aDamping = n.create("damping", "dmp", MFnNumericData::kDouble, d.damping);
+  n.setMin(0.0);
+  n.setSoftMax(1.0);
+  n.setKeyable(true);
+  aStrength = n.create("strength", "str", MFnNumericData::kDouble, d.strength);
+  n.setMin(0.0);
+  n.setSoftMax(3.0);
+  n.setKeyable(true);
+  aSubsteps = n.create("substeps", "sst", MFnNumericData::kInt, static_cast<int>(d.substeps));
+  n.setMin(0);  // 0: automatic
+  n.setMax(64);
+  aFrequency = n.create("frequency", "frq", MFnNumericData::kDouble, d.frequency);
+  n.setMin(0.0);  // Hz; 0: Young's modulus as given
+  n.setSoftMax(20.0);
+  aTimeScale = n.create("timeScale", "tsc", MFnNumericData::kDouble, d.time_scale);
+  n.setMin(1e-3);
+  n.setSoftMax(4.0);
+  aPreroll = n.create("preroll", "prr", MFnNumericData::kDouble, d.preroll);
+  n.setMin(0.0);
+  n.setMax(60.0);
+  aCutDistance = n.create("cutDistance", "cut", MFnNumericData::kDouble, d.cut_distance);
+  n.setMin(0.0);  // fraction of the body's diagonal; 0: never
+  aUseGravity = n.create("useGravity", "ugr", MFnNumericData::kBoolean, false);
+  aGravity = n.create("gravity", "grv", MFnNumericData::k3Double);
+  n.setDefault(0.0, -981.0, 0.0);  // cm/s^2, Maya's internal length unit, +Y up
+  aUseStiffness = n.create("useStiffnessWeights", "usw", MFnNumericData::kBoolean, false);
+  aStiffnessRange = n.create("stiffnessRange", "sra", MFnNumericData::kDouble, 10.0);
+  n.setMin(1.0);
+  aStiffnessWeights = n.create("stiffnessWeights", "stw", MFnNumericData::kFloat, 0.5);
+  n.setMin(0.0);
+  n.setMax(1.0);
+  n.setArray(true);
+  n.setUsesArrayDataBuilder(true);
+  MFnCompoundAttribute c;
+  aStiffnessList = c.create("stiffnessList", "stl");
+  c.addChild(aStiffnessWeights);
+  c.setArray(true);
+  c.setUsesArrayDataBuilder(true);
   MFnEnumAttribute e;
   aSolver = e.create("solver", "sol", 0);
   e.addField("fast", 0);
   e.addField("full", 1);
+  aIntegrator = e.create("integrator", "itg", d.integrator);
+  e.addField("implicitMidpoint", 0);
+  e.addField("backwardEuler", 1);
+  aRestShape = e.create("restShape", "rsh", d.rest);
+  e.addField("rigPose", 0);
+  e.addField("bindShape", 1);
   MFnTypedAttribute t;
   aSidecar = t.create("sidecar", "sc", MFnData::kString);
   MFnUnitAttribute u;
@@ -147,15 +208,22 @@ MStatus OvertoneDeformer::initialize() {
   MFnMessageAttribute msg;
   aSkinCluster = msg.create("skinCluster", "skc");
   for (MObject* a : {&aYoungsModulus, &aPoissonRatio, &aDensity, &aSolver, &aModes, &aClusters, &aLattice,
-                     &aSidecar, &aUseLeak, &aTime, &aStartFrame, &aMatrix, &aSkinCluster, &aRebind}) {
+                     &aSidecar, &aUseLeak, &aTime, &aStartFrame, &aMatrix, &aSkinCluster, &aRebind,
+                     &aDamping, &aStrength, &aIntegrator, &aSubsteps, &aFrequency, &aRestShape, &aTimeScale,
+                     &aPreroll, &aUseGravity, &aGravity, &aCutDistance, &aUseStiffness, &aStiffnessRange,
+                     &aStiffnessList}) {
     MStatus s = addAttribute(*a);
     if (!s) return s;
   }
   for (MObject* a : {&aYoungsModulus, &aPoissonRatio, &aDensity, &aSolver, &aModes, &aClusters, &aLattice,
-                     &aSidecar, &aUseLeak, &aTime, &aStartFrame, &aMatrix, &aRebind}) {
+                     &aSidecar, &aUseLeak, &aTime, &aStartFrame, &aMatrix, &aRebind, &aDamping, &aStrength,
+                     &aIntegrator, &aSubsteps, &aFrequency, &aRestShape, &aTimeScale, &aPreroll, &aUseGravity,
+                     &aGravity, &aCutDistance, &aUseStiffness, &aStiffnessRange, &aStiffnessList,
+                     &aStiffnessWeights}) {
     attributeAffects(*a, outputGeom);
   }
   MGlobal::executeCommand("makePaintable -attrType multiFloat -sm deformer overtoneDeformer weights");
+  MGlobal::executeCommand("makePaintable -attrType multiFloat -sm deformer overtoneDeformer stiffnessWeights");
   return MS::kSuccess;
 }
 
@@ -175,6 +243,16 @@ std::string OvertoneDeformer::settings_signature(MDataBlock& block) const {
     s += std::to_string(block.inputValue(*a).asInt()) + ";";
   s += std::to_string(block.inputValue(aSolver).asShort()) + ";";
   s += std::to_string(block.inputValue(aUseLeak).asBool()) + ";";
+  // The controls that need a rebind (damping and strength do not: see deform).
+  for (const MObject* a : {&aFrequency, &aTimeScale, &aPreroll, &aCutDistance, &aStiffnessRange})
+    s += std::to_string(block.inputValue(*a).asDouble()) + ";";
+  s += std::to_string(block.inputValue(aSubsteps).asInt()) + ";";
+  s += std::to_string(block.inputValue(aIntegrator).asShort()) + ";";
+  s += std::to_string(block.inputValue(aRestShape).asShort()) + ";";
+  s += std::to_string(block.inputValue(aUseStiffness).asBool()) + ";";
+  s += std::to_string(block.inputValue(aUseGravity).asBool()) + ";";
+  const double3& g = block.inputValue(aGravity).asDouble3();
+  for (int i = 0; i < 3; ++i) s += std::to_string(g[i]) + ";";
   s += block.inputValue(aSidecar).asString().asChar();
   s += ";" + std::to_string(MTime(1.0, MTime::kSeconds).as(MTime::uiUnit()));
   return s;
@@ -259,6 +337,22 @@ MStatus OvertoneDeformer::bind(MDataBlock& block, unsigned multi_index) {
     leak.resize(n);
     for (unsigned v = 0; v < n; ++v) leak[v] = weightValue(block, multi_index, v);
   }
+  // Painted stiffness: stiffnessList[multi_index].stiffnessWeights[v], 0.5 where never painted.
+  std::vector<double> stiffness;
+  if (block.inputValue(aUseStiffness).asBool()) {
+    const double range = block.inputValue(aStiffnessRange).asDouble();
+    stiffness.assign(n, 1.0);
+    MArrayDataHandle list = block.inputArrayValue(aStiffnessList);
+    if (list.jumpToElement(multi_index)) {
+      MArrayDataHandle w(list.inputValue().child(aStiffnessWeights));
+      for (unsigned k = 0; k < w.elementCount(); ++k) {
+        w.jumpToArrayElement(k);
+        const unsigned v = w.elementIndex();
+        const double painted = std::clamp(static_cast<double>(w.inputValue().asFloat()), 0.0, 1.0);
+        if (v < n) stiffness[v] = std::pow(range, 2.0 * painted - 1.0);
+      }
+    }
+  }
   bind_ = b;
   pose_.assign(12 * b.logical.size(), 0.0);
   if (!read_pose(block)) return MS::kFailure;
@@ -271,6 +365,19 @@ MStatus OvertoneDeformer::bind(MDataBlock& block, unsigned multi_index) {
   s.fast = block.inputValue(aSolver).asShort() == 0;
   s.modes = static_cast<std::size_t>(block.inputValue(aModes).asInt());
   s.clusters = static_cast<std::size_t>(block.inputValue(aClusters).asInt());
+  s.integrator = static_cast<std::uint8_t>(block.inputValue(aIntegrator).asShort());
+  s.substeps = static_cast<std::size_t>(std::max(0, block.inputValue(aSubsteps).asInt()));
+  s.damping = block.inputValue(aDamping).asDouble();
+  s.frequency = block.inputValue(aFrequency).asDouble();
+  s.rest = static_cast<std::uint8_t>(block.inputValue(aRestShape).asShort());
+  s.time_scale = block.inputValue(aTimeScale).asDouble();
+  s.preroll = block.inputValue(aPreroll).asDouble();
+  s.strength = block.inputValue(aStrength).asDouble();
+  s.cut_distance = block.inputValue(aCutDistance).asDouble();
+  if (block.inputValue(aUseGravity).asBool()) {
+    const double3& g = block.inputValue(aGravity).asDouble3();
+    for (int i = 0; i < 3; ++i) s.gravity[i] = g[i];
+  }
   std::string sidecar = block.inputValue(aSidecar).asString().asChar();
   if (sidecar.empty()) {
     std::string scene = MFileIO::currentFile().asChar();
@@ -279,12 +386,15 @@ MStatus OvertoneDeformer::bind(MDataBlock& block, unsigned multi_index) {
   }
   overtone::Deformer fresh;
   auto status = fresh.create(s, rest.data(), n, tris.data(), tris.size() / 3, weights.data(), used.size(),
-                             leak.empty() ? nullptr : leak.data(), pose_.data(), sidecar);
+                             leak.empty() ? nullptr : leak.data(), pose_.data(), sidecar,
+                             stiffness.empty() ? nullptr : stiffness.data());
   if (!status) {
     fail(MString(status.message.c_str()));
     return MS::kFailure;
   }
   deformer_ = std::move(fresh);
+  damping_ = s.damping;
+  strength_ = s.strength;
   disp_.assign(3 * static_cast<std::size_t>(n), 0.0);
   started_ = false;
   last_error_ = "";
@@ -323,6 +433,18 @@ MStatus OvertoneDeformer::deform(MDataBlock& block, MItGeometry& iter, const MMa
     return MS::kSuccess;
   }
   if (!read_pose(block)) return MS::kSuccess;
+  // The keyable controls: handed over when they change, no rebind.
+  const double damping = block.inputValue(aDamping).asDouble();
+  const double strength = block.inputValue(aStrength).asDouble();
+  if (damping != damping_ || strength != strength_) {
+    const overtone::Status cs = deformer_.set_controls(damping, strength);
+    if (!cs) {
+      fail(MString(cs.message.c_str()));
+      return MS::kSuccess;
+    }
+    damping_ = damping;
+    strength_ = strength;
+  }
   const double frame = block.inputValue(aTime).asTime().as(MTime::uiUnit());
   const double start = block.inputValue(aStartFrame).asDouble();
   overtone::Status st;

@@ -6,7 +6,10 @@
 The node goes after the skinCluster, reads its weights and bind matrices through a message
 connection, and its ``matrix[i]`` inputs are connected to the same joints as
 ``skinCluster.matrix[i]`` (same logical indices). Paint the leak field with Paint Attributes ▸
-overtoneDeformer ▸ weights and turn on ``useLeakWeights``.
+overtoneDeformer ▸ weights and turn on ``useLeakWeights``; paint the stiffness with Paint
+Attributes ▸ overtoneDeformer ▸ stiffnessWeights (0.5 default, 1 = ``stiffnessRange`` times
+stiffer, 0 = that many times softer) and turn on ``useStiffnessWeights``. ``damping`` and
+``strength`` are keyable and change the result without a rebind.
 """
 
 import maya.cmds as cmds

@@ -1,7 +1,7 @@
 """ctypes binding of Overtone's C ABI (``libovertone_c.so``, see ``plugin/cpp/overtone_c.h``).
 
 Arrays cross the boundary as C-contiguous float64/uint32 numpy arrays: rest positions ``n x 3``,
-triangles ``t x 3``, weights ``n x bones``, the leak field ``n``, poses ``bones x 12`` (the 3 x 4
+triangles ``t x 3``, weights ``n x bones``, the leak and stiffness fields ``n``, poses ``bones x 12`` (the 3 x 4
 skin transform of each bone, bind space to posed world space, row-major) and the displacement
 ``n x 3`` (world units). Every failure of the library comes back as :class:`NativeError` with the
 library's message; nothing the library does can raise anything else.
@@ -21,7 +21,13 @@ class NativeError(RuntimeError):
 
 
 class Settings(ctypes.Structure):
-    """Mirror of ``overtone_settings``."""
+    """Mirror of ``overtone_settings`` (units in ``overtone_c.h``; the add-on tests compare this
+    layout with the library's and the field list with the Rust bridge's).
+
+    ``integrator`` 0 implicit midpoint with substeps, 1 backward Euler; ``substeps`` 0 automatic;
+    ``damping`` ratio of the lowest mode; ``frequency`` Hz of the lowest mode, 0 none; ``rest`` 0
+    rig pose, 1 bind shape; ``time_scale``; ``preroll`` seconds; ``strength`` output multiplier;
+    ``cut_distance`` fraction of the body's diagonal, 0 never; ``gravity`` world units/s²."""
 
     _fields_ = [
         ("youngs_modulus", ctypes.c_double),
@@ -32,7 +38,22 @@ class Settings(ctypes.Structure):
         ("fast", ctypes.c_int),
         ("modes", ctypes.c_size_t),
         ("clusters", ctypes.c_size_t),
+        ("integrator", ctypes.c_int),
+        ("substeps", ctypes.c_size_t),
+        ("damping", ctypes.c_double),
+        ("frequency", ctypes.c_double),
+        ("rest", ctypes.c_int),
+        ("time_scale", ctypes.c_double),
+        ("preroll", ctypes.c_double),
+        ("strength", ctypes.c_double),
+        ("cut_distance", ctypes.c_double),
+        ("gravity", ctypes.c_double * 3),
     ]
+
+# The fields that change the precompute (what a keyed sidecar hashes): the others are the
+# art-direction controls, which the library applies without touching the sidecar.
+PRECOMPUTE_FIELDS = ("youngs_modulus", "poisson_ratio", "density", "fps", "lattice_resolution", "fast",
+                     "modes", "clusters")
 
 
 class Part(ctypes.Structure):
@@ -46,6 +67,7 @@ class Part(ctypes.Structure):
         ("weights", ctypes.POINTER(ctypes.c_double)),
         ("morph_deltas", ctypes.POINTER(ctypes.c_double)),
         ("leak", ctypes.POINTER(ctypes.c_double)),
+        ("stiffness", ctypes.POINTER(ctypes.c_double)),
     ]
 
 
@@ -83,12 +105,18 @@ def load():
     lib.overtone_default_settings.argtypes = [ctypes.POINTER(Settings)]
     lib.overtone_default_settings.restype = None
     lib.overtone_create_with_morphs.argtypes = [ctypes.POINTER(Settings), dp, sz, up, sz, dp, sz, dp, sz, dp,
-                                                dp, dp, cp, ctypes.POINTER(vp), cp, sz]
+                                                dp, dp, dp, cp, ctypes.POINTER(vp), cp, sz]
     lib.overtone_create_with_morphs.restype = ctypes.c_int
     lib.overtone_step_with_morphs.argtypes = [vp, dp, dp, dp, cp, sz]
     lib.overtone_step_with_morphs.restype = ctypes.c_int
     lib.overtone_reset_with_morphs.argtypes = [vp, dp, dp, cp, sz]
     lib.overtone_reset_with_morphs.restype = ctypes.c_int
+    lib.overtone_set_controls.argtypes = [vp, ctypes.c_double, ctypes.c_double, cp, sz]
+    lib.overtone_set_controls.restype = ctypes.c_int
+    lib.overtone_settings_fields.argtypes = [cp, sz]
+    lib.overtone_settings_fields.restype = sz
+    lib.overtone_settings_layout.argtypes = [cp, sz]
+    lib.overtone_settings_layout.restype = sz
     lib.overtone_residual.argtypes = [vp]
     lib.overtone_residual.restype = ctypes.c_double
     lib.overtone_cache_status.argtypes = [vp, cp, sz]
@@ -129,6 +157,27 @@ def default_settings():
     return s
 
 
+def settings_fields():
+    """The Rust bridge's settings fields in order: ``[(name, type)]``, types ``f64 usize bool u8 f64x3``."""
+    buf = ctypes.create_string_buffer(4096)
+    load().overtone_settings_fields(buf, 4096)
+    return [tuple(f.split(":")) for f in buf.value.decode().split(",")]
+
+
+def settings_layout():
+    """The library's compiled ``overtone_settings``: ``([(name, offset, size)], sizeof)``."""
+    buf = ctypes.create_string_buffer(4096)
+    load().overtone_settings_layout(buf, 4096)
+    fields, size = [], None
+    for f in buf.value.decode().split(","):
+        parts = f.split(":")
+        if parts[0] == "sizeof":
+            size = int(parts[1])
+        else:
+            fields.append((parts[0], int(parts[1]), int(parts[2])))
+    return fields, size
+
+
 def _ptr(a, ctype):
     return a.ctypes.data_as(ctypes.POINTER(ctype))
 
@@ -144,7 +193,7 @@ class _Inputs:
     pass
 
 
-def _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights):
+def _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights, stiffness=None):
     """Checks and converts a deformer's inputs to C-contiguous arrays (NativeError otherwise)."""
     a = _Inputs()
     a.rest = np.ascontiguousarray(rest, dtype=np.float64)
@@ -160,6 +209,7 @@ def _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morp
     a.bones = a.weights.shape[1]
     a.first_pose = _f64("first pose", first_pose, (a.bones, 12))
     a.leak = None if leak is None else _f64("leak field", leak, (n,))
+    a.stiffness = None if stiffness is None else _f64("stiffness field", stiffness, (n,))
     a.targets = 0 if morph_deltas is None else len(morph_deltas)
     a.morph_deltas = a.first_morph_weights = None
     if a.targets:
@@ -174,16 +224,17 @@ class BindJob:
     the GIL: ctypes drops it around every call). Always :meth:`free` a job, taken or not."""
 
     def __init__(self, settings, rest, triangles, weights, leak, first_pose, sidecar, morph_deltas=None,
-                 first_morph_weights=None):
+                 first_morph_weights=None, stiffness=None):
         lib = load()
         if not has_async_bind():
             raise NativeError("this build of the library has no asynchronous bind")
-        a = _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights)
+        a = _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights, stiffness)
         self._a = a
         part = Part(_ptr(a.rest, ctypes.c_double), a.n, _ptr(a.tris, ctypes.c_uint32), a.tris.shape[0],
                     _ptr(a.weights, ctypes.c_double),
                     _ptr(a.morph_deltas, ctypes.c_double) if a.targets else None,
-                    None if a.leak is None else _ptr(a.leak, ctypes.c_double))
+                    None if a.leak is None else _ptr(a.leak, ctypes.c_double),
+                    None if a.stiffness is None else _ptr(a.stiffness, ctypes.c_double))
         err = ctypes.create_string_buffer(_ERR_LEN)
         handle = ctypes.c_void_p()
         rc = lib.overtone_bind_start(ctypes.byref(settings), ctypes.byref(part), 1, a.bones, a.targets,
@@ -219,7 +270,7 @@ class BindJob:
             raise NativeError(err.value.decode("utf-8", "replace"))
         a = self._a
         return Deformer(None, a.rest, a.tris, a.weights, a.leak, a.first_pose, "", a.morph_deltas,
-                        a.first_morph_weights, _handle=out)
+                        a.first_morph_weights, stiffness=a.stiffness, _handle=out)
 
     def free(self):
         """Cancels a running bind, waits for its worker and frees the handle."""
@@ -238,12 +289,13 @@ class Deformer:
     """One native deformer: created from a rest surface, stepped one pose per frame.
 
     ``morph_deltas`` (``targets x n x 3``, bind space) are blendshapes (shape keys) the rig
-    animates before skinning; each frame then gives their ``targets`` weights."""
+    animates before skinning; each frame then gives their ``targets`` weights. ``stiffness``
+    (``n``, optional) multiplies Young's modulus per vertex: > 0 where painted, -1 unpainted."""
 
     def __init__(self, settings, rest, triangles, weights, leak, first_pose, sidecar, morph_deltas=None,
-                 first_morph_weights=None, _handle=None):
+                 first_morph_weights=None, stiffness=None, _handle=None):
         lib = load()
-        a = _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights)
+        a = _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights, stiffness)
         err = ctypes.create_string_buffer(_ERR_LEN)
         if _handle is None:
             handle = ctypes.c_void_p()
@@ -253,6 +305,7 @@ class Deformer:
                 _ptr(a.morph_deltas, ctypes.c_double) if a.targets else None, a.targets,
                 _ptr(a.first_morph_weights, ctypes.c_double) if a.targets else None,
                 None if a.leak is None else _ptr(a.leak, ctypes.c_double),
+                None if a.stiffness is None else _ptr(a.stiffness, ctypes.c_double),
                 _ptr(a.first_pose, ctypes.c_double), (sidecar or "").encode("utf-8"), ctypes.byref(handle),
                 err, _ERR_LEN)
             if rc != 0 or not handle.value:
@@ -294,6 +347,14 @@ class Deformer:
         self._check(self._lib.overtone_step_with_morphs(self._h, _ptr(pose, ctypes.c_double),
                                                         m[1] if m else None, self._out_ptr, self._err, _ERR_LEN))
         return self.out
+
+    def set_controls(self, damping, strength):
+        """The keyframable controls, from the next step on, without a rebind: the damping ratio of
+        the lowest mode (>= 0; refactors only the solver's small system, never the sidecar) and the
+        output multiplier ``strength`` (>= 0). NativeError (nothing changed) for a bad value."""
+        if not self._h:
+            raise NativeError("the deformer was freed")
+        self._check(self._lib.overtone_set_controls(self._h, float(damping), float(strength), self._err, _ERR_LEN))
 
     def reset(self, pose, morph_weights=None):
         """Back to rest (no secondary motion, no velocity) in ``pose``."""

@@ -12,6 +12,13 @@ DEFAULT_DENSITY = 1000.0
 DEFAULT_LATTICE_RESOLUTION = 0  # automatic: chosen from the mesh's thickness
 DEFAULT_MODES = 16
 DEFAULT_CLUSTERS = 100
+DEFAULT_DAMPING = 0.1
+DEFAULT_TIME_SCALE = 1.0
+DEFAULT_PREROLL = 0.0
+DEFAULT_STRENGTH = 1.0
+DEFAULT_CUT_DISTANCE = 0.5
+DEFAULT_SUBSTEPS = 0  # automatic
+DEFAULT_FREQUENCY = 0.0  # none: Young's modulus as given
 
 
 # Blender 4.5 warns about "//" in path properties unless they declare blend-relative support (an
@@ -21,7 +28,12 @@ _PATH_OPTIONS = {'PATH_SUPPORTS_BLEND_RELATIVE'} if bpy.app.version >= (4, 5, 0)
 
 # Settings one body shares: editing one on any of its objects sets it on the others.
 SHARED = ("youngs_modulus", "poisson_ratio", "density", "solver", "modes", "clusters",
-          "lattice_resolution", "sidecar", "live_preview")
+          "lattice_resolution", "sidecar", "live_preview", "integrator", "substeps", "damping", "frequency",
+          "rest", "time_scale", "preroll", "use_gravity", "strength", "cut_distance", "stiffness_range")
+
+# The keyframable controls: the running session applies them at its next frame (no rebind, no new
+# sidecar); every other setting rebuilds the session at the next frame.
+CONTROLS = ("damping", "strength")
 
 
 def _sync(self, name):
@@ -52,6 +64,13 @@ def _invalidate_named(name):
         _stale_status(ob)
         if name in SHARED:
             _sync(self, name)
+    return update
+
+
+def _control_changed(name):
+    def update(self, context):
+        """A keyframable control changed: the session picks it up at its next frame."""
+        _sync(self, name)
     return update
 
 
@@ -113,6 +132,56 @@ class OvertoneSettings(bpy.types.PropertyGroup):
                     "Overtone's default). Weight 0: the secondary motion may carry the rig's momentum "
                     "there (the tissue rides along with the bones); 1: it may not (the tissue resists "
                     "the rig's motion and lags)")
+    stiffness_group: StringProperty(
+        name="Stiffness Group", default="", update=_invalidate_named('stiffness_group'),
+        description="Vertex group scaling the stiffness where painted (unpainted vertices keep "
+                    "Overtone's default). Weight 0.5: the default; 1: Stiffness Range times stiffer "
+                    "(less jiggle there); 0: that many times softer")
+    stiffness_range: FloatProperty(
+        name="Stiffness Range", default=10.0, min=1.0, soft_max=100.0, update=_invalidate_named('stiffness_range'),
+        description="The Stiffness Group's weight w multiplies Young's modulus by Range^(2w-1): "
+                    "1 at w = 0.5, Range at w = 1, 1/Range at w = 0")
+    integrator: EnumProperty(
+        name="Integrator", default='MIDPOINT', update=_invalidate_named('integrator'),
+        items=[('MIDPOINT', "Implicit Midpoint", "Substepped, keeps the motion: the look does not depend on the "
+                                                 "frame rate"),
+               ('BACKWARD_EULER', "Backward Euler", "One step per frame (the paper's scheme): damps the motion "
+                                                    "more at low frame rates")])
+    substeps: IntProperty(name="Substeps", default=DEFAULT_SUBSTEPS, min=0, max=64,
+                          update=_invalidate_named('substeps'),
+                          description="Solver steps per frame; 0 chooses them from the frame rate and the "
+                                      "stiffness (at most 1/120 s each)")
+    damping: FloatProperty(
+        name="Damping", default=DEFAULT_DAMPING, min=0.0, soft_max=1.0, update=_control_changed('damping'),
+        description="Damping ratio of the lowest jiggle mode: 0 rings on, 0.1 decays over a few swings, "
+                    "1 settles without swinging. Keyframable; changing it does not rebind")
+    frequency: FloatProperty(
+        name="Frequency", default=DEFAULT_FREQUENCY, min=0.0, soft_max=20.0, unit='NONE',
+        update=_invalidate_named('frequency'),
+        description="Jiggle frequency (Hz) of the lowest mode; Young's modulus is rescaled to it. "
+                    "0 keeps Young's modulus")
+    rest: EnumProperty(
+        name="Rest Shape", default='RIG', update=_invalidate_named('rest'),
+        items=[('RIG', "Rig Pose", "The skinned pose is the elastic reference: a held pose shows no jiggle"),
+               ('BIND', "Bind Shape", "The bind shape is the reference (the paper's): physics may reshape a bad "
+                                      "pose and keep an offset")])
+    time_scale: FloatProperty(name="Time Scale", default=DEFAULT_TIME_SCALE, min=1e-3, soft_min=0.1, soft_max=4.0,
+                              update=_invalidate_named('time_scale'),
+                              description="Physics seconds per animation second: 2 jiggles twice as fast")
+    preroll: FloatProperty(name="Pre-roll", default=DEFAULT_PREROLL, min=0.0, max=60.0, unit='TIME_ABSOLUTE',
+                           update=_invalidate_named('preroll'),
+                           description="Seconds the rig is held at the first frame's pose before it, so the "
+                                       "body settles (gravity) before the shot starts")
+    use_gravity: BoolProperty(name="Gravity", default=False, update=_invalidate_named('use_gravity'),
+                              description="Apply the scene's gravity (Scene ▸ Gravity) to the secondary motion")
+    strength: FloatProperty(
+        name="Strength", default=DEFAULT_STRENGTH, min=0.0, soft_max=3.0, update=_control_changed('strength'),
+        description="Multiplier of the secondary motion (0 none, 2 twice). Keyframable; changing it does "
+                    "not rebind")
+    cut_distance: FloatProperty(
+        name="Cut Distance", default=DEFAULT_CUT_DISTANCE, min=0.0, soft_max=2.0, update=_invalidate_named('cut_distance'),
+        description="A rig jump between two frames larger than this fraction of the body's size restarts "
+                    "the simulation (a camera cut, a teleport); 0 never")
     sidecar: StringProperty(name="Sidecar", subtype='FILE_PATH', default="", update=_invalidate_named('sidecar'),
                             options=_PATH_OPTIONS, description="Precompute cache (.ovt); rebuilt whenever an input changes")
     cache_file: StringProperty(name="Point Cache", subtype='FILE_PATH', default="",

@@ -5,7 +5,6 @@ in the sidecar on disk, so a session is rebuilt cheaply after a file is reopened
 changes.
 """
 
-import ctypes
 import glob
 import hashlib
 import os
@@ -64,7 +63,9 @@ def keyed_sidecar(base, settings, arrays):
     input set makes switching a setting back a cache hit (the library still checks its own key
     inside the file and rebuilds a stale one)."""
     h = hashlib.blake2b(digest_size=8)
-    h.update(ctypes.string_at(ctypes.addressof(settings), ctypes.sizeof(settings)))
+    # Only the settings the precompute depends on: the art-direction controls (damping, strength,
+    # substeps, ...) are applied by the library and never make a new sidecar.
+    h.update(repr([(f, getattr(settings, f)) for f in native.PRECOMPUTE_FIELDS]).encode())
     for a in arrays:
         if a is None:
             h.update(b"none")
@@ -107,7 +108,32 @@ def native_settings(props, scene):
     s.fast = 1 if props.solver == 'FAST' else 0
     s.modes = props.modes
     s.clusters = props.clusters
+    s.integrator = 1 if props.integrator == 'BACKWARD_EULER' else 0
+    s.substeps = props.substeps
+    s.damping = props.damping
+    s.frequency = props.frequency
+    s.rest = 1 if props.rest == 'BIND' else 0
+    s.time_scale = props.time_scale
+    s.preroll = props.preroll
+    s.strength = props.strength
+    s.cut_distance = props.cut_distance
+    # The scene's gravity (m/s², Blender's convention) in world units/s² (the simulation runs in
+    # world space at bind): divided by the unit scale (metres per Blender unit).
+    g = scene.gravity if (props.use_gravity and scene.use_gravity) else (0.0, 0.0, 0.0)
+    unit = scene.unit_settings.scale_length or 1.0
+    s.gravity[:] = [float(x) / unit for x in g]
     return s
+
+
+def controls(props):
+    """The keyframable controls ``(damping, strength)`` now (animated values included)."""
+    return float(props.damping), float(props.strength)
+
+
+def stiffness_multiplier(weights, stiffness_range):
+    """A Stiffness Group weight ``w`` in [0, 1] as the multiplier of Young's modulus
+    ``range^(2w - 1)``: 1 at 0.5, ``range`` at 1, ``1/range`` at 0."""
+    return np.power(float(stiffness_range), 2.0 * np.clip(weights, 0.0, 1.0) - 1.0)
 
 
 def body_key(ob):
@@ -149,6 +175,21 @@ def body_leak(binding, objects):
     return leak
 
 
+def body_stiffness(binding, objects):
+    """The body's painted stiffness field: per vertex the multiplier of the Stiffness Group's
+    weight (:func:`stiffness_multiplier`) where the vertex is in its object's group, ``-1``
+    (unpainted: the default stiffness there) elsewhere; ``None`` when no object has a group."""
+    if not any(ob.overtone.stiffness_group for ob in objects):
+        return None
+    stiff = np.full(binding.vertex_count, -1.0)
+    for ob, p in zip(objects, binding.parts):
+        group = ob.overtone.stiffness_group
+        if group:
+            values, member = vertex_group_weights(ob, group)
+            stiff[p.slice][member] = stiffness_multiplier(values[member], ob.overtone.stiffness_range)
+    return stiff
+
+
 class Bind:
     """Everything read from Blender for a precompute (on the UI thread, no native work): the
     binding, settings, leak field, sidecar path and first pose of a body. :meth:`start` runs the
@@ -165,12 +206,14 @@ class Bind:
                                 "added; press Overtone ▸ Rebind")
         leak = body_leak(b, objects)
         self.leak = None if leak is None else b.weld_field(leak)
+        stiffness = body_stiffness(b, objects)
+        self.stiffness = None if stiffness is None else b.weld_field(stiffness)
         self.settings = native_settings(props, scene)
         sidecar = resolve_path(props.sidecar, "sidecar", allow_temp=True) if props.sidecar else ""
         if sidecar:
             check_sidecar_path(sidecar)
             sidecar = keyed_sidecar(sidecar, self.settings, (b.sim_rest, b.sim_triangles, b.sim_weights,
-                                                             self.leak, b.sim_morph_deltas))
+                                                             self.leak, b.sim_morph_deltas, self.stiffness))
             if len(objects) == 1:
                 # The data-safety checks (the .blend, libraries, datablock files, other objects'
                 # caches); the members of one body share their sidecar, so a body of several
@@ -188,7 +231,7 @@ class Bind:
     def _args(self):
         b = self.binding
         return (self.settings, b.sim_rest, b.sim_triangles, b.sim_weights, self.leak, self.pose, self.sidecar,
-                b.sim_morph_deltas, self.keys)
+                b.sim_morph_deltas, self.keys, self.stiffness)
 
     def start(self):
         """Starts the precompute on the worker thread (returns at once)."""
@@ -255,6 +298,15 @@ class Session:
         self.references = {}
         self._buffers = {}
         self.max_residual = 0.0
+        self.controls = (bind.settings.damping, bind.settings.strength)
+
+    def apply_controls(self, objects):
+        """Hands the body's keyframable controls (damping, strength: the first member's values,
+        animated ones included) to the deformer when they changed; no rebind."""
+        c = controls(objects[0].overtone)
+        if c != self.controls:
+            self.deformer.set_controls(*c)
+            self.controls = c
 
     def matches(self, objects):
         return [ob.session_uid for ob in objects] == self.uids
@@ -263,6 +315,7 @@ class Session:
         """Back to rest at ``frame`` (no secondary motion)."""
         b = self.binding
         b.check_objects(objects)
+        self.apply_controls(objects)
         self.deformer.reset(b.skin_transforms(objects, depsgraph), b.shape_key_values(objects, depsgraph))
         self.u[:] = 0.0
         self.offsets[:] = 0.0
@@ -273,6 +326,7 @@ class Session:
         """One frame forward to ``frame``: the world displacement ``u`` and its rest-space offsets."""
         b = self.binding
         b.check_objects(objects)
+        self.apply_controls(objects)
         pose = b.skin_transforms(objects, depsgraph)
         # The library's displacement is per welded vertex; every copy gets its vertex's.
         np.take(self.deformer.step(pose, b.shape_key_values(objects, depsgraph)), b.weld_inverse, axis=0,

@@ -131,7 +131,9 @@ def test_panel_draws_every_setting():
         if enabled:
             shown = {name for kind, name in calls if kind == "prop"}
             wanted = {"youngs_modulus", "density", "solver", "modes", "clusters", "lattice_resolution",
-                      "leak_group", "sidecar", "cache_file", "live_preview", "poisson_ratio"}
+                      "leak_group", "sidecar", "cache_file", "live_preview", "poisson_ratio",
+                      "stiffness_group", "damping", "strength", "frequency", "time_scale", "preroll",
+                      "use_gravity", "cut_distance", "rest", "integrator", "substeps"}
             check(wanted <= shown, f"panel lacks {wanted - shown}")
             check(("operator", "object.overtone_bake") in calls, "no bake button")
         else:

@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use overtone::deformer::{BodyInput, DeformerSettings, SurfaceDeformer, SurfacePart};
-use overtone::dynamics::{FastParams, Material};
+use overtone::dynamics::{FastParams, Integrator, Material, RestShape};
 use overtone::progress::AtomicProgress;
-use overtone::scene::CharacterSettings;
+use overtone::scene::{CharacterSettings, SceneDynamics};
 use overtone::OvertoneError;
 
 #[cxx::bridge(namespace = "overtone::ffi")]
@@ -34,15 +34,43 @@ mod ffi {
         fast: bool,
         modes: usize,
         clusters: usize,
+        /// 0: implicit midpoint with substeps (default); 1: one backward-Euler step per frame
+        /// (the seeds' scheme).
+        integrator: u8,
+        /// Substeps per frame, 1–64; 0 chooses them from the frame length and the lowest mode.
+        substeps: usize,
+        /// Damping ratio ζ of the lowest vibration mode (0 none, 1 critical); changeable
+        /// between frames with `set_controls`.
+        damping: f64,
+        /// Frequency (Hz) of the lowest mode; Young's modulus is rescaled to it. 0: none.
+        frequency: f64,
+        /// Elastic reference: 0 the rig pose (a held pose is at rest, default), 1 the bind shape.
+        rest: u8,
+        /// Physics seconds per animation second (> 0).
+        time_scale: f64,
+        /// Seconds the rig is held at the first pose after a bind or a reset (0–60).
+        preroll: f64,
+        /// Multiplier of the output displacement (≥ 0); changeable with `set_controls`.
+        strength: f64,
+        /// A rig jump between two frames beyond this fraction of the body's bounding-box
+        /// diagonal restarts the simulation there. 0: never.
+        cut_distance: f64,
+        /// Gravity in the host's world frame, world length units/s² (e.g. `[0, 0, -9.81]` in a
+        /// Z-up scene in metres).
+        gravity: [f64; 3],
     }
 
     extern "Rust" {
         type Deformer;
         fn default_settings() -> Settings;
+        /// The fields of `Settings` in order, `name:type` joined by commas (types `f64`, `usize`,
+        /// `bool`, `u8`, `f64x3`): the list the C ABI, C++ and Python layouts are tested against.
+        fn settings_fields() -> String;
         /// `rest`: n × 3; `triangles`: t × 3; `weights`: n × bones; `morph_deltas`: T × n × 3
         /// blendshape offsets (empty and `targets = 0` for none); `first_morph_weights`: T;
-        /// `leak`: n values or empty for the default; `first_pose`: bones × 12 (3 × 4
-        /// row-major skin transforms); `sidecar`: a .ovt path or empty.
+        /// `leak`: n values or empty for the default; `stiffness`: n multipliers of Young's
+        /// modulus (> 0 painted, -1 unpainted = 1) or empty for uniform; `first_pose`: bones × 12
+        /// (3 × 4 row-major skin transforms); `sidecar`: a .ovt path or empty.
         #[allow(clippy::too_many_arguments)]
         fn create_deformer(
             settings: &Settings,
@@ -54,13 +82,18 @@ mod ffi {
             targets: usize,
             first_morph_weights: &[f64],
             leak: &[f64],
+            stiffness: &[f64],
             first_pose: &[f64],
             sidecar: &str,
         ) -> Result<Box<Deformer>>;
         /// One frame: `pose` bones × 12, `morph_weights` T (empty without blendshapes), `out`
         /// n × 3 displacement (world units).
         fn step(self: &mut Deformer, pose: &[f64], morph_weights: &[f64], out: &mut [f64]) -> Result<()>;
-        /// Back to rest in `pose` (with the frame's `morph_weights`).
+        /// Changes the keyframable controls from the next step on, without a rebind: `damping`
+        /// (ζ ≥ 0; refactors only the solver's system, never the sidecar) and `strength` (≥ 0).
+        /// On error nothing changes.
+        fn set_controls(self: &mut Deformer, damping: f64, strength: f64) -> Result<()>;
+        /// Back to rest in `pose` (with the frame's `morph_weights`), then the pre-roll.
         fn reset(self: &mut Deformer, pose: &[f64], morph_weights: &[f64]) -> Result<()>;
         /// Blendshape targets T.
         fn target_count(self: &Deformer) -> usize;
@@ -81,7 +114,7 @@ mod ffi {
         /// Starts a bind on a worker thread and returns at once. One body made of parts: part
         /// `p` has `part_vertices[p]` vertices and `part_triangles[p]` triangles (indices local
         /// to the part); `rest`, `triangles`, `weights`, `leak` are the parts' arrays
-        /// concatenated in order (`leak` empty or one value per vertex); `morph_deltas` the
+        /// concatenated in order (`leak`, `stiffness` empty or one value per vertex); `morph_deltas` the
         /// parts' `T × n_p × 3` blocks concatenated. Empty `part_vertices`: one part.
         #[allow(clippy::too_many_arguments)]
         fn start_bind(
@@ -96,6 +129,7 @@ mod ffi {
             targets: usize,
             first_morph_weights: &[f64],
             leak: &[f64],
+            stiffness: &[f64],
             first_pose: &[f64],
             sidecar: &str,
         ) -> Result<Box<Binding>>;
@@ -135,6 +169,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, St
 fn default_settings() -> ffi::Settings {
     let c = CharacterSettings::default();
     let f = FastParams::default_for(3);
+    let d = SceneDynamics::default();
     ffi::Settings {
         youngs_modulus: c.material.youngs_modulus,
         poisson_ratio: c.material.poisson_ratio,
@@ -144,10 +179,145 @@ fn default_settings() -> ffi::Settings {
         fast: true,
         modes: f.modes,
         clusters: f.clusters,
+        integrator: integrator_code(d.integrator),
+        substeps: d.substeps.unwrap_or(0),
+        damping: d.damping,
+        frequency: d.frequency.unwrap_or(0.0),
+        rest: rest_code(d.rest),
+        time_scale: d.time_scale,
+        preroll: d.preroll,
+        strength: d.strength,
+        cut_distance: d.cut_distance.unwrap_or(0.0),
+        gravity: [0.0; 3],
     }
 }
 
-fn deformer_settings(settings: &ffi::Settings) -> Result<DeformerSettings, String> {
+/// Lists the fields of `Settings` by destructuring one without `..`, so a field added to the
+/// struct does not compile until it is listed here; also gives each field's byte offset in the
+/// (`repr(C)`) struct, which the tests check increase along the list (declaration order).
+macro_rules! settings_fields {
+    ($($field:ident: $ty:literal),* $(,)?) => {{
+        let ffi::Settings { $($field: _),* } = default_settings();
+        (
+            [$(concat!(stringify!($field), ":", $ty)),*].join(","),
+            vec![$(std::mem::offset_of!(ffi::Settings, $field)),*],
+        )
+    }};
+}
+
+fn settings_fields() -> String {
+    settings_layout().0
+}
+
+/// `settings_fields` and the byte offsets of the fields in the bridge's struct.
+fn settings_layout() -> (String, Vec<usize>) {
+    settings_fields!(
+        youngs_modulus: "f64",
+        poisson_ratio: "f64",
+        density: "f64",
+        fps: "f64",
+        lattice_resolution: "usize",
+        fast: "bool",
+        modes: "usize",
+        clusters: "usize",
+        integrator: "u8",
+        substeps: "usize",
+        damping: "f64",
+        frequency: "f64",
+        rest: "u8",
+        time_scale: "f64",
+        preroll: "f64",
+        strength: "f64",
+        cut_distance: "f64",
+        gravity: "f64x3",
+    )
+}
+
+fn integrator_code(i: Integrator) -> u8 {
+    match i {
+        Integrator::ImplicitMidpoint => 0,
+        Integrator::BackwardEuler => 1,
+    }
+}
+
+fn rest_code(r: RestShape) -> u8 {
+    match r {
+        RestShape::Rig => 0,
+        RestShape::Bind => 1,
+    }
+}
+
+/// A host's stiffness array (empty: uniform) as the core's per-vertex multipliers: `-1`
+/// (unpainted) becomes 1, painted values must be finite and > 0.
+fn stiffness_field(stiffness: &[f64], n: usize) -> Result<Option<Vec<f64>>, String> {
+    if stiffness.is_empty() {
+        return Ok(None);
+    }
+    if stiffness.len() != n {
+        return Err(format!(
+            "stiffness field: expected {n} values (one per vertex), got {}",
+            stiffness.len()
+        ));
+    }
+    if let Some(v) = stiffness.iter().position(|&x| x != -1.0 && !(x.is_finite() && x > 0.0)) {
+        return Err(format!(
+            "stiffness field: {} at vertex {v}; painted multipliers of Young's modulus must be finite \
+             and > 0 (1: the default), or -1 for an unpainted vertex",
+            stiffness[v]
+        ));
+    }
+    Ok(Some(
+        stiffness.iter().map(|&x| if x == -1.0 { 1.0 } else { x }).collect(),
+    ))
+}
+
+/// The core's settings from the bridge's, with `stiffness` (per surface vertex, see
+/// [`stiffness_field`]) for a body of `n` vertices; every range is checked here or by the bind.
+fn deformer_settings(settings: &ffi::Settings, stiffness: &[f64], n: usize) -> Result<DeformerSettings, String> {
+    let integrator = match settings.integrator {
+        0 => Integrator::ImplicitMidpoint,
+        1 => Integrator::BackwardEuler,
+        x => {
+            return Err(format!(
+                "setting `integrator` = {x} is invalid: 0 (implicit midpoint) or 1 (backward Euler)"
+            ))
+        }
+    };
+    let rest = match settings.rest {
+        0 => RestShape::Rig,
+        1 => RestShape::Bind,
+        x => {
+            return Err(format!(
+                "setting `rest` = {x} is invalid: 0 (rig pose) or 1 (bind shape)"
+            ))
+        }
+    };
+    let nonneg = |name: &str, v: f64| -> Result<f64, String> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(format!(
+                "setting `{name}` = {v} is invalid: must be a finite number >= 0"
+            ))
+        }
+    };
+    let dynamics = SceneDynamics {
+        integrator,
+        substeps: (settings.substeps != 0).then_some(settings.substeps),
+        damping: nonneg("damping", settings.damping)?,
+        frequency: (nonneg("frequency", settings.frequency)? != 0.0).then_some(settings.frequency),
+        rest,
+        stiffness: stiffness_field(stiffness, n)?,
+        time_scale: settings.time_scale,
+        preroll: nonneg("preroll", settings.preroll)?,
+        strength: nonneg("strength", settings.strength)?,
+        cut_distance: (nonneg("cut_distance", settings.cut_distance)? != 0.0).then_some(settings.cut_distance),
+    };
+    // Ranges the core checks against the lattice (stiffness size) are re-checked there; the
+    // rest is checked now so a bad setting fails before any work.
+    dynamics
+        .validate(dynamics.stiffness.as_ref().map_or(0, |s| s.len()))
+        .map_err(|e| e.to_string())?;
     let s = DeformerSettings {
         character: CharacterSettings {
             lattice_resolution: settings.lattice_resolution,
@@ -163,8 +333,12 @@ fn deformer_settings(settings: &ffi::Settings) -> Result<DeformerSettings, Strin
             modes: settings.modes,
             clusters: settings.clusters,
         }),
-        ..DeformerSettings::default()
+        dynamics,
+        gravity: settings.gravity,
     };
+    if let Some(g) = s.gravity.iter().find(|g| !g.is_finite()) {
+        return Err(format!("setting `gravity` holds {g}: must be finite"));
+    }
     if !(s.character.fps.is_finite() && s.character.fps > 0.0) {
         return Err(format!("setting `fps` = {} is invalid: must be > 0", s.character.fps));
     }
@@ -250,12 +424,13 @@ fn start_bind(
     targets: usize,
     first_morph_weights: &[f64],
     leak: &[f64],
+    stiffness: &[f64],
     first_pose: &[f64],
     sidecar: &str,
 ) -> Result<Box<Binding>, String> {
     guarded("start_bind", || {
-        let s = deformer_settings(settings)?;
         let n = rest.len() / 3;
+        let s = deformer_settings(settings, stiffness, n)?;
         let (pv, pt): (Vec<usize>, Vec<usize>) = if part_vertices.is_empty() && part_triangles.is_empty() {
             (vec![n], vec![triangles.len() / 3])
         } else {
@@ -390,11 +565,12 @@ fn create_deformer(
     targets: usize,
     first_morph_weights: &[f64],
     leak: &[f64],
+    stiffness: &[f64],
     first_pose: &[f64],
     sidecar: &str,
 ) -> Result<Box<Deformer>, String> {
     guarded("create_deformer", || {
-        let s = deformer_settings(settings)?;
+        let s = deformer_settings(settings, stiffness, rest.len() / 3)?;
         let tris: Vec<usize> = triangles.iter().map(|&i| i as usize).collect();
         let leak = (!leak.is_empty()).then_some(leak);
         let sidecar = (!sidecar.is_empty()).then(|| Path::new(sidecar));
@@ -423,6 +599,11 @@ impl Deformer {
                 .step_with_morphs(pose, morph_weights, out)
                 .map(|_| ())
                 .map_err(|e| e.to_string())
+        })
+    }
+    fn set_controls(&mut self, damping: f64, strength: f64) -> Result<(), String> {
+        guarded("set_controls", || {
+            self.inner.set_controls(damping, strength).map_err(|e| e.to_string())
         })
     }
     fn reset(&mut self, pose: &[f64], morph_weights: &[f64]) -> Result<(), String> {
@@ -463,5 +644,24 @@ impl Deformer {
             }
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The exported field list is the struct's declaration order (offsets increase along it)
+    /// and covers every byte of it up to the alignment padding.
+    #[test]
+    fn settings_field_list_is_the_declaration_order() {
+        let (names, offsets) = settings_layout();
+        let n = names.split(',').count();
+        assert_eq!(n, offsets.len());
+        assert!(offsets.windows(2).all(|w| w[0] < w[1]), "offsets {offsets:?}");
+        let last = names.rsplit(',').next().unwrap();
+        assert_eq!(last, "gravity:f64x3");
+        assert!(offsets[n - 1] + 24 <= std::mem::size_of::<ffi::Settings>());
+        assert!(std::mem::size_of::<ffi::Settings>() - (offsets[n - 1] + 24) < 8);
     }
 }

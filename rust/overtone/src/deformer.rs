@@ -65,6 +65,8 @@ pub struct SurfaceDeformer {
     cache: String,
     /// Output multiplier.
     strength: f64,
+    /// Frames held at the current pose after a bind or a reset (`preroll / dt`, rounded).
+    preroll_frames: usize,
     /// Cut detection on the normalised rig parameters, and the last pose's parameters.
     jump: Option<(RigJump, f64)>,
     params_prev: Vec<f64>,
@@ -353,10 +355,6 @@ impl SurfaceDeformer {
         crate::progress::report(1.0, "ready");
         let (to_normalised, from_normalised) = normalisation_pair(character.centre, character.scale);
         let n_lattice = sc.mesh.n_vertices();
-        let n_params = match &solver {
-            Solver::Fast(s) => s.rig().n_params(),
-            Solver::Full(s) => s.rig().n_params(),
-        };
         let jump = dynamics.cut_distance.map(|c| {
             let r = match &solver {
                 Solver::Fast(s) => s.rig(),
@@ -364,12 +362,14 @@ impl SurfaceDeformer {
             };
             (RigJump::new(r), c)
         });
-        Ok(Self {
+        let preroll_frames = (dynamics.preroll / sc.dt).round() as usize;
+        let mut deformer = Self {
             pose: vec![0.0; 12 * n_bones],
             column_pose: vec![0.0; 12 * character.bone_of_column.len()],
-            params: vec![0.0; n_params],
+            params: p0.clone(),
             params_prev: p0.clone(),
             strength: dynamics.strength,
+            preroll_frames,
             jump,
             cuts: 0,
             lattice_u: vec![0.0; 3 * n_lattice],
@@ -380,7 +380,21 @@ impl SurfaceDeformer {
             last: None,
             cache,
             part_offsets: parts.offsets,
-        })
+        };
+        deformer.preroll()?;
+        Ok(deformer)
+    }
+
+    /// Holds the rig at the current parameters for the pre-roll frames (the body settles under
+    /// gravity or a bind-rest offset before the first output frame).
+    fn preroll(&mut self) -> Result<()> {
+        for _ in 0..self.preroll_frames {
+            match &mut self.solver {
+                Solver::Fast(s) => s.step(&self.params)?,
+                Solver::Full(s) => s.step(&self.params)?,
+            };
+        }
+        Ok(())
     }
 
     /// Parts the deformer was bound with (1 for the single-mesh constructors).
@@ -470,7 +484,8 @@ impl SurfaceDeformer {
         rig.params_from_pose_into(&self.column_pose, morph_weights, &mut self.params)
     }
 
-    /// Restarts at rest in `pose` (zero secondary motion and velocity).
+    /// Restarts at rest in `pose` (zero secondary motion and velocity), then holds it for the
+    /// pre-roll.
     pub fn reset(&mut self, pose: &[f64]) -> Result<()> {
         self.reset_with_morphs(pose, &[])
     }
@@ -484,6 +499,26 @@ impl SurfaceDeformer {
         }
         self.params_prev.copy_from_slice(&self.params);
         self.last = None;
+        self.preroll()
+    }
+
+    /// Changes the two keyframable controls between frames without a rebind, from the next
+    /// step on: `damping` is the damping ratio `ζ` of the lowest mode (≥ 0; the solver refactors
+    /// only its small system, the sidecar is untouched), `strength` the output multiplier (≥ 0).
+    /// Both are checked before anything changes; on error the deformer is unchanged.
+    pub fn set_controls(&mut self, damping: f64, strength: f64) -> Result<()> {
+        if !(strength.is_finite() && strength >= 0.0) {
+            return Err(OvertoneError::setting(
+                "strength",
+                strength,
+                "must be a finite number >= 0",
+            ));
+        }
+        match &mut self.solver {
+            Solver::Fast(s) => s.set_damping(damping)?,
+            Solver::Full(s) => s.set_damping(damping)?,
+        }
+        self.strength = strength;
         Ok(())
     }
 

@@ -118,6 +118,10 @@ pub struct FastSolver {
     predict: bool,
     /// `μ B̂ᵀL̂B̂` (`r̂ × r̂`, row-major), for the damping force.
     btlb: Vec<f64>,
+    /// `B̂ᵀM̂B̂` (`r̂ × r̂`, row-major), kept to refactor the system when the damping changes.
+    bmb: Vec<f64>,
+    /// The lowest mode's Laplacian energy `μ ρ_L` (see [`Damping::rayleigh_split`]).
+    rho_l: f64,
     /// Lowest angular frequency `ω₁` of the subspace (rad/s).
     omega1: f64,
     /// Cholesky factor of `(1 + β/τ) μB̂ᵀL̂B̂ + (1/τ² + α/τ) I` (`r̂ × r̂`).
@@ -657,6 +661,8 @@ impl FastSolver {
             damping,
             predict: plan.integrator != crate::dynamics::Integrator::BackwardEuler,
             btlb,
+            bmb,
+            rho_l: mu * laplacian_rayleigh,
             omega1,
             chol,
             k_basis,
@@ -697,6 +703,32 @@ impl FastSolver {
         };
         solver.reset(p0)?;
         Ok(solver)
+    }
+
+    /// Changes the damping ratio `ζ` of the lowest mode (≥ 0, dimensionless) from the next step
+    /// on, keeping the state: refactors the `r̂ × r̂` system
+    /// `(1 + β/τ) μB̂ᵀL̂B̂ + (1/τ² + α/τ) B̂ᵀM̂B̂` with the new Rayleigh pair `(α, β)` (and the
+    /// cluster-space operators when they are used). Nothing is refactored when `ζ` is unchanged.
+    /// On error the solver is unchanged.
+    pub fn set_damping(&mut self, zeta: f64) -> Result<()> {
+        if !(zeta.is_finite() && zeta >= 0.0) {
+            return Err(OvertoneError::setting("damping", zeta, "must be a finite number >= 0"));
+        }
+        let damping = Damping::rayleigh_split(zeta, self.omega1, self.rho_l);
+        if damping == self.damping {
+            return Ok(());
+        }
+        let (rr, tau) = (self.rr, self.h);
+        let (ks, h2, dm) = (1.0 + damping.stiffness / tau, tau * tau, damping.mass / tau);
+        let (btlb, bmb) = (&self.btlb, &self.bmb);
+        let sys = Mat::from_fn(rr, rr, |a, b| {
+            ks * btlb[a * rr + b] + bmb[a * rr + b] / h2 + dm * bmb[a * rr + b]
+        });
+        let chol = DenseCholesky::new(&sys)?;
+        self.cluster_space = ClusterSpace::new_if_cheaper(&self.k_basis, self.n_clusters * self.dim, rr, &chol);
+        self.chol = chol;
+        self.damping = damping;
+        Ok(())
     }
 
     /// Puts the body at rest in pose `p0`.

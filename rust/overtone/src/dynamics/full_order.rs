@@ -96,6 +96,8 @@ pub struct FullOrderSolver {
     l_hat: Option<SparseColMat<usize, f64>>,
     /// Lowest angular frequency `ω₁` (rad/s) of the constrained body, when it was needed.
     omega1: Option<f64>,
+    /// `(ω₁, ρ_L)` of the lowest mode when it was computed (see [`Damping::rayleigh_split`]).
+    mode: Option<(f64, f64)>,
     frames: FrameStepper,
     // state
     /// Rig parameters of the current pose.
@@ -186,37 +188,7 @@ impl FullOrderSolver {
             Damping::rayleigh_split(params.damping, w, rho)
         });
 
-        // Ĥ = (1 + β/τ) L̂ + (1/τ² + α/τ) M̂
-        let ks = 1.0 + damping.stiffness / tau;
-        let mut trip = scalar_stiffness_triplets(&jac, &element_weights);
-        if ks != 1.0 {
-            for t in &mut trip {
-                *t = Triplet::new(t.row, t.col, t.val * ks);
-            }
-        }
-        let h2 = tau * tau;
-        let dm = damping.mass / tau;
-        trip.extend((0..n).map(|v| Triplet::new(v, v, mass[v] / h2 + mass[v] * dm)));
-        let h_mat = SparseColMat::try_new_from_triplets(n, n, &trip).map_err(|e| OvertoneError::Factorization {
-            what: "global step matrix".into(),
-            reason: format!("{e:?}"),
-        })?;
-        let l_hat = if damping.stiffness != 0.0 {
-            Some(scalar_stiffness(&jac, &element_weights)?)
-        } else {
-            None
-        };
-
-        let mut solve = ConstrainedSolve::new(&h_mat, &rc.rows(), dim, "global step matrix L + M/h^2")?;
-        let blend = if rc.n_targets() > 0 {
-            Some(BlendshapeProjection::new(
-                &mut solve,
-                &rc.blend,
-                "global step matrix L + M/h^2",
-            )?)
-        } else {
-            None
-        };
+        let (solve, blend, l_hat) = global_system(&jac, &element_weights, &mass, &rc, dim, tau, damping)?;
         let constraint = rc;
         let c = constraint.scalar.nrows();
 
@@ -243,6 +215,7 @@ impl FullOrderSolver {
             predict: plan.integrator != crate::dynamics::Integrator::BackwardEuler,
             l_hat,
             omega1,
+            mode,
             frames: FrameStepper::new(plan),
             p: p0.to_vec(),
             x: vec![0.0; n * dim],
@@ -268,6 +241,47 @@ impl FullOrderSolver {
         };
         solver.reset(p0)?;
         Ok(solver)
+    }
+
+    /// Changes the damping ratio `ζ` of the lowest mode (≥ 0, dimensionless) from the next step
+    /// on, keeping the state: refactors the global step matrix
+    /// `(1 + β/τ) L̂ + (1/τ² + α/τ) M̂` with the new Rayleigh pair (one sparse factorization per
+    /// change; nothing when `ζ` is unchanged). Needs the lowest mode, which is computed at
+    /// construction unless the body was built with damping 0, fixed substeps and no frequency;
+    /// such a body can only be set to `ζ = 0`. On error the solver is unchanged.
+    pub fn set_damping(&mut self, zeta: f64) -> Result<()> {
+        if !(zeta.is_finite() && zeta >= 0.0) {
+            return Err(OvertoneError::setting("damping", zeta, "must be a finite number >= 0"));
+        }
+        let damping = match self.mode {
+            Some((w, rho)) => Damping::rayleigh_split(zeta, w, rho),
+            None if zeta == 0.0 => Damping::default(),
+            None => {
+                return Err(OvertoneError::setting(
+                    "damping",
+                    zeta,
+                    "this full-order body was bound with damping 0, fixed substeps and no frequency, \
+                     so its lowest mode is unknown; bind it with damping > 0 or automatic substeps",
+                ))
+            }
+        };
+        if damping == self.damping {
+            return Ok(());
+        }
+        let (solve, blend, l_hat) = global_system(
+            &self.jac,
+            &self.element_weights,
+            &self.mass,
+            &self.constraint,
+            self.dim,
+            self.tau,
+            damping,
+        )?;
+        self.solve = solve;
+        self.blend = blend;
+        self.l_hat = l_hat;
+        self.damping = damping;
+        Ok(())
     }
 
     /// Puts the body at rest in pose `p0`: `u_c = 0`, zero velocity.
@@ -768,6 +782,56 @@ impl FullOrderSolver {
 }
 
 /// `y += s · A x` for a sparse column-major `A` (`n × n`). Does not allocate.
+/// The global step's constrained solve for frames of `τ` seconds with `damping`:
+/// `Ĥ = (1 + β/τ) L̂ + (1/τ² + α/τ) M̂` factored under the bone rows (and the blendshape
+/// projection), with `L̂` kept when the damping has a stiffness term.
+#[allow(clippy::type_complexity)]
+fn global_system(
+    jac: &DeformationJacobian,
+    element_weights: &[f64],
+    mass: &[f64],
+    rc: &RigConstraint,
+    dim: usize,
+    tau: f64,
+    damping: Damping,
+) -> Result<(
+    ConstrainedSolve,
+    Option<BlendshapeProjection>,
+    Option<SparseColMat<usize, f64>>,
+)> {
+    let n = mass.len();
+    let ks = 1.0 + damping.stiffness / tau;
+    let mut trip = scalar_stiffness_triplets(jac, element_weights);
+    if ks != 1.0 {
+        for t in &mut trip {
+            *t = Triplet::new(t.row, t.col, t.val * ks);
+        }
+    }
+    let h2 = tau * tau;
+    let dm = damping.mass / tau;
+    trip.extend((0..n).map(|v| Triplet::new(v, v, mass[v] / h2 + mass[v] * dm)));
+    let h_mat = SparseColMat::try_new_from_triplets(n, n, &trip).map_err(|e| OvertoneError::Factorization {
+        what: "global step matrix".into(),
+        reason: format!("{e:?}"),
+    })?;
+    let l_hat = if damping.stiffness != 0.0 {
+        Some(scalar_stiffness(jac, element_weights)?)
+    } else {
+        None
+    };
+    let mut solve = ConstrainedSolve::new(&h_mat, &rc.rows(), dim, "global step matrix L + M/h^2")?;
+    let blend = if rc.n_targets() > 0 {
+        Some(BlendshapeProjection::new(
+            &mut solve,
+            &rc.blend,
+            "global step matrix L + M/h^2",
+        )?)
+    } else {
+        None
+    };
+    Ok((solve, blend, l_hat))
+}
+
 fn add_scaled_product(a: &SparseColMat<usize, f64>, x: &[f64], s: f64, y: &mut [f64]) {
     let (ptr, rows, vals) = (a.symbolic().col_ptr(), a.symbolic().row_idx(), a.val());
     for (j, &xj) in x.iter().enumerate() {

@@ -1,0 +1,197 @@
+"""Headless Blender tests of the art-direction controls and the Stiffness Group (run by
+scripts/test_blender.sh): the settings layout against the library, strength and damping applied
+between frames without a rebind (keyframable, in playback and in the bake), a Stiffness Group."""
+
+import os
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.environ["OVERTONE_ADDON_DIR"])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bpy  # noqa: E402
+import ctypes  # noqa: E402
+import numpy as np  # noqa: E402
+
+import overtone  # noqa: E402
+import scenes  # noqa: E402
+from overtone import native, pc2, properties, session  # noqa: E402
+from test_addon import CACHE_TOL, check, tube_scene  # noqa: E402
+
+FRAMES = range(1, 41)
+# Strength is a multiplication of the library's float64 output: exact up to round-off.
+STRENGTH_TOL = 1e-12
+
+
+def play_u(scene, ob, frames=FRAMES):
+    """Plays ``frames`` and returns the session's float64 world displacement per frame."""
+    out = []
+    for f in frames:
+        scene.frame_set(f)
+        out.append(session.get(ob).u.copy())
+    return np.array(out)
+
+
+def sidecar_state(ob):
+    """The keyed sidecar files beside the object's sidecar path, with their mtimes."""
+    folder = os.path.dirname(bpy.path.abspath(ob.overtone.sidecar))
+    return {p: os.stat(os.path.join(folder, p)).st_mtime_ns for p in sorted(os.listdir(folder))
+            if p.endswith(".ovt")}
+
+
+def test_settings_layout_matches_the_library():
+    rust = native.settings_fields()
+    compiled, size = native.settings_layout()
+    mine = [(name, getattr(native.Settings, name).offset, getattr(native.Settings, name).size)
+            for name, _ in native.Settings._fields_]
+    check([n for n, _ in rust] == [n for n, _ in native.Settings._fields_],
+          f"ctypes fields {[n for n, _ in native.Settings._fields_]} != Rust's {[n for n, _ in rust]}")
+    check(mine == compiled, f"ctypes layout {mine} != the library's {compiled}")
+    check(ctypes.sizeof(native.Settings) == size, f"sizeof {ctypes.sizeof(native.Settings)} != {size}")
+    s = native.default_settings()
+    check(s.damping == properties.DEFAULT_DAMPING and s.strength == properties.DEFAULT_STRENGTH, "controls")
+    check(s.time_scale == properties.DEFAULT_TIME_SCALE and s.preroll == properties.DEFAULT_PREROLL, "time")
+    check(s.cut_distance == properties.DEFAULT_CUT_DISTANCE and s.substeps == properties.DEFAULT_SUBSTEPS, "cut")
+    check(s.frequency == properties.DEFAULT_FREQUENCY and s.integrator == 0 and s.rest == 0, "integrator/rest")
+    check(list(s.gravity) == [0.0, 0.0, 0.0], "gravity default")
+    print(f"    layout: {len(rust)} fields, {size} bytes, same in Rust, C and ctypes")
+
+
+def test_strength_scales_the_motion_without_a_rebind():
+    scene, ob, _ = tube_scene("strength")
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    u1 = play_u(scene, ob)
+    s = session.get(ob)
+    files = sidecar_state(ob)
+    ob.overtone.strength = 2.0
+    u2 = play_u(scene, ob)
+    ob.overtone.strength = 0.0
+    u0 = play_u(scene, ob)
+    rig = scenes.play(scene, ob, FRAMES)
+    check(session.get(ob) is s, "changing the strength rebuilt the session")
+    check(sidecar_state(ob) == files, "changing the strength touched the sidecar")
+    peak = np.abs(u1).max()
+    check(peak > 1e-3, f"no secondary motion ({peak:.2e})")
+    err2 = np.abs(u2 - 2.0 * u1).max()
+    check(err2 <= STRENGTH_TOL * peak, f"strength 2 is {err2:.2e} off twice strength 1 (peak {peak:.3e})")
+    check(np.abs(u0).max() == 0.0, "strength 0 left a displacement")
+    ob.overtone.live_preview = False
+    plain = scenes.play(scene, ob, FRAMES)
+    check(np.abs(rig - plain).max() <= 1e-6, "strength 0 does not show the plain rig")
+    print(f"    strength: peak {peak:.4f}, |u(2) - 2 u(1)| {err2:.1e}, strength 0 exactly 0")
+
+
+def test_keyframed_strength_follows_the_curve_in_playback_and_bake():
+    scene, ob, _ = tube_scene("keyed")
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    u1 = play_u(scene, ob)
+    for f, v in ((1, 1.0), (15, 0.2), (30, 2.0)):
+        ob.overtone.strength = v
+        ob.overtone.keyframe_insert("strength", frame=f)
+    fc = ob.animation_data.action.fcurves.find('overtone.strength')
+    check(fc is not None, "no FCurve on the strength")
+    keyed = play_u(scene, ob)
+    curve = np.array([fc.evaluate(f) for f in FRAMES])
+    want = u1 * curve[:, None, None]
+    err = np.abs(keyed - want).max()
+    peak = np.abs(u1).max()
+    check(err <= STRENGTH_TOL * peak * curve.max(), f"keyed strength off the curve by {err:.2e}")
+    preview = scenes.play(scene, ob, FRAMES)
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake failed")
+    data, _, _ = pc2.read_pc2(ob.overtone.cache_file)
+    ob.overtone.live_preview = False
+    baked = scenes.play(scene, ob, FRAMES)
+    diff = np.abs(baked - preview).max()
+    check(diff <= CACHE_TOL, f"the bake differs from the keyed preview by {diff:.2e}")
+    print(f"    keyed strength: off the curve by {err:.1e} (curve {curve.min():.2f}..{curve.max():.2f}), "
+          f"bake vs preview {diff:.1e}")
+
+
+def test_damping_changes_the_motion_without_a_rebind_and_is_keyframable():
+    scene, ob, _ = tube_scene("damping")
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    frames = range(1, 61)
+    u_default = play_u(scene, ob, frames)
+    s = session.get(ob)
+    files = sidecar_state(ob)
+    ob.overtone.damping = 1.0
+    u_heavy = play_u(scene, ob, frames)
+    check(session.get(ob) is s, "changing the damping rebuilt the session")
+    check(sidecar_state(ob) == files, "changing the damping touched the sidecar")
+    # After the rig stops (frame 30), heavier damping leaves less motion.
+    tail = slice(35, 60)
+    a, b = np.abs(u_default[tail]).max(), np.abs(u_heavy[tail]).max()
+    check(b < 0.8 * a, f"damping 1 left {b:.3e} of motion after the stop, damping 0.1 {a:.3e}")
+    # A keyframed damping (0.1 until frame 30, 1.0 from frame 31) follows the curve: equal to
+    # the default run up to frame 30, different after.
+    ob.overtone.damping = 0.1
+    ob.overtone.keyframe_insert("damping", frame=30)
+    ob.overtone.damping = 1.0
+    ob.overtone.keyframe_insert("damping", frame=31)
+    for kp in ob.animation_data.action.fcurves.find('overtone.damping').keyframe_points:
+        kp.interpolation = 'CONSTANT'
+    u_keyed = play_u(scene, ob, frames)
+    before = np.abs(u_keyed[:30] - u_default[:30]).max()
+    after = np.abs(u_keyed[35:] - u_default[35:]).max()
+    check(before <= 1e-12 * np.abs(u_default).max(), f"keyed damping changed frames before its key ({before:.2e})")
+    check(after > 1e-2 * a, f"keyed damping did not change the motion after its key ({after:.2e})")
+    check(session.get(ob) is s and sidecar_state(ob) == files, "keyed damping rebuilt")
+    # A setting that rebuilds the session but not the precompute keeps the same sidecar file.
+    ob.overtone.substeps = 3
+    play_u(scene, ob, range(1, 4))
+    s2 = session.get(ob)
+    check(s2 is not s, "changing the substeps kept the old session")
+    check(set(sidecar_state(ob)) == set(files), "changing the substeps made a new sidecar")
+    check("loaded" in s2.deformer.cache_status(), f"cache status {s2.deformer.cache_status()}")
+    print(f"    damping: motion after the stop {a:.4f} (0.1) vs {b:.4f} (1.0); keyed: before {before:.1e}, "
+          f"after {after:.4f}; sidecar untouched")
+
+
+def test_stiffness_group_painted_stiffer_reduces_the_motion_there():
+    scene, ob, _ = tube_scene("stiff")
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    z = np.array([v.co.z for v in ob.data.vertices])
+    region = z > 2.0
+    plain = play_u(scene, ob)
+    key_plain = session.get(ob).sidecar
+    vg = ob.vertex_groups.new(name="stiff")
+    vg.add([int(v) for v in np.nonzero(region)[0]], 1.0, 'REPLACE')
+    ob.overtone.stiffness_group = "stiff"
+    ob.overtone.stiffness_range = 10.0
+    stiff = play_u(scene, ob)
+    check(session.get(ob).sidecar != key_plain, "painting the stiffness did not change the sidecar key")
+    a = np.linalg.norm(plain[:, region], axis=2).max()
+    b = np.linalg.norm(stiff[:, region], axis=2).max()
+    check(b < 0.7 * a, f"10x stiffness left {b:.4f} of {a:.4f} secondary motion in the painted region")
+    print(f"    stiffness group 10x on z > 2: peak there {a:.4f} -> {b:.4f} ({b / a:.2f})")
+
+
+TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
+
+
+def main():
+    overtone.register()
+    failed = 0
+    for t in TESTS:
+        t0 = time.perf_counter()
+        try:
+            t()
+            print(f"ok   {t.__name__} ({time.perf_counter() - t0:.1f} s)")
+        except Exception:
+            failed += 1
+            print(f"FAIL {t.__name__}")
+            traceback.print_exc()
+    overtone.unregister()
+    print(f"{len(TESTS) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    code = 1
+    try:
+        code = main()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
