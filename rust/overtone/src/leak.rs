@@ -87,6 +87,32 @@ pub fn default_momentum_weights(mesh: &SimplexMesh) -> Result<Vec<f64>> {
     Ok(phi.into_iter().map(|p| 1.0 - p).collect())
 }
 
+/// The default momentum weights of a lattice embedding a body: `d = 1 − φ` with `φ` the
+/// diffusion of [`diffuse_from`] (`dt = 1`) from the lattice vertices outside the body's
+/// surface (`outside`, one flag per vertex) and the lattice boundary; zero on and outside the
+/// surface, rising towards one deep inside.
+///
+/// Unlike [`default_momentum_weights`], whose zero layer is the lattice's boundary (up to a
+/// cell outside the skin, a layer one cell thick that shrinks as the lattice is refined), the
+/// zero set here is fixed by the surface, so the field, and the secondary motion that depends
+/// on it, converge as the lattice is refined.
+pub fn default_momentum_weights_in_body(mesh: &SimplexMesh, outside: &[bool]) -> Result<Vec<f64>> {
+    let n = mesh.n_vertices();
+    if outside.len() != n {
+        return Err(OvertoneError::size(
+            "outside flags",
+            format!("{n} values (one per vertex)"),
+            outside.len(),
+        ));
+    }
+    let mut sources = boundary_vertices(mesh);
+    sources.extend((0..n).filter(|&v| outside[v]));
+    sources.sort_unstable();
+    sources.dedup();
+    let phi = diffuse_from(mesh, &sources, 1.0)?;
+    Ok(phi.into_iter().map(|p| 1.0 - p).collect())
+}
+
 /// Validates a user-given (painted) field `d`: one finite value `≥ 0` per vertex, not all zero.
 pub fn validate_momentum_weights(d: &[f64], n_vertices: usize) -> Result<()> {
     if d.len() != n_vertices {

@@ -123,7 +123,8 @@ fn painted_leak_is_validated() {
 fn partly_painted_leak_adjusts_the_default_only_where_painted() {
     let settings = CharacterSettings::default();
     let default = character_from_gltf(&asset("RiggedSimple.glb"), &settings, None).unwrap();
-    let dd = overtone::leak::default_momentum_weights(&default.scene.mesh).unwrap();
+    let dd = overtone::leak::default_momentum_weights_in_body(&default.scene.mesh, &default.embedding.outside_surface)
+        .unwrap();
     let unpainted = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&vec![-1.0; 96])).unwrap();
     let du = unpainted.scene.momentum_weights.unwrap();
     let same = dd.iter().zip(&du).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);

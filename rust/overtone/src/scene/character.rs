@@ -550,7 +550,7 @@ impl Character {
                     let values: Vec<f64> = near.iter().map(|&s| if painted(s) { d[s] } else { 0.0 }).collect();
                     let mask = harmonic_scalar(lat, fixed, &mask)?;
                     let values = harmonic_scalar(lat, fixed, &values)?;
-                    let default = crate::leak::default_momentum_weights(lat)?;
+                    let default = crate::leak::default_momentum_weights_in_body(lat, &embedding.outside_surface)?;
                     Some(crate::leak::blend_painted(&default, &mask, &values))
                 } else {
                     let known: Vec<f64> = near.iter().map(|&s| d[s]).collect();
@@ -602,30 +602,6 @@ impl Character {
                 })
             }
         };
-        // The default leak field is 0 on the lattice boundary; a separate piece with no
-        // interior lattice vertex (a thin capsule, a small joint) would get d = 0 everywhere,
-        // i.e. no rig constraint at all, and drift freely (its rigid motions cost no elastic
-        // energy). Such pieces take d = 1 (momentum kept, like interior material).
-        let momentum_weights = match momentum_weights {
-            Some(d) => Some(d),
-            None if embedding.pieces > 1 => {
-                let mut d = crate::leak::default_momentum_weights(lat)?;
-                let mut peak = vec![0.0f64; embedding.pieces];
-                for (v, &x) in d.iter().enumerate() {
-                    let p = embedding.lattice_piece[v];
-                    peak[p] = peak[p].max(x);
-                }
-                let mut filled = 0;
-                for (v, x) in d.iter_mut().enumerate() {
-                    if peak[embedding.lattice_piece[v]] <= 1e-9 {
-                        *x = 1.0;
-                        filled += 1;
-                    }
-                }
-                (filled > 0).then_some(d)
-            }
-            None => None,
-        };
         let scene = Scene {
             name: name.to_string(),
             mesh: lat.clone(),
@@ -643,7 +619,34 @@ impl Character {
             gravity: vec![0.0; 3],
         };
         let mut scene = scene;
-        crate::scene::apply_skeleton_defaults(&mut scene)?;
+        // The skeleton's core is measured on the body, not on the lattice: a lattice vertex of a
+        // cube the surface crosses may lie up to a cell outside it, and stands for the material
+        // of its nearest surface vertex (see `skeleton_defaults_on_body`).
+        let mut body_points = lat.vertices().to_vec();
+        for (&v, &s) in fixed.iter().zip(&near) {
+            body_points[3 * v..3 * v + 3].copy_from_slice(&normalised[3 * s..3 * s + 3]);
+        }
+        let painted_leak = scene.momentum_weights.is_some();
+        crate::scene::apply_skeleton_defaults(&mut scene, &body_points, &embedding.outside_surface)?;
+        // A separate piece whose default leak is zero everywhere (a small part far from every
+        // bone axis, with no lattice vertex below its surface) would have no rig constraint at
+        // all and drift freely (its rigid motions cost no elastic energy): such pieces take
+        // d = 1 (momentum kept, like interior material). Applied after the skeleton defaults,
+        // so that every piece keeps the same default field whether or not one piece is filled.
+        if !painted_leak && embedding.pieces > 1 {
+            if let Some(d) = scene.momentum_weights.as_mut() {
+                let mut peak = vec![0.0f64; embedding.pieces];
+                for (v, &x) in d.iter().enumerate() {
+                    let p = embedding.lattice_piece[v];
+                    peak[p] = peak[p].max(x);
+                }
+                for (v, x) in d.iter_mut().enumerate() {
+                    if peak[embedding.lattice_piece[v]] <= 1e-9 {
+                        *x = 1.0;
+                    }
+                }
+            }
+        }
         scene.validate()?;
         crate::progress::report(1.0, "lattice scene ready");
         let (open, nonmanifold) = surface_defects(triangles);
