@@ -207,6 +207,45 @@ mod tests {
         assert!(phi.iter().all(|&x| (0.0..=1.0).contains(&x)));
     }
 
+    /// The body's field is zero on every vertex flagged outside (not only on the lattice
+    /// boundary), positive on the others, with maximum one; flags of the wrong length are
+    /// refused.
+    #[test]
+    fn body_leak_is_zero_outside_the_surface() {
+        let (w, h) = (9, 7);
+        let mut v = Vec::new();
+        for j in 0..h {
+            for i in 0..w {
+                v.extend([i as f64, j as f64]);
+            }
+        }
+        let mut t = Vec::new();
+        for j in 0..h - 1 {
+            for i in 0..w - 1 {
+                let a = j * w + i;
+                t.extend([a, a + 1, a + w, a + 1, a + w + 1, a + w]);
+            }
+        }
+        let mesh = SimplexMesh::new(2, v, t).unwrap();
+        // Outside: the two outer rings of the grid (the body is the inner 5 x 3 block).
+        let outside: Vec<bool> = (0..w * h)
+            .map(|k| {
+                let (i, j) = (k % w, k / w);
+                i < 2 || j < 2 || i >= w - 2 || j >= h - 2
+            })
+            .collect();
+        let d = default_momentum_weights_in_body(&mesh, &outside).unwrap();
+        for k in 0..w * h {
+            if outside[k] {
+                assert_eq!(d[k], 0.0, "outside vertex {k}");
+            } else {
+                assert!(d[k] > 0.0 && d[k] <= 1.0, "inside vertex {k}: {}", d[k]);
+            }
+        }
+        assert_eq!(d.iter().cloned().fold(0.0, f64::max), 1.0);
+        assert!(default_momentum_weights_in_body(&mesh, &outside[1..]).is_err());
+    }
+
     #[test]
     fn painted_leak_accepts_unpainted_marks_and_refuses_other_negatives() {
         assert!(!validate_painted_leak(&[0.0, 0.5, 1.0], 3).unwrap());
