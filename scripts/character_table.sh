@@ -8,6 +8,8 @@
 #   finer       peak at the default / peak at the 1.5x finer lattice, and the per-frame difference
 #               ‖m_default − m_finer‖₂ / ‖m_finer‖₂ of the per-frame maxima m
 #   bind 32/48/64  seconds from reading the file to a ready solver (prepare + precompute)
+#   max residual   largest relative residual ‖JᵀMD u_c‖/(‖JᵀMD‖ ‖u_c‖) of any step (both bakes)
+#   orthogonality  structural orthogonality ‖(JᵀMD) B‖/(‖JᵀMD‖ ‖B‖) of the fast subspace (larger of both)
 #
 # Usage: scripts/character_table.sh [OUT_DIR] [NAMES...]   (OUT_DIR default target/character_table)
 set -euo pipefail
@@ -47,8 +49,8 @@ import json, math, sys
 out, names = sys.argv[1], sys.argv[2:]
 def load(p):
     return json.load(open(p))
-print("| character | lattice (default, finer) | peak/diag | hold/diag | peak default/finer | per-frame diff | bind 32 / 48 / 64 s | max residual |")
-print("|---|---|---|---|---|---|---|---|")
+print("| character | lattice (default, finer) | peak/diag | hold/diag | peak default/finer | per-frame diff | bind 32 / 48 / 64 s | max residual | orthogonality |")
+print("|---|---|---|---|---|---|---|---|---|")
 for n in names:
     d, f = load(f"{out}/{n}.default.json"), load(f"{out}/{n}.fine.json")
     diag = d["diagonal"]
@@ -69,6 +71,8 @@ for n in names:
         r = load(f"{out}/{n}.bind{b}.json")
         binds.append(f"{(r['prepare_ms'] + r['precompute_ms']) / 1e3:.1f}")
     res = max(d["max_relative_residual"], f["max_relative_residual"])
+    orth = [r.get("structural_orthogonality") for r in (d, f)]
+    orth_s = f"{max(orth):.1e}" if all(o is not None for o in orth) else "n/a"
     print(f"| {n} | {d['lattice']['resolution']} ({d['lattice']['tets']} tets), {f['lattice']['resolution']} ({f['lattice']['tets']}) "
-          f"| {max(md) / diag:.4f} | {hold_s} | {max(md) / max(max(mf), 1e-300):.2f} | {diff:.2f} | {' / '.join(binds)} | {res:.1e} |")
+          f"| {max(md) / diag:.4f} | {hold_s} | {max(md) / max(max(mf), 1e-300):.2f} | {diff:.2f} | {' / '.join(binds)} | {res:.1e} | {orth_s} |")
 EOF

@@ -437,6 +437,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "precompute_ms": sim.precompute_ms,
             "median_step_ms": crate::report::median(&sim.step_ms),
             "max_relative_residual": worst,
+            "structural_orthogonality": sim.fast.as_ref().map(|f| f.structural_orthogonality),
             "blendshapes": n_blendshapes,
             "max_blendshape_relative_residual": sim.blendshape_relative_residual.iter().cloned().fold(0.0, f64::max),
             "max_displacement_normalised": sim.max_displacement.iter().cloned().fold(0.0, f64::max),

@@ -87,6 +87,32 @@ pub fn default_momentum_weights(mesh: &SimplexMesh) -> Result<Vec<f64>> {
     Ok(phi.into_iter().map(|p| 1.0 - p).collect())
 }
 
+/// The default momentum weights of a lattice embedding a body: `d = 1 − φ` with `φ` the
+/// diffusion of [`diffuse_from`] (`dt = 1`) from the lattice vertices outside the body's
+/// surface (`outside`, one flag per vertex) and the lattice boundary; zero on and outside the
+/// surface, rising towards one deep inside.
+///
+/// Unlike [`default_momentum_weights`], whose zero layer is the lattice's boundary (up to a
+/// cell outside the skin, a layer one cell thick that shrinks as the lattice is refined), the
+/// zero set here is fixed by the surface, so the field, and the secondary motion that depends
+/// on it, converge as the lattice is refined.
+pub fn default_momentum_weights_in_body(mesh: &SimplexMesh, outside: &[bool]) -> Result<Vec<f64>> {
+    let n = mesh.n_vertices();
+    if outside.len() != n {
+        return Err(OvertoneError::size(
+            "outside flags",
+            format!("{n} values (one per vertex)"),
+            outside.len(),
+        ));
+    }
+    let mut sources = boundary_vertices(mesh);
+    sources.extend((0..n).filter(|&v| outside[v]));
+    sources.sort_unstable();
+    sources.dedup();
+    let phi = diffuse_from(mesh, &sources, 1.0)?;
+    Ok(phi.into_iter().map(|p| 1.0 - p).collect())
+}
+
 /// Validates a user-given (painted) field `d`: one finite value `≥ 0` per vertex, not all zero.
 pub fn validate_momentum_weights(d: &[f64], n_vertices: usize) -> Result<()> {
     if d.len() != n_vertices {
@@ -179,6 +205,45 @@ mod tests {
         let min = phi.iter().cloned().fold(f64::INFINITY, f64::min);
         assert_eq!(min, 0.0);
         assert!(phi.iter().all(|&x| (0.0..=1.0).contains(&x)));
+    }
+
+    /// The body's field is zero on every vertex flagged outside (not only on the lattice
+    /// boundary), positive on the others, with maximum one; flags of the wrong length are
+    /// refused.
+    #[test]
+    fn body_leak_is_zero_outside_the_surface() {
+        let (w, h) = (9, 7);
+        let mut v = Vec::new();
+        for j in 0..h {
+            for i in 0..w {
+                v.extend([i as f64, j as f64]);
+            }
+        }
+        let mut t = Vec::new();
+        for j in 0..h - 1 {
+            for i in 0..w - 1 {
+                let a = j * w + i;
+                t.extend([a, a + 1, a + w, a + 1, a + w + 1, a + w]);
+            }
+        }
+        let mesh = SimplexMesh::new(2, v, t).unwrap();
+        // Outside: the two outer rings of the grid (the body is the inner 5 x 3 block).
+        let outside: Vec<bool> = (0..w * h)
+            .map(|k| {
+                let (i, j) = (k % w, k / w);
+                i < 2 || j < 2 || i >= w - 2 || j >= h - 2
+            })
+            .collect();
+        let d = default_momentum_weights_in_body(&mesh, &outside).unwrap();
+        for k in 0..w * h {
+            if outside[k] {
+                assert_eq!(d[k], 0.0, "outside vertex {k}");
+            } else {
+                assert!(d[k] > 0.0 && d[k] <= 1.0, "inside vertex {k}: {}", d[k]);
+            }
+        }
+        assert_eq!(d.iter().cloned().fold(0.0, f64::max), 1.0);
+        assert!(default_momentum_weights_in_body(&mesh, &outside[1..]).is_err());
     }
 
     #[test]

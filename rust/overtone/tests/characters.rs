@@ -125,7 +125,9 @@ fn partly_painted_leak_adjusts_the_default_only_where_painted() {
     let settings = CharacterSettings::default();
     let default = character_from_gltf(&asset("RiggedSimple.glb"), &settings, None).unwrap();
     let dd = default.scene.momentum_weights.clone().unwrap();
-    let depth = overtone::leak::default_momentum_weights(&default.scene.mesh).unwrap();
+    let depth =
+        overtone::leak::default_momentum_weights_in_body(&default.scene.mesh, &default.embedding.outside_surface)
+            .unwrap();
     let core = dd.iter().zip(&depth).map(|(a, b)| a - b).fold(0.0, f64::max);
     assert!(
         core > 0.1,

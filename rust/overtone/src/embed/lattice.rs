@@ -36,6 +36,11 @@ pub struct Embedding {
     pub hinge_splits: usize,
     /// The surface piece of every lattice vertex.
     pub lattice_piece: Vec<usize>,
+    /// Per lattice vertex, whether it lies outside its piece's surface (generalized winding
+    /// number `|w| ≤ ½`): corners of the cubes the surface crosses that stick out of the body.
+    /// The body's own boundary, on which the default leak is zero, is the surface, not the
+    /// lattice's boundary (see [`crate::leak::default_momentum_weights_in_body`]).
+    pub outside_surface: Vec<bool>,
 }
 
 impl Embedding {
@@ -411,7 +416,26 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
         }
     }
     let lattice = SimplexMesh::new(3, lattice_vertices, tets)?;
+    crate::progress::check()?;
+    // Inside or outside the body, for the corners of cubes the surface crosses (the corners of
+    // the other kept cubes are inside by construction), each against its own piece.
+    let outside_surface = {
+        let mut out = vec![false; lattice.n_vertices()];
+        let flags: Vec<bool> = surface_corner
+            .par_iter()
+            .map(|&v| {
+                let p = lattice.vertex(v);
+                let tris = &piece_tris[lattice_piece[v].min(n_pieces.saturating_sub(1))];
+                winding_number(vertices, tris, [p[0], p[1], p[2]]).abs() <= 0.5
+            })
+            .collect();
+        for (&v, f) in surface_corner.iter().zip(flags) {
+            out[v] = f;
+        }
+        out
+    };
     Ok(Embedding {
+        outside_surface,
         lattice,
         corners,
         barycentric,

@@ -630,17 +630,25 @@ impl Character {
             gravity: vec![0.0; 3],
         };
         let mut scene = scene;
-        // The default leak (the skeleton-derived field, the depth field where no bone core is
-        // near) and stiffness; a painted leak replaces the default where painted.
-        crate::scene::apply_skeleton_defaults(&mut scene)?;
+        // The skeleton's core is measured on the body, not on the lattice: a lattice vertex of a
+        // cube the surface crosses may lie up to a cell outside it, and stands for the material
+        // of its nearest surface vertex (see `skeleton_defaults_on_body`).
+        let mut body_points = lat.vertices().to_vec();
+        for (&v, &s) in fixed.iter().zip(&near) {
+            body_points[3 * v..3 * v + 3].copy_from_slice(&normalised[3 * s..3 * s + 3]);
+        }
+        // The default leak (the skeleton-derived field, the depth field inside the body where no
+        // bone core is near) and stiffness; a painted leak replaces the default where painted.
+        crate::scene::apply_skeleton_defaults(&mut scene, &body_points, &embedding.outside_surface)?;
         let mut default = scene.momentum_weights.take().ok_or_else(|| {
             OvertoneError::setting("leak", name, "the skeleton-derived default leak field is missing")
         })?;
-        // The default leak field is 0 on the lattice boundary; a separate piece with no
-        // interior lattice vertex and no bone core (a thin capsule, a small joint) would get
-        // d = 0 everywhere, i.e. no rig constraint at all, and drift freely (its rigid motions
-        // cost no elastic energy). Such pieces take d = 1 (momentum kept, like interior
-        // material).
+        // A separate piece whose default leak is zero everywhere (a small part far from every
+        // bone axis, with no lattice vertex below its surface) would have no rig constraint at
+        // all and drift freely (its rigid motions cost no elastic energy): such pieces take
+        // d = 1 (momentum kept, like interior material). Applied to the default field, before a
+        // painted leak is blended in, so every piece keeps the same default whether or not one
+        // piece is filled.
         if embedding.pieces > 1 {
             let mut peak = vec![0.0f64; embedding.pieces];
             for (v, &x) in default.iter().enumerate() {

@@ -27,8 +27,8 @@ pub use simulate::{
     simulate, simulate_full, simulate_streaming, simulate_with_sidecar, FrameCallback, Simulation, SolverKind,
 };
 pub use skeleton_defaults::{
-    apply_skeleton_defaults, skeleton_defaults, skeleton_defaults_of_points, SkeletonDefaults, CORE_RADIUS,
-    CORE_STIFFNESS,
+    apply_skeleton_defaults, skeleton_defaults, skeleton_defaults_of_points, skeleton_defaults_on_body,
+    SkeletonDefaults, CORE_RADIUS, CORE_STIFFNESS,
 };
 pub use surface_field::lattice_field_from_surface;
 

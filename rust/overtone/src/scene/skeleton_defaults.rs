@@ -18,8 +18,10 @@ use crate::mesh::SimplexMesh;
 /// Core radius, in the character's normalised frame (longest half-extent 1): 0.06, about 5 cm
 /// on a 1.8 m figure.
 pub const CORE_RADIUS: f64 = 0.06;
-/// Young's modulus multiplier inside the core.
-pub const CORE_STIFFNESS: f64 = 20.0;
+/// Young's modulus multiplier inside the core. 4 (it was 20): with the core's leak `d = 1` a
+/// limb already follows its bone; ×20 left 0.03-0.1 % of the diagonal of secondary motion on
+/// the Khronos figures and the mannequin (issue 13 asks for 0.2-6 %).
+pub const CORE_STIFFNESS: f64 = 4.0;
 
 /// The fields of [`skeleton_defaults`], per vertex.
 #[derive(Clone, Debug, PartialEq)]
@@ -92,6 +94,27 @@ pub fn skeleton_defaults_of_points(
     n_bones: usize,
     depth_leak: &[f64],
 ) -> SkeletonDefaults {
+    skeleton_defaults_on_body(x, x, dim, weights, n_bones, depth_leak)
+}
+
+/// [`skeleton_defaults_of_points`] with the distance to the skeleton measured on the body:
+/// vertex `v` (at `x_v`, which also defines the bone axes) stands for the material at `body_v`
+/// (`n × dim`; for a lattice vertex outside the surface, its nearest surface point; otherwise
+/// `x_v` itself), and its distance is `r_v = min(r(x_v), r(body_v))`.
+///
+/// Why: a lattice cube the surface crosses is kept whole, so on a limb `k` cells across its
+/// outer lattice vertices lie up to about a cell outside the skin. Measured there, a limb
+/// thinner than the core radius would fall out of its own core at coarse lattices and into it
+/// at fine ones, and the limb's stiffness and leak, hence its secondary motion, would change
+/// with the resolution. Measured on the body, a thin limb is core at every resolution.
+pub fn skeleton_defaults_on_body(
+    x: &[f64],
+    body: &[f64],
+    dim: usize,
+    weights: &[f64],
+    n_bones: usize,
+    depth_leak: &[f64],
+) -> SkeletonDefaults {
     let n = x.len() / dim;
     if dim != 3 {
         return SkeletonDefaults {
@@ -104,17 +127,19 @@ pub fn skeleton_defaults_of_points(
     let m = n_bones;
     let core: Vec<f64> = (0..n)
         .map(|v| {
-            let (mut r, mut wsum) = (0.0, 0.0);
+            let (mut r, mut rb, mut wsum) = (0.0, 0.0, 0.0);
             for (b, axis) in axes.iter().enumerate() {
                 let wv = weights[v * m + b];
                 if let (Some((a, e)), true) = (axis, wv > 0.0) {
                     r += wv * segment_distance(&x[3 * v..3 * v + 3], a, e);
+                    rb += wv * segment_distance(&body[3 * v..3 * v + 3], a, e);
                     wsum += wv;
                 }
             }
             if wsum == 0.0 {
                 return 0.0;
             }
+            let r = r.min(rb);
             // 1 inside the core radius, smoothstep to 0 at twice it.
             let t = ((r / wsum - CORE_RADIUS) / CORE_RADIUS).clamp(0.0, 1.0);
             1.0 - t * t * (3.0 - 2.0 * t)
@@ -130,6 +155,32 @@ pub fn skeleton_defaults_of_points(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lattice vertex 0.15 from a thin rod's axis (beyond twice the core radius) is not core
+    /// measured where it lies, but is when it stands for a point of the rod's skin (radius
+    /// 0.03): the core follows the body, not the lattice around it.
+    #[test]
+    fn core_is_measured_on_the_body() {
+        let mut x = Vec::new();
+        for k in 0..=20 {
+            x.extend([k as f64 * 0.05, 0.0, 0.0]);
+        }
+        let far = x.len() / 3;
+        x.extend([0.5, 0.15, 0.0]);
+        let n = far + 1;
+        let w = vec![1.0; n];
+        let depth = vec![0.0; n];
+        let own = skeleton_defaults_of_points(&x, 3, &w, 1, &depth);
+        assert_eq!(own.core[far], 0.0);
+        let mut body = x.clone();
+        body[3 * far + 1] = 0.03;
+        let on_body = skeleton_defaults_on_body(&x, &body, 3, &w, 1, &depth);
+        assert_eq!(on_body.core[far], 1.0);
+        assert_eq!(on_body.leak[far], 1.0);
+        assert!((on_body.stiffness[far] - CORE_STIFFNESS).abs() < 1e-12);
+        // The other vertices are on the axis: core either way.
+        assert!(on_body.core[..far].iter().all(|&c| c == 1.0));
+    }
 
     /// A thin rod (radius 0.03) and a thick block (half-width 0.3) each on one bone: the rod is
     /// all core (stiffness × CORE_STIFFNESS, leak 1), the block's far corners keep the
@@ -171,10 +222,34 @@ mod tests {
 }
 
 /// Gives a character's lattice scene its skeleton-derived defaults: the leak field (unless one
-/// was painted) and the stiffness multipliers (multiplying any already set).
-pub fn apply_skeleton_defaults(scene: &mut crate::scene::Scene) -> crate::error::Result<()> {
-    let depth = crate::leak::default_momentum_weights(&scene.mesh)?;
-    let sd = skeleton_defaults(&scene.mesh, &scene.weights, scene.n_bones, &depth);
+/// was painted) and the stiffness multipliers (multiplying any already set). `body_points`
+/// (`n × 3`, the lattice's frame) is the body point each lattice vertex stands for (see
+/// [`skeleton_defaults_on_body`]); the depth leak is zero outside the body's surface
+/// (`outside_surface`, per lattice vertex; see
+/// [`crate::leak::default_momentum_weights_in_body`]).
+pub fn apply_skeleton_defaults(
+    scene: &mut crate::scene::Scene,
+    body_points: &[f64],
+    outside_surface: &[bool],
+) -> crate::error::Result<()> {
+    let n = scene.mesh.n_vertices();
+    if scene.mesh.dim() != 3 || body_points.len() != 3 * n {
+        return Err(crate::error::OvertoneError::size(
+            "body points",
+            format!("{n} x 3 numbers on a 3D lattice"),
+            body_points.len(),
+        ));
+    }
+    crate::error::check_finite("body points", body_points, 3)?;
+    let depth = crate::leak::default_momentum_weights_in_body(&scene.mesh, outside_surface)?;
+    let sd = skeleton_defaults_on_body(
+        scene.mesh.vertices(),
+        body_points,
+        3,
+        &scene.weights,
+        scene.n_bones,
+        &depth,
+    );
     if scene.momentum_weights.is_none() {
         scene.momentum_weights = Some(sd.leak);
     }
