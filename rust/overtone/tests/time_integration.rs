@@ -214,6 +214,50 @@ fn a_held_pose_far_from_bind_shows_no_secondary_motion_with_the_rig_rest() {
     }
 }
 
+/// A clip that starts in motion does not kick the body: the beam translated at a constant
+/// velocity from its first frame (no rig acceleration at all) shows no secondary motion with the
+/// production scheme, which starts the body moving with its rig; the seeds' scheme starts it at
+/// rest, and the jump from rest to the rig's velocity at the first step sets it swinging.
+#[test]
+fn a_clip_that_starts_moving_does_not_kick_the_body() {
+    let fps = 24.0;
+    let clip = |dynamics: SceneDynamics| {
+        let mut sc = swing_beam(fps, dynamics);
+        // 1 beam length (2) per second along x, from the first frame to the last.
+        sc.frames = (0..=24)
+            .map(|k| vec![1.0, 0.0, 2.0 * k as f64 / fps, 0.0, 1.0, 0.0])
+            .collect();
+        sc
+    };
+    let peak = |sc: &Scene, solver: SolverKind| {
+        let d = sc.mesh.dim();
+        let mut peak: f64 = 0.0;
+        let mut keep = |_: usize, _: &[f64], disp: &[f64]| -> overtone::Result<()> {
+            let m = disp
+                .chunks(d)
+                .map(|u| u.iter().map(|x| x * x).sum::<f64>().sqrt())
+                .fold(0.0, f64::max);
+            peak = peak.max(m);
+            Ok(())
+        };
+        simulate_streaming(sc, solver, 10, None, None, &mut keep).unwrap();
+        peak
+    };
+    for solver in [SolverKind::Full, SolverKind::Fast(FastParams::default_for(2))] {
+        let moving = peak(&clip(dynamics(0.1)), solver);
+        let at_rest = peak(&clip(SceneDynamics::seed()), solver);
+        eprintln!("{solver:?}: peak {moving:.3e} (production), {at_rest:.3e} (seeds' scheme, from rest)");
+        assert!(
+            moving < 1e-10,
+            "{solver:?}: a constant-velocity clip moved the body by {moving:e}"
+        );
+        assert!(
+            at_rest > 1e-3,
+            "{solver:?}: starting at rest should kick the beam ({at_rest:e})"
+        );
+    }
+}
+
 /// Out-of-range dynamics settings are refused with the setting's name, from scene keys and
 /// from the API.
 #[test]

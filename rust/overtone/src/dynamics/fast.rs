@@ -731,6 +731,26 @@ impl FastSolver {
         Ok(())
     }
 
+    /// Gives the body its rig's velocity toward pose `p_next`, `dt` seconds of physics time
+    /// later: `ṗ = (p_next − p) / dt` (extended rig parameters) with `ż = 0` (no complementary velocity);
+    /// `p` and `z` are unchanged. The state of a body that was moving with its rig
+    /// (not at rest) when the clip starts or after a cut, so a rig already in motion at its
+    /// first frame does not kick the body: at rest, the first step would see the jump from zero
+    /// to the rig's velocity as an impulse of acceleration.
+    ///
+    /// Errors: a pose of the wrong size or with NaN/Inf, or `dt` not finite and > 0 (nothing
+    /// changes).
+    pub fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
+        self.rig.check_params(p_next)?;
+        crate::dynamics::time_integration::check_frame_length(dt)?;
+        self.rig.extended_params_into(p_next, &mut self.pdot);
+        for (v, &p) in self.pdot.iter_mut().zip(&self.p) {
+            *v = (*v - p) / dt;
+        }
+        self.zdot.fill(0.0);
+        Ok(())
+    }
+
     /// Puts the body at rest in pose `p0`.
     pub fn reset(&mut self, p0: &[f64]) -> Result<()> {
         self.rig.check_params(p0)?;

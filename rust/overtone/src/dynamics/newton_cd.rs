@@ -208,6 +208,26 @@ impl NewtonCdSolver {
         Ok(())
     }
 
+    /// Gives the body its rig's velocity toward pose `p_next`, `dt` seconds of physics time
+    /// later: `v = (J p_next − J p) / dt` with no complementary velocity (`u̇_c = 0`);
+    /// positions and `u_c` are unchanged. The state of a body that was moving with its rig
+    /// (not at rest) when the clip starts or after a cut, so a rig already in motion at its
+    /// first frame does not kick the body: at rest, the first step would see the jump from zero
+    /// to the rig's velocity as an impulse of acceleration.
+    ///
+    /// Errors: a pose of the wrong size or with NaN/Inf, or `dt` not finite and > 0 (nothing
+    /// changes).
+    pub fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
+        self.rig.check_params(p_next)?;
+        crate::dynamics::time_integration::check_frame_length(dt)?;
+        // `y` is workspace here: every step overwrites it with the inertial prediction first.
+        self.rig.apply(p_next, &mut self.y);
+        for ((v, &a), &b) in self.v.iter_mut().zip(&self.y).zip(&self.jp) {
+            *v = (a - b) / dt;
+        }
+        Ok(())
+    }
+
     /// Advances one time step to rig pose `p_next`.
     ///
     /// Errors: a pose of the wrong size or with NaN/Inf (refused before anything changes);

@@ -360,6 +360,19 @@ pub fn lowest_angular_frequency_full(
     Ok((lambda.sqrt(), rho))
 }
 
+/// Refuses a frame length that is not a finite number > 0 (seconds).
+pub(crate) fn check_frame_length(dt: f64) -> crate::error::Result<()> {
+    if dt.is_finite() && dt > 0.0 {
+        Ok(())
+    } else {
+        Err(crate::error::OvertoneError::setting(
+            "dt",
+            dt,
+            "must be a finite number of seconds > 0",
+        ))
+    }
+}
+
 /// Copies the given state fields, in order, into one contiguous buffer (the frame backup of a
 /// [`SubstepSolver`]); `saved` holds exactly their total length. Does not allocate.
 pub(crate) fn save_fields(saved: &mut [f64], fields: &[&[f64]]) {

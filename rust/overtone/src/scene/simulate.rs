@@ -2,7 +2,9 @@
 
 use std::time::Instant;
 
-use crate::dynamics::{FastParams, FastPrecompute, FastSolver, FullOrderSolver, NewtonCdSolver, StepReport};
+use crate::dynamics::{
+    FastParams, FastPrecompute, FastSolver, FullOrderSolver, Integrator, NewtonCdSolver, StepReport,
+};
 use crate::energy::EnergyModel;
 use crate::error::{OvertoneError, Result};
 use crate::leak::default_momentum_weights;
@@ -126,6 +128,14 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
     for _ in 0..(dyn_.preroll / scene.dt).round() as usize {
         solver.advance(&p_prev)?;
     }
+    // The clip starts (or restarts after a cut) with the body moving with its rig, not at rest;
+    // the seeds' scheme starts at rest, as the seeds do.
+    let moving_start = dyn_.integrator != Integrator::BackwardEuler;
+    let frame_length = scene.dt * dyn_.time_scale;
+    if moving_start && scene.frames.len() > 1 {
+        scene.frame_params_into(solver.rig(), 1, &mut p)?;
+        solver.match_rig_velocity(&p, frame_length)?;
+    }
     let md = solver.write_frame(&mut frame, &mut disp);
     apply_strength(dyn_.strength, &mut frame, &mut disp, d);
     on_frame(0, &frame, &disp)?;
@@ -147,6 +157,11 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
         let iterations = if cut {
             run.cuts.push(k);
             solver.reset(&p)?;
+            if moving_start && k + 1 < scene.frames.len() {
+                let mut p_next = vec![0.0; p.len()];
+                scene.frame_params_into(solver.rig(), k + 1, &mut p_next)?;
+                solver.match_rig_velocity(&p_next, frame_length)?;
+            }
             0
         } else {
             solver.advance(&p)?
@@ -270,6 +285,9 @@ trait Stepper {
     fn advance(&mut self, p: &[f64]) -> Result<usize>;
     /// Puts the body at rest in pose `p` (a cut).
     fn reset(&mut self, p: &[f64]) -> Result<()>;
+    /// Gives the body its rig's velocity toward `p_next`, `dt` physics seconds later, with no
+    /// complementary velocity (see [`FullOrderSolver::match_rig_velocity`]).
+    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()>;
     /// `(‖JᵀMD u_c‖, relative)` of the current state.
     fn residual(&mut self) -> (f64, f64);
     fn rig(&self) -> &LbsRig;
@@ -315,6 +333,9 @@ impl Stepper for FullOrderSolver {
     fn reset(&mut self, p: &[f64]) -> Result<()> {
         FullOrderSolver::reset(self, p)
     }
+    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
+        FullOrderSolver::match_rig_velocity(self, p_next, dt)
+    }
     fn residual(&mut self) -> (f64, f64) {
         self.constraint_residual()
     }
@@ -339,6 +360,9 @@ impl Stepper for NewtonCdSolver {
     fn reset(&mut self, p: &[f64]) -> Result<()> {
         NewtonCdSolver::reset(self, p)
     }
+    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
+        NewtonCdSolver::match_rig_velocity(self, p_next, dt)
+    }
     fn residual(&mut self) -> (f64, f64) {
         self.constraint_residual()
     }
@@ -359,6 +383,9 @@ impl Stepper for FastSolver {
     }
     fn reset(&mut self, p: &[f64]) -> Result<()> {
         FastSolver::reset(self, p)
+    }
+    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
+        FastSolver::match_rig_velocity(self, p_next, dt)
     }
     fn residual(&mut self) -> (f64, f64) {
         self.constraint_residual()
