@@ -11,6 +11,25 @@ use serde_json::json;
 
 use crate::physics_clock::{interpolate, interpolation_weights, PhysicsClock};
 
+/// `--rig-interpolation`: how glTF LINEAR channels are sampled between keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RigInterpolationArg {
+    /// The glTF semantics: piecewise linear, slerp for rotations.
+    Linear,
+    /// The C¹ curve through densely keyed (≤ 1/12 s) LINEAR channels.
+    #[default]
+    Smooth,
+}
+
+impl From<RigInterpolationArg> for overtone::io::RigInterpolation {
+    fn from(a: RigInterpolationArg) -> Self {
+        match a {
+            RigInterpolationArg::Linear => Self::Linear,
+            RigInterpolationArg::Smooth => Self::Smooth,
+        }
+    }
+}
+
 /// Options of a bake (see `overtone bake --help`).
 pub struct BakeOptions {
     pub input: PathBuf,
@@ -26,6 +45,8 @@ pub struct BakeOptions {
     pub leak: Option<PathBuf>,
     pub lattice_resolution: Option<usize>,
     pub animation: Option<usize>,
+    /// How glTF LINEAR channels are sampled between keys (default smooth).
+    pub rig_interpolation: overtone::io::RigInterpolation,
     pub mdd: Option<PathBuf>,
     /// Pictures: `.png` (still) and/or `.gif` (animation).
     pub preview: Vec<PathBuf>,
@@ -177,6 +198,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             settings.lattice_resolution = r;
         }
         settings.animation = o.animation;
+        settings.rig_interpolation = o.rig_interpolation;
         material_overrides(&o, &mut settings.material)?;
         let (mut ch, meshes) = character_from_gltf_meshes(&o.input, &settings, leak.as_deref(), &o.meshes)
             .with_context(|| format!("preparing {}", o.input.display()))?;
@@ -382,6 +404,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
     let dynamics_report = json!({
         "physics_rate_hz": physics_rate,
+        "rig_interpolation": is_gltf.then(|| format!("{:?}", o.rig_interpolation).to_lowercase()),
         "animation_sampling_hz": sampling_rate,
         "common_physics_clock": common_clock,
         "substeps": sim.fast.as_ref().map(|f| f.substeps),

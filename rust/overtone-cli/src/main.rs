@@ -152,6 +152,12 @@ enum Command {
         /// Which glTF animation (index, default 0).
         #[arg(long)]
         animation: Option<usize>,
+        /// How glTF LINEAR channels are evaluated between keys on the physics clock: `smooth`
+        /// (default: where keys are at most 1/12 s apart, as exported per-frame bakes are, the C¹
+        /// Hermite/Catmull-Rom curve through them, so the rig has no acceleration spike at every
+        /// key) or `linear` (the glTF semantics exactly). STEP and CUBICSPLINE keep theirs.
+        #[arg(long, value_enum, default_value = "smooth")]
+        rig_interpolation: bake::RigInterpolationArg,
         /// Also write an MDD cache.
         #[arg(long)]
         mdd: Option<PathBuf>,
@@ -326,6 +332,7 @@ fn real_main() -> Result<()> {
             leak,
             lattice_resolution,
             animation,
+            rig_interpolation,
             mdd,
             preview,
             surface,
@@ -345,6 +352,7 @@ fn real_main() -> Result<()> {
             leak,
             lattice_resolution,
             animation,
+            rig_interpolation: rig_interpolation.into(),
             mdd,
             preview,
             surface,
@@ -495,6 +503,7 @@ fn demo(out_dir: &Path, force: bool) -> Result<()> {
             leak: None,
             lattice_resolution: None,
             animation: None,
+            rig_interpolation: Default::default(),
             mdd: None,
             preview: preview.clone(),
             surface: None,

@@ -179,6 +179,7 @@ fn bake_gltf_writes_caches_preview_and_reuses_the_sidecar() {
         assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
         let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
         assert!(report["max_relative_residual"].as_f64().unwrap() <= 1e-8);
+        assert_eq!(report["dynamics"]["rig_interpolation"], "smooth");
         let sidecar = report["sidecar"].as_str().unwrap();
         if round == 0 {
             assert!(sidecar.starts_with("rebuilt"), "{sidecar}");
@@ -186,6 +187,39 @@ fn bake_gltf_writes_caches_preview_and_reuses_the_sidecar() {
             assert_eq!(sidecar, "loaded from sidecar");
         }
     }
+}
+
+/// `--rig-interpolation linear` is taken and reported; an unknown value is refused before any
+/// work, naming the accepted values.
+#[test]
+fn bake_rig_interpolation_flag() {
+    let dir = tmpdir("riginterp");
+    let glb = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/khronos-gltf-sample-assets/RiggedSimple.glb");
+    let (pc2, rep) = (dir.join("s.pc2"), dir.join("s.json"));
+    let out = bin()
+        .arg("bake")
+        .arg(&glb)
+        .args(["--frames", "0..3", "--rig-interpolation", "linear", "--out"])
+        .arg(&pc2)
+        .arg("--report")
+        .arg(&rep)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
+    assert_eq!(report["dynamics"]["rig_interpolation"], "linear");
+    let out = bin()
+        .arg("bake")
+        .arg(&glb)
+        .args(["--rig-interpolation", "cubic", "--out"])
+        .arg(dir.join("t.pc2"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("linear") && err.contains("smooth"), "{err}");
+    assert!(!dir.join("t.pc2").exists());
 }
 
 /// `bake SCENE --surface FILE.obj` on the reference elephant: the cache has one point per `.obj`

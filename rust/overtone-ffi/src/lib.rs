@@ -328,6 +328,7 @@ fn deformer_settings(settings: &ffi::Settings, stiffness: &[f64], n: usize) -> R
             },
             fps: settings.fps,
             animation: None,
+            ..CharacterSettings::default()
         },
         fast: settings.fast.then_some(FastParams {
             modes: settings.modes,

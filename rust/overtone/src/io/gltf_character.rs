@@ -10,6 +10,7 @@ use gltf::Semantic;
 use nalgebra::{Matrix4, Quaternion, UnitQuaternion, Vector3};
 
 use crate::error::{OvertoneError, Result};
+use crate::io::key_curves::{self, RigInterpolation};
 
 /// A skinned surface with its animation sampled at a fixed rate.
 #[derive(Clone, Debug)]
@@ -74,8 +75,11 @@ struct Channel {
     interpolation: Interpolation,
     times: Vec<f64>,
     /// Keyframe values (3 or 4 components each, `T` for morph weights; for cubic splines
-    /// `[in, value, out]` triples).
+    /// `[in, value, out]` triples). Rotations of a smoothed channel are hemisphere-aligned.
     values: Vec<Vec<f64>>,
+    /// Hermite tangents per key (units per second) when a LINEAR channel is evaluated as a C¹
+    /// curve ([`RigInterpolation::Smooth`]); `None` keeps the glTF semantics.
+    tangents: Option<Vec<Vec<f64>>>,
 }
 
 impl Channel {
@@ -102,6 +106,10 @@ impl Channel {
         let (a, b) = (value(k), value(k + 1));
         let mut out: Vec<f64> = match self.interpolation {
             Interpolation::Step => a.clone(),
+            Interpolation::Linear if self.tangents.is_some() && key_curves::is_dense(t1 - t0) => {
+                let m = self.tangents.as_ref().expect("checked");
+                key_curves::hermite(a, &m[k], b, &m[k + 1], t1 - t0, u)
+            }
             Interpolation::Linear => {
                 if self.property == Property::Rotation {
                     let qa = UnitQuaternion::from_quaternion(Quaternion::new(a[3], a[0], a[1], a[2]));
@@ -138,7 +146,9 @@ impl Channel {
 }
 
 /// Reads the first skinned mesh of a glTF file and samples animation `animation` (by index;
-/// the first when `None`) at `fps` frames per second from its first to its last keyframe.
+/// the first when `None`) at `fps` frames per second from its first to its last keyframe, with
+/// the glTF interpolation semantics ([`RigInterpolation::Linear`]; see
+/// [`read_gltf_character_with`]).
 ///
 /// Morph targets (`POSITION` deltas; normals and tangents are not used) are read from every
 /// primitive (all must have the same number of targets, as the glTF spec requires); their
@@ -149,11 +159,24 @@ impl Channel {
 /// renormalised (they are stored as `f32`/normalised integers); joints without influence keep
 /// a zero column.
 pub fn read_gltf_character(path: &Path, animation: Option<usize>, fps: f64) -> Result<GltfCharacter> {
+    read_gltf_character_with(path, animation, fps, RigInterpolation::Linear)
+}
+
+/// [`read_gltf_character`] with LINEAR channels evaluated as `interpolation` says:
+/// [`RigInterpolation::Smooth`] samples densely keyed LINEAR channels (key spacing ≤ 1/12 s)
+/// on the C¹ Hermite curve through their keys ([`crate::io::key_curves`]); STEP and CUBICSPLINE
+/// channels keep their glTF semantics either way.
+pub fn read_gltf_character_with(
+    path: &Path,
+    animation: Option<usize>,
+    fps: f64,
+    interpolation: RigInterpolation,
+) -> Result<GltfCharacter> {
     if !(fps.is_finite() && fps > 0.0) {
         return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
     }
     let bytes = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
-    parse_gltf_character(path, &bytes, animation, fps)
+    parse_gltf_character_with(path, &bytes, animation, fps, interpolation)
 }
 
 /// Reads the first `len` bytes of an external buffer file; refuses anything but a regular file
@@ -252,10 +275,22 @@ fn check_accessor(
 /// the crate on a file no check anticipated is turned into a parse error, so a hostile file
 /// never takes the host down.
 pub fn parse_gltf_character(path: &Path, bytes: &[u8], animation: Option<usize>, fps: f64) -> Result<GltfCharacter> {
+    parse_gltf_character_with(path, bytes, animation, fps, RigInterpolation::Linear)
+}
+
+/// [`parse_gltf_character`] with LINEAR channels evaluated as `interpolation` says (see
+/// [`read_gltf_character_with`]).
+pub fn parse_gltf_character_with(
+    path: &Path,
+    bytes: &[u8],
+    animation: Option<usize>,
+    fps: f64,
+    interpolation: RigInterpolation,
+) -> Result<GltfCharacter> {
     if !(fps.is_finite() && fps > 0.0) {
         return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
     }
-    std::panic::catch_unwind(|| parse_checked(path, bytes, animation, fps, None)).unwrap_or_else(|_| {
+    std::panic::catch_unwind(|| parse_checked(path, bytes, animation, fps, None, interpolation)).unwrap_or_else(|_| {
         Err(err(
             path,
             "the glTF library failed on this file (malformed indices or sizes); re-export it",
@@ -346,18 +381,27 @@ pub fn list_skinned_meshes(path: &Path) -> Result<Vec<SkinnedMeshNode>> {
 }
 
 /// [`read_gltf_character`] for the skinned mesh of node `node` (see [`list_skinned_meshes`])
-/// instead of the first one.
-pub fn read_gltf_mesh_node(path: &Path, node: usize, animation: Option<usize>, fps: f64) -> Result<GltfCharacter> {
+/// instead of the first one, with LINEAR channels evaluated as `interpolation` says (see
+/// [`read_gltf_character_with`]).
+pub fn read_gltf_mesh_node(
+    path: &Path,
+    node: usize,
+    animation: Option<usize>,
+    fps: f64,
+    interpolation: RigInterpolation,
+) -> Result<GltfCharacter> {
     if !(fps.is_finite() && fps > 0.0) {
         return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
     }
     let bytes = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
-    std::panic::catch_unwind(|| parse_checked(path, &bytes, animation, fps, Some(node))).unwrap_or_else(|_| {
-        Err(err(
-            path,
-            "the glTF library failed on this file (malformed indices or sizes); re-export it",
-        ))
-    })
+    std::panic::catch_unwind(|| parse_checked(path, &bytes, animation, fps, Some(node), interpolation)).unwrap_or_else(
+        |_| {
+            Err(err(
+                path,
+                "the glTF library failed on this file (malformed indices or sizes); re-export it",
+            ))
+        },
+    )
 }
 
 fn parse_checked(
@@ -366,6 +410,7 @@ fn parse_checked(
     animation: Option<usize>,
     fps: f64,
     pick: Option<usize>,
+    rig_interpolation: RigInterpolation,
 ) -> Result<GltfCharacter> {
     let invalid = |e: gltf::Error| err(path, format!("not a valid glTF: {e}"));
     if let Some(h) = bytes.strip_prefix(b"glTF").and_then(|h| h.get(4..8)) {
@@ -728,12 +773,23 @@ fn parse_checked(
                 if values.iter().flatten().any(|x| !x.is_finite()) || times.iter().any(|x| !x.is_finite()) {
                     return Err(err(path, "an animation channel holds non-finite numbers"));
                 }
+                let mut values = values;
+                let tangents = (rig_interpolation == RigInterpolation::Smooth
+                    && interpolation == Interpolation::Linear)
+                    .then(|| {
+                        let rotation = property == Property::Rotation;
+                        if rotation {
+                            key_curves::align_hemispheres(&mut values);
+                        }
+                        key_curves::key_tangents(&times, &values, rotation)
+                    });
                 chans.push(Channel {
                     node: ch.target().node().index(),
                     property: ch.target().property(),
                     interpolation,
                     times,
                     values,
+                    tangents,
                 });
             }
             (

@@ -10,6 +10,7 @@ mod atomic_write;
 mod dmat;
 mod gltf_character;
 mod gmsh;
+pub mod key_curves;
 mod mdd;
 mod medit;
 mod obj;
@@ -27,9 +28,11 @@ pub use atomic_write::{
 };
 pub use dmat::{parse_dmat, read_dmat, Dmat};
 pub use gltf_character::{
-    list_skinned_meshes, parse_gltf_character, read_gltf_character, read_gltf_mesh_node, GltfCharacter, SkinnedMeshNode,
+    list_skinned_meshes, parse_gltf_character, parse_gltf_character_with, read_gltf_character,
+    read_gltf_character_with, read_gltf_mesh_node, GltfCharacter, SkinnedMeshNode,
 };
 pub use gmsh::{parse_gmsh, read_gmsh, GmshMesh};
+pub use key_curves::RigInterpolation;
 pub use mdd::write_mdd;
 pub use medit::{parse_medit, read_medit, MeditMesh};
 pub use obj::{parse_obj, read_obj, ObjMesh};

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use crate::dynamics::Material;
 use crate::embed::{embed_surface, Embedding, DEFAULT_LATTICE_RESOLUTION};
 use crate::error::{OvertoneError, Result};
-use crate::io::read_gltf_character;
+use crate::io::{read_gltf_character_with, RigInterpolation};
 use crate::rig::{compose_affine, normalisation_pair};
 use crate::scene::{extend_weights_inward, simulate_streaming, ElasticModel, Scene, Simulation, SolverKind};
 
@@ -25,6 +25,10 @@ pub struct CharacterSettings {
     pub fps: f64,
     /// Which animation of the file (default the first).
     pub animation: Option<usize>,
+    /// How densely keyed glTF LINEAR channels are sampled between keys (default
+    /// [`RigInterpolation::Smooth`]: the C¹ curve through the keys, so a rig sampled finer than
+    /// its keys has no acceleration impulse at every key; `Linear` is the glTF semantics).
+    pub rig_interpolation: RigInterpolation,
 }
 
 impl Default for CharacterSettings {
@@ -38,6 +42,7 @@ impl Default for CharacterSettings {
             },
             fps: 24.0,
             animation: None,
+            rig_interpolation: RigInterpolation::Smooth,
         }
     }
 }
@@ -117,7 +122,7 @@ pub fn character_from_gltf(
     settings: &CharacterSettings,
     momentum_weights_surface: Option<&[f64]>,
 ) -> Result<Character> {
-    let ch = read_gltf_character(path, settings.animation, settings.fps)?;
+    let ch = read_gltf_character_with(path, settings.animation, settings.fps, settings.rig_interpolation)?;
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -255,6 +260,7 @@ pub fn character_from_gltf_meshes(
             m.node,
             settings.animation,
             settings.fps,
+            settings.rig_interpolation,
         )?);
     }
     let nj = parts[0].n_joints;
