@@ -22,9 +22,82 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     (s[0] + s[1]) + (s[2] + s[3]) + tail
 }
 
+/// `[a·b₀, a·b₁, a·b₂]`: three [`dot`] products sharing one read of `a` (one row of a
+/// `m × n` matrix against the three columns of an `n × 3` block stored as three slices). Each
+/// output is summed in exactly [`dot`]'s order (four partial sums over chunks of four, then the
+/// tail), so `dot3(a, b₀, b₁, b₂)[i] == dot(a, bᵢ)` bit for bit; only the loads of `a` are shared.
+#[inline]
+pub fn dot3(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
+    let n = a.len().min(b0.len()).min(b1.len()).min(b2.len());
+    let (a, b0, b1, b2) = (&a[..n], &b0[..n], &b1[..n], &b2[..n]);
+    let mut s = [[0.0f64; 4]; 3];
+    let chunks = n / 4;
+    for c in 0..chunks {
+        let r = 4 * c..4 * c + 4;
+        let x = &a[r.clone()];
+        for (si, b) in s.iter_mut().zip([&b0[r.clone()], &b1[r.clone()], &b2[r.clone()]]) {
+            si[0] += x[0] * b[0];
+            si[1] += x[1] * b[1];
+            si[2] += x[2] * b[2];
+            si[3] += x[3] * b[3];
+        }
+    }
+    let mut tail = [0.0; 3];
+    for k in 4 * chunks..n {
+        tail[0] += a[k] * b0[k];
+        tail[1] += a[k] * b1[k];
+        tail[2] += a[k] * b2[k];
+    }
+    std::array::from_fn(|i| (s[i][0] + s[i][1]) + (s[i][2] + s[i][3]) + tail[i])
+}
+
+/// `yᵢ ← yᵢ + cᵢ x` for three vectors `yᵢ` sharing one read of `x` (length `x.len()`); each
+/// `yᵢ` gets exactly the additions of `for (y, x) in yᵢ.zip(x) { *y += cᵢ * x }`.
+#[inline]
+pub fn axpy3(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
+    let n = x.len();
+    let (y0, y1, y2) = (&mut y0[..n], &mut y1[..n], &mut y2[..n]);
+    for k in 0..n {
+        let xk = x[k];
+        y0[k] += c[0] * xk;
+        y1[k] += c[1] * xk;
+        y2[k] += c[2] * xk;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dot3_and_axpy3_equal_the_single_kernels_bit_for_bit() {
+        for n in [0, 1, 3, 4, 7, 30, 64, 301] {
+            let v = |f: f64, p: f64| -> Vec<f64> {
+                (0..n)
+                    .map(|k| (k as f64 * f + p).sin() * 1e3f64.powf((k % 5) as f64 - 2.0))
+                    .collect()
+            };
+            let (a, b0, b1, b2) = (v(0.37, 0.1), v(1.3, 0.2), v(0.71, 0.3), v(2.9, 0.4));
+            let got = dot3(&a, &b0, &b1, &b2);
+            for (g, b) in got.iter().zip([&b0, &b1, &b2]) {
+                assert_eq!(g.to_bits(), dot(&a, b).to_bits(), "n = {n}");
+            }
+            let c = [0.3, -1.7, 2.5e-3];
+            let (mut y0, mut y1, mut y2) = (b0.clone(), b1.clone(), b2.clone());
+            axpy3(c, &a, &mut y0, &mut y1, &mut y2);
+            for (ci, (y, b)) in c.iter().zip([(&y0, &b0), (&y1, &b1), (&y2, &b2)]) {
+                let mut e = b.clone();
+                for (e, x) in e.iter_mut().zip(&a) {
+                    *e += ci * x;
+                }
+                assert_eq!(
+                    y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    e.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    "n = {n}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn dot_matches_the_plain_sum() {
