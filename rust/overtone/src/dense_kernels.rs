@@ -26,8 +26,66 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// `m × n` matrix against the three columns of an `n × 3` block stored as three slices). Each
 /// output is summed in exactly [`dot`]'s order (four partial sums over chunks of four, then the
 /// tail), so `dot3(a, b₀, b₁, b₂)[i] == dot(a, bᵢ)` bit for bit; only the loads of `a` are shared.
+///
+/// On x86-64 processors with AVX the same loop is compiled for 256-bit registers (chosen at
+/// run time): the four partial sums of each output are one register's four lanes, added with
+/// the same separate multiplications and additions (no fused multiply-add), so the result is
+/// the same bit for bit on every processor.
 #[inline]
 pub fn dot3(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor supports AVX (checked just above).
+        return unsafe { dot3_avx(a, b0, b1, b2) };
+    }
+    dot3_portable(a, b0, b1, b2)
+}
+
+/// [`dot3_portable`] compiled with AVX enabled.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn dot3_avx(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
+    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd};
+    let n = a.len().min(b0.len()).min(b1.len()).min(b2.len());
+    let chunks = n / 4;
+    let (mut s0, mut s1, mut s2) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
+    for c in 0..chunks {
+        // SAFETY: 4c + 4 ≤ n ≤ the length of every slice.
+        let (x, y0, y1, y2) = unsafe {
+            (
+                _mm256_loadu_pd(a.as_ptr().add(4 * c)),
+                _mm256_loadu_pd(b0.as_ptr().add(4 * c)),
+                _mm256_loadu_pd(b1.as_ptr().add(4 * c)),
+                _mm256_loadu_pd(b2.as_ptr().add(4 * c)),
+            )
+        };
+        // Lane k of sᵢ is dot's partial sum k: a separate multiply, then add.
+        s0 = _mm256_add_pd(s0, _mm256_mul_pd(x, y0));
+        s1 = _mm256_add_pd(s1, _mm256_mul_pd(x, y1));
+        s2 = _mm256_add_pd(s2, _mm256_mul_pd(x, y2));
+    }
+    let mut lanes = [[0.0f64; 4]; 3];
+    // SAFETY: each destination holds four f64.
+    unsafe {
+        _mm256_storeu_pd(lanes[0].as_mut_ptr(), s0);
+        _mm256_storeu_pd(lanes[1].as_mut_ptr(), s1);
+        _mm256_storeu_pd(lanes[2].as_mut_ptr(), s2);
+    }
+    let mut tail = [0.0; 3];
+    for k in 4 * chunks..n {
+        tail[0] += a[k] * b0[k];
+        tail[1] += a[k] * b1[k];
+        tail[2] += a[k] * b2[k];
+    }
+    std::array::from_fn(|i| (lanes[i][0] + lanes[i][1]) + (lanes[i][2] + lanes[i][3]) + tail[i])
+}
+
+/// The body of [`dot3`] (the instruction set left to the caller's compilation).
+#[inline(always)]
+fn dot3_portable(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
     let n = a.len().min(b0.len()).min(b1.len()).min(b2.len());
     let (a, b0, b1, b2) = (&a[..n], &b0[..n], &b1[..n], &b2[..n]);
     let mut s = [[0.0f64; 4]; 3];
@@ -53,8 +111,49 @@ pub fn dot3(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
 
 /// `yᵢ ← yᵢ + cᵢ x` for three vectors `yᵢ` sharing one read of `x` (length `x.len()`); each
 /// `yᵢ` gets exactly the additions of `for (y, x) in yᵢ.zip(x) { *y += cᵢ * x }`.
+/// Element-wise, so AVX (chosen at run time, as in [`dot3`]) changes no result.
 #[inline]
 pub fn axpy3(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor supports AVX (checked just above).
+        return unsafe { axpy3_avx(c, x, y0, y1, y2) };
+    }
+    axpy3_portable(c, x, y0, y1, y2)
+}
+
+/// [`axpy3_portable`] compiled with AVX enabled.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn axpy3_avx(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
+    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_storeu_pd};
+    let n = x.len();
+    let (y0, y1, y2) = (&mut y0[..n], &mut y1[..n], &mut y2[..n]);
+    let (c0, c1, c2) = (_mm256_set1_pd(c[0]), _mm256_set1_pd(c[1]), _mm256_set1_pd(c[2]));
+    let chunks = n / 4;
+    for k in 0..chunks {
+        // SAFETY: 4k + 4 ≤ n, the length of x and of every yᵢ (sliced above).
+        unsafe {
+            let xk = _mm256_loadu_pd(x.as_ptr().add(4 * k));
+            for (y, ci) in [(y0.as_mut_ptr(), c0), (y1.as_mut_ptr(), c1), (y2.as_mut_ptr(), c2)] {
+                let p = y.add(4 * k);
+                _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_mul_pd(ci, xk)));
+            }
+        }
+    }
+    for k in 4 * chunks..n {
+        y0[k] += c[0] * x[k];
+        y1[k] += c[1] * x[k];
+        y2[k] += c[2] * x[k];
+    }
+}
+
+/// The body of [`axpy3`].
+#[inline(always)]
+fn axpy3_portable(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
     let n = x.len();
     let (y0, y1, y2) = (&mut y0[..n], &mut y1[..n], &mut y2[..n]);
     for k in 0..n {
@@ -79,12 +178,21 @@ mod tests {
             };
             let (a, b0, b1, b2) = (v(0.37, 0.1), v(1.3, 0.2), v(0.71, 0.3), v(2.9, 0.4));
             let got = dot3(&a, &b0, &b1, &b2);
+            assert_eq!(
+                got.map(f64::to_bits),
+                dot3_portable(&a, &b0, &b1, &b2).map(f64::to_bits)
+            );
             for (g, b) in got.iter().zip([&b0, &b1, &b2]) {
                 assert_eq!(g.to_bits(), dot(&a, b).to_bits(), "n = {n}");
             }
             let c = [0.3, -1.7, 2.5e-3];
             let (mut y0, mut y1, mut y2) = (b0.clone(), b1.clone(), b2.clone());
             axpy3(c, &a, &mut y0, &mut y1, &mut y2);
+            let (mut p0, mut p1, mut p2) = (b0.clone(), b1.clone(), b2.clone());
+            axpy3_portable(c, &a, &mut p0, &mut p1, &mut p2);
+            assert!([(&y0, &p0), (&y1, &p1), (&y2, &p2)]
+                .iter()
+                .all(|(y, p)| y.iter().zip(p.iter()).all(|(u, v)| u.to_bits() == v.to_bits())));
             for (ci, (y, b)) in c.iter().zip([(&y0, &b0), (&y1, &b1), (&y2, &b2)]) {
                 let mut e = b.clone();
                 for (e, x) in e.iter_mut().zip(&a) {
