@@ -7,7 +7,7 @@ use faer::sparse::SparseColMat;
 use faer::{Mat, Side};
 
 use crate::cache::{build_fast_precompute, fast_precompute_key, read_sidecar, write_sidecar, CacheStatus};
-use crate::dense_kernels::{axpy3, dot, dot3};
+use crate::dense_kernels::{add_transposed_product3, dot, dot3};
 use crate::dynamics::time_integration::{
     extrapolate_from, restore_fields, save_fields, Damping, FramePlan, FrameStepper, SubstepSolver,
 };
@@ -903,10 +903,8 @@ impl FastSolver {
         if d == 3 {
             let (z0, rest) = self.z.split_at_mut(rr);
             let (z1, z2) = rest.split_at_mut(rr);
-            for q in 0..nq {
-                let r = [self.rvec[q], self.rvec[nq + q], self.rvec[2 * nq + q]];
-                axpy3(r, &self.k_basis[q * rr..(q + 1) * rr], z0, z1, z2);
-            }
+            let (r0, r1, r2) = (&self.rvec[..nq], &self.rvec[nq..2 * nq], &self.rvec[2 * nq..3 * nq]);
+            add_transposed_product3(&self.k_basis, nq, rr, 1.0, [r0, r1, r2], [z0, z1, &mut z2[..rr]]);
             self.chol.solve3_in_place(z0, z1, z2);
             return;
         }
@@ -1126,11 +1124,9 @@ fn subtract_transposed_product(d: usize, m_rows: &[f64], m: usize, n: usize, w: 
     if d == 3 {
         let (y0, rest) = y.split_at_mut(n);
         let (y1, y2) = rest.split_at_mut(n);
-        for q in 0..m {
-            // x − r·k == x + (−r)·k exactly.
-            let r = [-w[q], -w[m + q], -w[2 * m + q]];
-            axpy3(r, &m_rows[q * n..(q + 1) * n], y0, y1, &mut y2[..n]);
-        }
+        // x − r·k == x + (−r)·k exactly.
+        let (w0, w1, w2) = (&w[..m], &w[m..2 * m], &w[2 * m..3 * m]);
+        add_transposed_product3(m_rows, m, n, -1.0, [w0, w1, w2], [y0, y1, &mut y2[..n]]);
         return;
     }
     for i in 0..d {
