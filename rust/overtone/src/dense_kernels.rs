@@ -167,7 +167,7 @@ fn axpy3_portable(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &m
 /// `yᵢ ← yᵢ + σ Mᵀ wᵢ` for three coordinates `i`: `M` is `m × n` row-major, `w = [w₀, w₁, w₂]`
 /// (`m` each), `y = [y₀, y₁, y₂]` (`n` each), `σ = ±1`. Each entry gets its `m` additions
 /// `y ← y + (σ w_q) M_{q,·}` in row order `q = 0, 1, …`, exactly as [`axpy3`] row after row;
-/// with AVX (chosen at run time) sixteen columns of the three outputs stay in registers over all
+/// with AVX (chosen at run time) eight columns of the three outputs stay in registers over all
 /// the rows instead of being loaded and stored once per row. Does not allocate.
 #[inline]
 pub fn add_transposed_product3(m_rows: &[f64], m: usize, n: usize, sign: f64, w: [&[f64]; 3], y: [&mut [f64]; 3]) {
@@ -184,7 +184,7 @@ pub fn add_transposed_product3(m_rows: &[f64], m: usize, n: usize, sign: f64, w:
     }
 }
 
-/// [`add_transposed_product3`] with AVX: column blocks of 16 (then 4, then one at a time).
+/// [`add_transposed_product3`] with AVX: column blocks of 8 (then 4, then one at a time).
 ///
 /// # Safety
 /// The processor must support AVX.
@@ -240,9 +240,11 @@ unsafe fn add_transposed_product3_avx(
     let mut j = 0;
     // SAFETY: every block ends at or before n; the lengths were asserted above.
     unsafe {
-        while j + 16 <= n {
-            block::<4>(mp, m, n, j, sign, [w0, w1, w2], yp);
-            j += 16;
+        // Eight columns: six accumulators, two rows' quarters and a broadcast fit the sixteen
+        // registers (sixteen columns would spill).
+        while j + 8 <= n {
+            block::<2>(mp, m, n, j, sign, [w0, w1, w2], yp);
+            j += 8;
         }
         while j + 4 <= n {
             block::<1>(mp, m, n, j, sign, [w0, w1, w2], yp);
