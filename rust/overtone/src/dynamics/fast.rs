@@ -1143,7 +1143,32 @@ fn subtract_transposed_product(d: usize, m_rows: &[f64], m: usize, n: usize, w: 
 /// One rotation per cluster, closest to the cluster gradient in `f` (`f[i·n_c d + c·d + j]`),
 /// written to `r` in the same layout; `warm` holds the 3D warm starts. In 3D four clusters at a
 /// time share one [`closest_rotation_3d_x4`] (bit-identical to one at a time).
+///
+/// On x86-64 with AVX the same code is compiled for 256-bit registers (chosen at run time): the
+/// four-cluster batches are laid out as structure of arrays, one register per entry; Rust does
+/// not reassociate or fuse floating-point operations, so the bits are the same either way.
 fn rotations_into(d: usize, n_clusters: usize, f: &[f64], warm: &mut [[f64; 4]], r: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor supports AVX (checked just above).
+        return unsafe { rotations_into_avx(d, n_clusters, f, warm, r) };
+    }
+    rotations_into_portable(d, n_clusters, f, warm, r)
+}
+
+/// [`rotations_into_portable`] compiled with AVX enabled.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn rotations_into_avx(d: usize, n_clusters: usize, f: &[f64], warm: &mut [[f64; 4]], r: &mut [f64]) {
+    rotations_into_portable(d, n_clusters, f, warm, r)
+}
+
+/// The body of [`rotations_into`].
+#[inline(always)]
+fn rotations_into_portable(d: usize, n_clusters: usize, f: &[f64], warm: &mut [[f64; 4]], r: &mut [f64]) {
     let nq = n_clusters * d;
     let mut first = 0;
     if d == 3 {
