@@ -22,9 +22,317 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     (s[0] + s[1]) + (s[2] + s[3]) + tail
 }
 
+/// `[a·b₀, a·b₁, a·b₂]`: three [`dot`] products sharing one read of `a` (one row of a
+/// `m × n` matrix against the three columns of an `n × 3` block stored as three slices). Each
+/// output is summed in exactly [`dot`]'s order (four partial sums over chunks of four, then the
+/// tail), so `dot3(a, b₀, b₁, b₂)[i] == dot(a, bᵢ)` bit for bit; only the loads of `a` are shared.
+///
+/// On x86-64 processors with AVX the same loop is compiled for 256-bit registers (chosen at
+/// run time): the four partial sums of each output are one register's four lanes, added with
+/// the same separate multiplications and additions (no fused multiply-add), so the result is
+/// the same bit for bit on every processor.
+#[inline]
+pub fn dot3(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor supports AVX (checked just above).
+        return unsafe { dot3_avx(a, b0, b1, b2) };
+    }
+    dot3_portable(a, b0, b1, b2)
+}
+
+/// [`dot3_portable`] compiled with AVX enabled.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn dot3_avx(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
+    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd};
+    let n = a.len().min(b0.len()).min(b1.len()).min(b2.len());
+    let chunks = n / 4;
+    let (mut s0, mut s1, mut s2) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
+    for c in 0..chunks {
+        // SAFETY: 4c + 4 ≤ n ≤ the length of every slice.
+        let (x, y0, y1, y2) = unsafe {
+            (
+                _mm256_loadu_pd(a.as_ptr().add(4 * c)),
+                _mm256_loadu_pd(b0.as_ptr().add(4 * c)),
+                _mm256_loadu_pd(b1.as_ptr().add(4 * c)),
+                _mm256_loadu_pd(b2.as_ptr().add(4 * c)),
+            )
+        };
+        // Lane k of sᵢ is dot's partial sum k: a separate multiply, then add.
+        s0 = _mm256_add_pd(s0, _mm256_mul_pd(x, y0));
+        s1 = _mm256_add_pd(s1, _mm256_mul_pd(x, y1));
+        s2 = _mm256_add_pd(s2, _mm256_mul_pd(x, y2));
+    }
+    let mut lanes = [[0.0f64; 4]; 3];
+    // SAFETY: each destination holds four f64.
+    unsafe {
+        _mm256_storeu_pd(lanes[0].as_mut_ptr(), s0);
+        _mm256_storeu_pd(lanes[1].as_mut_ptr(), s1);
+        _mm256_storeu_pd(lanes[2].as_mut_ptr(), s2);
+    }
+    let mut tail = [0.0; 3];
+    for k in 4 * chunks..n {
+        tail[0] += a[k] * b0[k];
+        tail[1] += a[k] * b1[k];
+        tail[2] += a[k] * b2[k];
+    }
+    std::array::from_fn(|i| (lanes[i][0] + lanes[i][1]) + (lanes[i][2] + lanes[i][3]) + tail[i])
+}
+
+/// The body of [`dot3`] (the instruction set left to the caller's compilation).
+#[inline(always)]
+fn dot3_portable(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
+    let n = a.len().min(b0.len()).min(b1.len()).min(b2.len());
+    let (a, b0, b1, b2) = (&a[..n], &b0[..n], &b1[..n], &b2[..n]);
+    let mut s = [[0.0f64; 4]; 3];
+    let chunks = n / 4;
+    for c in 0..chunks {
+        let r = 4 * c..4 * c + 4;
+        let x = &a[r.clone()];
+        for (si, b) in s.iter_mut().zip([&b0[r.clone()], &b1[r.clone()], &b2[r.clone()]]) {
+            si[0] += x[0] * b[0];
+            si[1] += x[1] * b[1];
+            si[2] += x[2] * b[2];
+            si[3] += x[3] * b[3];
+        }
+    }
+    let mut tail = [0.0; 3];
+    for k in 4 * chunks..n {
+        tail[0] += a[k] * b0[k];
+        tail[1] += a[k] * b1[k];
+        tail[2] += a[k] * b2[k];
+    }
+    std::array::from_fn(|i| (s[i][0] + s[i][1]) + (s[i][2] + s[i][3]) + tail[i])
+}
+
+/// `yᵢ ← yᵢ + cᵢ x` for three vectors `yᵢ` sharing one read of `x` (length `x.len()`); each
+/// `yᵢ` gets exactly the additions of `for (y, x) in yᵢ.zip(x) { *y += cᵢ * x }`.
+/// Element-wise, so AVX (chosen at run time, as in [`dot3`]) changes no result.
+#[inline]
+pub fn axpy3(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor supports AVX (checked just above).
+        return unsafe { axpy3_avx(c, x, y0, y1, y2) };
+    }
+    axpy3_portable(c, x, y0, y1, y2)
+}
+
+/// [`axpy3_portable`] compiled with AVX enabled.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn axpy3_avx(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
+    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_storeu_pd};
+    let n = x.len();
+    let (y0, y1, y2) = (&mut y0[..n], &mut y1[..n], &mut y2[..n]);
+    let (c0, c1, c2) = (_mm256_set1_pd(c[0]), _mm256_set1_pd(c[1]), _mm256_set1_pd(c[2]));
+    let chunks = n / 4;
+    for k in 0..chunks {
+        // SAFETY: 4k + 4 ≤ n, the length of x and of every yᵢ (sliced above).
+        unsafe {
+            let xk = _mm256_loadu_pd(x.as_ptr().add(4 * k));
+            for (y, ci) in [(y0.as_mut_ptr(), c0), (y1.as_mut_ptr(), c1), (y2.as_mut_ptr(), c2)] {
+                let p = y.add(4 * k);
+                _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_mul_pd(ci, xk)));
+            }
+        }
+    }
+    for k in 4 * chunks..n {
+        y0[k] += c[0] * x[k];
+        y1[k] += c[1] * x[k];
+        y2[k] += c[2] * x[k];
+    }
+}
+
+/// The body of [`axpy3`].
+#[inline(always)]
+fn axpy3_portable(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
+    let n = x.len();
+    let (y0, y1, y2) = (&mut y0[..n], &mut y1[..n], &mut y2[..n]);
+    for k in 0..n {
+        let xk = x[k];
+        y0[k] += c[0] * xk;
+        y1[k] += c[1] * xk;
+        y2[k] += c[2] * xk;
+    }
+}
+
+/// `yᵢ ← yᵢ + σ Mᵀ wᵢ` for three coordinates `i`: `M` is `m × n` row-major, `w = [w₀, w₁, w₂]`
+/// (`m` each), `y = [y₀, y₁, y₂]` (`n` each), `σ = ±1`. Each entry gets its `m` additions
+/// `y ← y + (σ w_q) M_{q,·}` in row order `q = 0, 1, …`, exactly as [`axpy3`] row after row;
+/// with AVX (chosen at run time) eight columns of the three outputs stay in registers over all
+/// the rows instead of being loaded and stored once per row. Does not allocate.
+#[inline]
+pub fn add_transposed_product3(m_rows: &[f64], m: usize, n: usize, sign: f64, w: [&[f64]; 3], y: [&mut [f64]; 3]) {
+    debug_assert!(sign == 1.0 || sign == -1.0);
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor supports AVX (checked just above).
+        return unsafe { add_transposed_product3_avx(m_rows, m, n, sign, w, y) };
+    }
+    let [y0, y1, y2] = y;
+    for q in 0..m {
+        let c = [sign * w[0][q], sign * w[1][q], sign * w[2][q]];
+        axpy3_portable(c, &m_rows[q * n..(q + 1) * n], y0, y1, y2);
+    }
+}
+
+/// [`add_transposed_product3`] with AVX: column blocks of 8 (then 4, then one at a time).
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn add_transposed_product3_avx(
+    m_rows: &[f64],
+    m: usize,
+    n: usize,
+    sign: f64,
+    w: [&[f64]; 3],
+    y: [&mut [f64]; 3],
+) {
+    use std::arch::x86_64::{__m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_storeu_pd};
+    assert!(m_rows.len() >= m * n && w.iter().all(|v| v.len() >= m) && y.iter().all(|v| v.len() >= n));
+    let (w0, w1, w2) = (&w[0][..m], &w[1][..m], &w[2][..m]);
+    let [y0, y1, y2] = y;
+    let yp = [y0.as_mut_ptr(), y1.as_mut_ptr(), y2.as_mut_ptr()];
+    let mp = m_rows.as_ptr();
+    /// Columns `j0 .. j0 + 4B` of the three outputs, accumulated over all rows in registers.
+    #[inline(always)]
+    unsafe fn block<const B: usize>(
+        mp: *const f64,
+        m: usize,
+        n: usize,
+        j0: usize,
+        sign: f64,
+        w: [&[f64]; 3],
+        yp: [*mut f64; 3],
+    ) {
+        // SAFETY (whole body): the caller guarantees j0 + 4B ≤ n, m·n entries behind mp and n
+        // behind each yp, and AVX.
+        unsafe {
+            let mut acc: [[__m256d; B]; 3] =
+                std::array::from_fn(|i| std::array::from_fn(|b| _mm256_loadu_pd(yp[i].add(j0 + 4 * b))));
+            for q in 0..m {
+                let row = mp.add(q * n + j0);
+                let k: [__m256d; B] = std::array::from_fn(|b| _mm256_loadu_pd(row.add(4 * b)));
+                for i in 0..3 {
+                    let c = _mm256_set1_pd(sign * w[i][q]);
+                    for b in 0..B {
+                        acc[i][b] = _mm256_add_pd(acc[i][b], _mm256_mul_pd(c, k[b]));
+                    }
+                }
+            }
+            for i in 0..3 {
+                for b in 0..B {
+                    _mm256_storeu_pd(yp[i].add(j0 + 4 * b), acc[i][b]);
+                }
+            }
+        }
+    }
+    let mut j = 0;
+    // SAFETY: every block ends at or before n; the lengths were asserted above.
+    unsafe {
+        // Eight columns: six accumulators, two rows' quarters and a broadcast fit the sixteen
+        // registers (sixteen columns would spill).
+        while j + 8 <= n {
+            block::<2>(mp, m, n, j, sign, [w0, w1, w2], yp);
+            j += 8;
+        }
+        while j + 4 <= n {
+            block::<1>(mp, m, n, j, sign, [w0, w1, w2], yp);
+            j += 4;
+        }
+    }
+    for col in j..n {
+        for q in 0..m {
+            let k = m_rows[q * n + col];
+            y0[col] += (sign * w0[q]) * k;
+            y1[col] += (sign * w1[q]) * k;
+            y2[col] += (sign * w2[q]) * k;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_transposed_product_equals_row_after_row_axpys_bit_for_bit() {
+        for (m, n) in [(1, 1), (5, 3), (7, 4), (13, 21), (300, 64), (9, 37)] {
+            let v = |len: usize, f: f64| -> Vec<f64> {
+                (0..len)
+                    .map(|k| (k as f64 * f).sin() * 1e2f64.powf((k % 3) as f64 - 1.0))
+                    .collect()
+            };
+            let mat = v(m * n, 0.37);
+            let w = [v(m, 1.1), v(m, 0.7), v(m, 2.3)];
+            for sign in [1.0, -1.0] {
+                let mut y = [v(n, 0.5), v(n, 0.9), v(n, 1.7)];
+                let mut e = y.clone();
+                let [y0, y1, y2] = &mut y;
+                add_transposed_product3(&mat, m, n, sign, [&w[0], &w[1], &w[2]], [y0, y1, y2]);
+                for (i, ei) in e.iter_mut().enumerate() {
+                    for q in 0..m {
+                        for (x, k) in ei.iter_mut().zip(&mat[q * n..(q + 1) * n]) {
+                            *x += (sign * w[i][q]) * k;
+                        }
+                    }
+                    assert!(
+                        ei.iter().zip(&y[i]).all(|(a, b)| a.to_bits() == b.to_bits()),
+                        "m {m} n {n} sign {sign}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dot3_and_axpy3_equal_the_single_kernels_bit_for_bit() {
+        for n in [0, 1, 3, 4, 7, 30, 64, 301] {
+            let v = |f: f64, p: f64| -> Vec<f64> {
+                (0..n)
+                    .map(|k| (k as f64 * f + p).sin() * 1e3f64.powf((k % 5) as f64 - 2.0))
+                    .collect()
+            };
+            let (a, b0, b1, b2) = (v(0.37, 0.1), v(1.3, 0.2), v(0.71, 0.3), v(2.9, 0.4));
+            let got = dot3(&a, &b0, &b1, &b2);
+            assert_eq!(
+                got.map(f64::to_bits),
+                dot3_portable(&a, &b0, &b1, &b2).map(f64::to_bits)
+            );
+            for (g, b) in got.iter().zip([&b0, &b1, &b2]) {
+                assert_eq!(g.to_bits(), dot(&a, b).to_bits(), "n = {n}");
+            }
+            let c = [0.3, -1.7, 2.5e-3];
+            let (mut y0, mut y1, mut y2) = (b0.clone(), b1.clone(), b2.clone());
+            axpy3(c, &a, &mut y0, &mut y1, &mut y2);
+            let (mut p0, mut p1, mut p2) = (b0.clone(), b1.clone(), b2.clone());
+            axpy3_portable(c, &a, &mut p0, &mut p1, &mut p2);
+            assert!([(&y0, &p0), (&y1, &p1), (&y2, &p2)]
+                .iter()
+                .all(|(y, p)| y.iter().zip(p.iter()).all(|(u, v)| u.to_bits() == v.to_bits())));
+            for (ci, (y, b)) in c.iter().zip([(&y0, &b0), (&y1, &b1), (&y2, &b2)]) {
+                let mut e = b.clone();
+                for (e, x) in e.iter_mut().zip(&a) {
+                    *e += ci * x;
+                }
+                assert_eq!(
+                    y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    e.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    "n = {n}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn dot_matches_the_plain_sum() {

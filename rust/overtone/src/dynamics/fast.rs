@@ -7,7 +7,7 @@ use faer::sparse::SparseColMat;
 use faer::{Mat, Side};
 
 use crate::cache::{build_fast_precompute, fast_precompute_key, read_sidecar, write_sidecar, CacheStatus};
-use crate::dense_kernels::dot;
+use crate::dense_kernels::{add_transposed_product3, dot, dot3};
 use crate::dynamics::time_integration::{
     extrapolate_from, restore_fields, save_fields, Damping, FramePlan, FrameStepper, SubstepSolver,
 };
@@ -15,7 +15,7 @@ use crate::dynamics::{Material, RestShape, SolverParams, StepReport};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
-use crate::polar::{closest_rotation_2d, closest_rotation_3d};
+use crate::polar::{closest_rotation_2d, closest_rotation_3d, closest_rotation_3d_x4};
 use crate::reduced::SkinningBasis;
 use crate::rig::{spectral_norm, validate_solver_inputs, LbsRig, RigConstraint};
 use serde::{Deserialize, Serialize};
@@ -809,11 +809,7 @@ impl FastSolver {
         let h2 = h * h;
         // Rig part of each cluster's deformation gradient, `f_rig[i][cl·d + j]`.
         let nq = self.n_clusters * d;
-        for i in 0..d {
-            for q in 0..nq {
-                self.f_rig[i * nq + q] = dot(&self.k_rig[q * c..(q + 1) * c], &p_next[i * c..(i + 1) * c]);
-            }
-        }
+        rows_times_coordinates(d, &self.k_rig, nq, c, p_next, None, &mut self.f_rig);
         let rest_rig = self.rest == RestShape::Rig;
         self.warm_rig_start.copy_from_slice(&self.warm_rig);
         if rest_rig {
@@ -825,33 +821,38 @@ impl FastSolver {
         let (dm, ds) = (self.damping.mass / h, self.damping.stiffness / h);
         // Constant part of the right-hand side.
         for i in 0..d {
+            let zi = &self.z[i * rr..(i + 1) * rr];
             for a in 0..rr {
-                let zi = &self.z[i * rr..(i + 1) * rr];
                 let mut s = (zi[a] + h * self.zdot[i * rr + a]) / h2 + self.bm1[a] * self.gravity[i];
                 if ds != 0.0 || dm != 0.0 {
                     // Rayleigh damping of ż: + (α B̂ᵀM̂B̂ + β μB̂ᵀL̂B̂) z_n / τ (B̂ᵀM̂B̂ = I).
                     s += dm * zi[a] + ds * dot(&self.btlb[a * rr..(a + 1) * rr], zi);
                 }
-                let (bmj, blj) = (&self.bmj[a * c..(a + 1) * c], &self.blj[a * c..(a + 1) * c]);
-                for k in 0..c {
-                    let pk = p_next[i * c + k];
-                    let q = pk - self.p[i * c + k] - h * self.pdot[i * c + k];
-                    s -= bmj[k] * q / h2;
-                    if !rest_rig {
-                        s -= blj[k] * pk;
-                    }
-                }
                 self.base[i * rr + a] = s;
             }
-            if rest_rig {
-                let bi = &mut self.base[i * rr..(i + 1) * rr];
-                for q in 0..nq {
-                    let r = self.r_rig[i * nq + q];
-                    for (x, k) in bi.iter_mut().zip(&self.k_basis[q * rr..(q + 1) * rr]) {
-                        *x -= r * k;
-                    }
-                }
+            // The rig's inertia (and, without the rig's rest shape, elasticity) terms, four rows
+            // at a time: each row keeps its own running sum in the order of one row at a time.
+            let rows = RigRows {
+                bmj: &self.bmj,
+                blj: &self.blj,
+                c,
+                p_next: &p_next[i * c..(i + 1) * c],
+                p: &self.p[i * c..(i + 1) * c],
+                pdot: &self.pdot[i * c..(i + 1) * c],
+                h,
+                rest_rig,
+            };
+            let bi = &mut self.base[i * rr..(i + 1) * rr];
+            let blocks = rr / 4;
+            for b in 0..blocks {
+                rows.subtract::<4>(4 * b, (&mut bi[4 * b..4 * b + 4]).try_into().expect("four rows"));
             }
+            for a in 4 * blocks..rr {
+                rows.subtract::<1>(a, (&mut bi[a..a + 1]).try_into().expect("one row"));
+            }
+        }
+        if rest_rig {
+            subtract_transposed_product(d, &self.k_basis, nq, rr, &self.r_rig, &mut self.base);
         }
         self.z_prev.copy_from_slice(&self.z);
         self.warm_start.copy_from_slice(&self.warm);
@@ -863,30 +864,15 @@ impl FastSolver {
             }
         }
         // Cluster gradients of the warm start: F_i = F_rig,i + K̂ z_i.
-        for i in 0..d {
-            let zi = &self.z[i * rr..(i + 1) * rr];
-            for q in 0..nq {
-                self.fvec[i * nq + q] = self.f_rig[i * nq + q] + dot(&self.k_basis[q * rr..(q + 1) * rr], zi);
-            }
-        }
+        rows_times_coordinates(d, &self.k_basis, nq, rr, &self.z, Some(&self.f_rig), &mut self.fvec);
         match self.cluster_space.take() {
             Some(cs) => {
                 // f0_i = K̂ H⁻¹ base_i, then F_i = F_rig,i + f0_i + P R_i between rotations.
-                for i in 0..d {
-                    let bi = &self.base[i * rr..(i + 1) * rr];
-                    for q in 0..nq {
-                        self.f0[i * nq + q] = self.f_rig[i * nq + q] + dot(&cs.kh[q * rr..(q + 1) * rr], bi);
-                    }
-                }
+                rows_times_coordinates(d, &cs.kh, nq, rr, &self.base, Some(&self.f_rig), &mut self.f0);
                 for it in 0..self.iterations {
                     self.local_step();
                     if it + 1 < self.iterations {
-                        for i in 0..d {
-                            let ri = &self.rvec[i * nq..(i + 1) * nq];
-                            for q in 0..nq {
-                                self.fvec[i * nq + q] = self.f0[i * nq + q] + dot(&cs.p[q * nq..(q + 1) * nq], ri);
-                            }
-                        }
+                        rows_times_coordinates(d, &cs.p, nq, nq, &self.rvec, Some(&self.f0), &mut self.fvec);
                     }
                 }
                 self.global_solve();
@@ -897,13 +883,7 @@ impl FastSolver {
                     self.local_step();
                     self.global_solve();
                     if it + 1 < self.iterations {
-                        for i in 0..d {
-                            let zi = &self.z[i * rr..(i + 1) * rr];
-                            for q in 0..nq {
-                                self.fvec[i * nq + q] =
-                                    self.f_rig[i * nq + q] + dot(&self.k_basis[q * rr..(q + 1) * rr], zi);
-                            }
-                        }
+                        rows_times_coordinates(d, &self.k_basis, nq, rr, &self.z, Some(&self.f_rig), &mut self.fvec);
                     }
                 }
             }
@@ -933,11 +913,21 @@ impl FastSolver {
         rotations_into(self.dim, self.n_clusters, &self.fvec, &mut self.warm, &mut self.rvec);
     }
 
-    /// Global step: `z_i = H⁻¹ (base_i + K̂ᵀ R_i)` for each coordinate.
+    /// Global step: `z_i = H⁻¹ (base_i + K̂ᵀ R_i)` for each coordinate. In 3D the three
+    /// coordinates share each read of a row of `K̂` and of `L` (the same arithmetic per
+    /// coordinate, in the same order, as one coordinate at a time).
     fn global_solve(&mut self) {
         let (d, rr) = (self.dim, self.rr);
         let nq = self.n_clusters * d;
         self.z.copy_from_slice(&self.base);
+        if d == 3 {
+            let (z0, rest) = self.z.split_at_mut(rr);
+            let (z1, z2) = rest.split_at_mut(rr);
+            let (r0, r1, r2) = (&self.rvec[..nq], &self.rvec[nq..2 * nq], &self.rvec[2 * nq..3 * nq]);
+            add_transposed_product3(&self.k_basis, nq, rr, 1.0, [r0, r1, r2], [z0, z1, &mut z2[..rr]]);
+            self.chol.solve3_in_place(z0, z1, z2);
+            return;
+        }
         for i in 0..d {
             let zi = &mut self.z[i * rr..(i + 1) * rr];
             for q in 0..nq {
@@ -1061,11 +1051,164 @@ impl FastSolver {
     }
 }
 
+/// The rig terms of one coordinate's right-hand side (see `advance_extended`):
+/// `s_a −= Σ_k [B̂ᵀM̂Ĵ]_{ak} q_k / τ²` with `q = p_{n+1} − p_n − τ ṗ_n` (and `s_a −= [B̂ᵀL̂Ĵ]_{ak}
+/// p_{n+1,k}` without the rig's rest shape), `c` rig columns.
+struct RigRows<'a> {
+    /// `B̂ᵀM̂Ĵ` and `B̂ᵀL̂Ĵ`, `r̂ × c` row-major.
+    bmj: &'a [f64],
+    blj: &'a [f64],
+    c: usize,
+    /// This coordinate's `p_{n+1}`, `p_n` and `ṗ_n` (`c` each).
+    p_next: &'a [f64],
+    p: &'a [f64],
+    pdot: &'a [f64],
+    h: f64,
+    rest_rig: bool,
+}
+
+impl RigRows<'_> {
+    /// Rows `a0..a0 + N` into `s`: `N` independent running sums, each in column order `k`
+    /// (the same arithmetic as one row at a time, with `q_k` formed once for the `N` rows).
+    #[inline(always)]
+    fn subtract<const N: usize>(&self, a0: usize, s: &mut [f64; N]) {
+        let (c, h) = (self.c, self.h);
+        let h2 = h * h;
+        let bmj: [&[f64]; N] = std::array::from_fn(|l| &self.bmj[(a0 + l) * c..(a0 + l + 1) * c]);
+        let (p_next, p, pdot) = (&self.p_next[..c], &self.p[..c], &self.pdot[..c]);
+        if self.rest_rig {
+            for k in 0..c {
+                let q = p_next[k] - p[k] - h * pdot[k];
+                for l in 0..N {
+                    s[l] -= bmj[l][k] * q / h2;
+                }
+            }
+        } else {
+            let blj: [&[f64]; N] = std::array::from_fn(|l| &self.blj[(a0 + l) * c..(a0 + l + 1) * c]);
+            for k in 0..c {
+                let pk = p_next[k];
+                let q = pk - p[k] - h * pdot[k];
+                for l in 0..N {
+                    s[l] -= bmj[l][k] * q / h2;
+                    s[l] -= blj[l][k] * pk;
+                }
+            }
+        }
+    }
+}
+
+/// `out[i·m + q] = (add[i·m + q] +) M_q · x_i` for coordinates `i < d` and rows `q < m`: the
+/// `m × n` row-major matrix `M` applied to the `d` coordinate blocks of `x` (`d × n`,
+/// coordinate-major), i.e. `out = (add +) (M X)ᵀ` with `X` the `n × d` matrix of coordinates.
+/// Every output is one [`dot`]; in 3D the three coordinates share each read of a row of `M`
+/// ([`dot3`], bit-identical to three [`dot`]s). Does not allocate.
+fn rows_times_coordinates(
+    d: usize,
+    m_rows: &[f64],
+    m: usize,
+    n: usize,
+    x: &[f64],
+    add: Option<&[f64]>,
+    out: &mut [f64],
+) {
+    if d == 3 {
+        let (x0, x1, x2) = (&x[..n], &x[n..2 * n], &x[2 * n..3 * n]);
+        for q in 0..m {
+            let v = dot3(&m_rows[q * n..(q + 1) * n], x0, x1, x2);
+            for (i, vi) in v.into_iter().enumerate() {
+                out[i * m + q] = match add {
+                    Some(a) => a[i * m + q] + vi,
+                    None => vi,
+                };
+            }
+        }
+        return;
+    }
+    for i in 0..d {
+        let xi = &x[i * n..(i + 1) * n];
+        for q in 0..m {
+            let v = dot(&m_rows[q * n..(q + 1) * n], xi);
+            out[i * m + q] = match add {
+                Some(a) => a[i * m + q] + v,
+                None => v,
+            };
+        }
+    }
+}
+
+/// `y_i ← y_i − Mᵀ w_i` for coordinates `i < d`: `M` is `m × n` row-major, `w` is `d × m` and
+/// `y` is `d × n` (coordinate-major); accumulated row by row of `M`, so each entry of `y` gets
+/// its `m` subtractions in row order (in 3D the coordinates share each read of a row, with the
+/// same arithmetic per coordinate). Does not allocate.
+fn subtract_transposed_product(d: usize, m_rows: &[f64], m: usize, n: usize, w: &[f64], y: &mut [f64]) {
+    if d == 3 {
+        let (y0, rest) = y.split_at_mut(n);
+        let (y1, y2) = rest.split_at_mut(n);
+        // x − r·k == x + (−r)·k exactly.
+        let (w0, w1, w2) = (&w[..m], &w[m..2 * m], &w[2 * m..3 * m]);
+        add_transposed_product3(m_rows, m, n, -1.0, [w0, w1, w2], [y0, y1, &mut y2[..n]]);
+        return;
+    }
+    for i in 0..d {
+        let yi = &mut y[i * n..(i + 1) * n];
+        for q in 0..m {
+            let r = w[i * m + q];
+            for (x, k) in yi.iter_mut().zip(&m_rows[q * n..(q + 1) * n]) {
+                *x -= r * k;
+            }
+        }
+    }
+}
+
 /// One rotation per cluster, closest to the cluster gradient in `f` (`f[i·n_c d + c·d + j]`),
-/// written to `r` in the same layout; `warm` holds the 3D warm starts.
+/// written to `r` in the same layout; `warm` holds the 3D warm starts. In 3D four clusters at a
+/// time share one [`closest_rotation_3d_x4`] (bit-identical to one at a time).
+///
+/// On x86-64 with AVX the same code is compiled for 256-bit registers (chosen at run time): the
+/// four-cluster batches are laid out as structure of arrays, one register per entry; Rust does
+/// not reassociate or fuse floating-point operations, so the bits are the same either way.
 fn rotations_into(d: usize, n_clusters: usize, f: &[f64], warm: &mut [[f64; 4]], r: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor supports AVX (checked just above).
+        return unsafe { rotations_into_avx(d, n_clusters, f, warm, r) };
+    }
+    rotations_into_portable(d, n_clusters, f, warm, r)
+}
+
+/// [`rotations_into_portable`] compiled with AVX enabled.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn rotations_into_avx(d: usize, n_clusters: usize, f: &[f64], warm: &mut [[f64; 4]], r: &mut [f64]) {
+    rotations_into_portable(d, n_clusters, f, warm, r)
+}
+
+/// The body of [`rotations_into`].
+#[inline(always)]
+fn rotations_into_portable(d: usize, n_clusters: usize, f: &[f64], warm: &mut [[f64; 4]], r: &mut [f64]) {
     let nq = n_clusters * d;
-    for cl in 0..n_clusters {
+    let mut first = 0;
+    if d == 3 {
+        for c4 in 0..n_clusters / 4 {
+            let cl0 = 4 * c4;
+            let fc: [[f64; 9]; 4] =
+                std::array::from_fn(|l| std::array::from_fn(|k| f[(k / 3) * nq + (cl0 + l) * 3 + k % 3]));
+            let mut w4: [[f64; 4]; 4] = std::array::from_fn(|l| warm[cl0 + l]);
+            let mut r4 = [[0.0; 9]; 4];
+            closest_rotation_3d_x4(&fc, &mut w4, &mut r4, CLUSTER_ROTATION_ACCURACY);
+            for l in 0..4 {
+                warm[cl0 + l] = w4[l];
+                for k in 0..9 {
+                    r[(k / 3) * nq + (cl0 + l) * 3 + k % 3] = r4[l][k];
+                }
+            }
+        }
+        first = 4 * (n_clusters / 4);
+    }
+    for cl in first..n_clusters {
         let mut fc = [0.0; 9];
         for i in 0..d {
             for j in 0..d {
@@ -1198,6 +1341,26 @@ impl DenseCholesky {
             upper,
             inv_diag,
         })
+    }
+
+    /// `bᵢ ← H⁻¹ bᵢ` for three right-hand sides in place, sharing each read of a row of `L`
+    /// and `Lᵀ`; each `bᵢ` gets exactly [`solve_in_place`](Self::solve_in_place)'s arithmetic.
+    /// Does not allocate.
+    fn solve3_in_place(&self, b0: &mut [f64], b1: &mut [f64], b2: &mut [f64]) {
+        let n = self.n;
+        for i in 0..n {
+            let s = dot3(&self.lower[i * n..i * n + i], &b0[..i], &b1[..i], &b2[..i]);
+            b0[i] = (b0[i] - s[0]) * self.inv_diag[i];
+            b1[i] = (b1[i] - s[1]) * self.inv_diag[i];
+            b2[i] = (b2[i] - s[2]) * self.inv_diag[i];
+        }
+        for i in (0..n).rev() {
+            let u = &self.upper[i * n + i + 1..(i + 1) * n];
+            let s = dot3(u, &b0[i + 1..n], &b1[i + 1..n], &b2[i + 1..n]);
+            b0[i] = (b0[i] - s[0]) * self.inv_diag[i];
+            b1[i] = (b1[i] - s[1]) * self.inv_diag[i];
+            b2[i] = (b2[i] - s[2]) * self.inv_diag[i];
+        }
     }
 
     /// `b ← H⁻¹ b` in place. Does not allocate.
