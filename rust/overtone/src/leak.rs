@@ -177,11 +177,8 @@ pub fn blend_painted(default: &[f64], mask: &[f64], masked_values: &[f64]) -> Ve
 mod tests {
     use super::*;
 
-    /// On a 1D-like strip the discrete heat step is monotone: the field is 1 on the boundary,
-    /// strictly inside (0, 1) elsewhere after rescaling has mapped its minimum to 0.
-    #[test]
-    fn diffused_field_is_one_on_boundary_and_bounded() {
-        let (w, h) = (8, 5);
+    /// A `w × h` grid of unit squares, each split into two triangles.
+    fn grid(w: usize, h: usize) -> SimplexMesh {
         let mut v = Vec::new();
         for j in 0..h {
             for i in 0..w {
@@ -195,7 +192,15 @@ mod tests {
                 t.extend([a, a + 1, a + w, a + 1, a + w + 1, a + w]);
             }
         }
-        let mesh = SimplexMesh::new(2, v, t).unwrap();
+        SimplexMesh::new(2, v, t).unwrap()
+    }
+
+    /// On a 1D-like strip the discrete heat step is monotone: the field is 1 on the boundary,
+    /// strictly inside (0, 1) elsewhere after rescaling has mapped its minimum to 0.
+    #[test]
+    fn diffused_field_is_one_on_boundary_and_bounded() {
+        let (w, h) = (8, 5);
+        let mesh = grid(w, h);
         let b = boundary_vertices(&mesh);
         assert_eq!(b.len(), 2 * (w + h) - 4);
         let phi = diffuse_from(&mesh, &b, 1.0).unwrap();
@@ -213,20 +218,7 @@ mod tests {
     #[test]
     fn body_leak_is_zero_outside_the_surface() {
         let (w, h) = (9, 7);
-        let mut v = Vec::new();
-        for j in 0..h {
-            for i in 0..w {
-                v.extend([i as f64, j as f64]);
-            }
-        }
-        let mut t = Vec::new();
-        for j in 0..h - 1 {
-            for i in 0..w - 1 {
-                let a = j * w + i;
-                t.extend([a, a + 1, a + w, a + 1, a + w + 1, a + w]);
-            }
-        }
-        let mesh = SimplexMesh::new(2, v, t).unwrap();
+        let mesh = grid(w, h);
         // Outside: the two outer rings of the grid (the body is the inner 5 x 3 block).
         let outside: Vec<bool> = (0..w * h)
             .map(|k| {

@@ -123,16 +123,7 @@ impl Channel {
             Interpolation::CubicSpline => {
                 let dt = t1 - t0;
                 let (out_a, in_b) = (&self.values[3 * k + 2], &self.values[3 * (k + 1)]);
-                let (u2, u3) = (u * u, u * u * u);
-                let (h00, h10, h01, h11) = (
-                    2.0 * u3 - 3.0 * u2 + 1.0,
-                    u3 - 2.0 * u2 + u,
-                    -2.0 * u3 + 3.0 * u2,
-                    u3 - u2,
-                );
-                (0..a.len())
-                    .map(|i| h00 * a[i] + h10 * dt * out_a[i] + h01 * b[i] + h11 * dt * in_b[i])
-                    .collect()
+                crate::io::key_curves::hermite(a, out_a, b, in_b, dt, u)
             }
         };
         if self.property == Property::Rotation {
