@@ -4,8 +4,6 @@ between frames without a rebind (keyframable, in playback and in the bake), a St
 
 import os
 import sys
-import time
-import traceback
 
 sys.path.insert(0, os.environ["OVERTONE_ADDON_DIR"])
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -15,6 +13,7 @@ import ctypes  # noqa: E402
 import numpy as np  # noqa: E402
 
 import overtone  # noqa: E402
+import runner  # noqa: E402
 import scenes  # noqa: E402
 from overtone import native, pc2, properties, session  # noqa: E402
 from test_addon import CACHE_TOL, check, tube_scene  # noqa: E402
@@ -167,31 +166,5 @@ def test_stiffness_group_painted_stiffer_reduces_the_motion_there():
     print(f"    stiffness group 10x on z > 2: peak there {a:.4f} -> {b:.4f} ({b / a:.2f})")
 
 
-TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
-
-
-def main():
-    overtone.register()
-    failed = 0
-    for t in TESTS:
-        t0 = time.perf_counter()
-        try:
-            t()
-            print(f"ok   {t.__name__} ({time.perf_counter() - t0:.1f} s)")
-        except Exception:
-            failed += 1
-            print(f"FAIL {t.__name__}")
-            traceback.print_exc()
-    overtone.unregister()
-    print(f"{len(TESTS) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    code = 1
-    try:
-        code = main()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    runner.main(globals())

@@ -12,7 +12,6 @@ import os
 import sys
 import tempfile
 import time
-import traceback
 
 sys.path.insert(0, os.environ["OVERTONE_ADDON_DIR"])
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -21,6 +20,7 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
 import overtone  # noqa: E402
+import runner  # noqa: E402
 import scenes  # noqa: E402
 from overtone import pc2, session, shape_key  # noqa: E402
 
@@ -622,9 +622,6 @@ def test_render_workbench_frames():
     _render_pairs([ob, sleeve], "two-meshes", frames, out_dir, ((8.0, 0.0, 1.5), (1.5, 0.0, np.pi / 2)))
 
 
-TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
-
-
 def table():
     lines = ["| case | vertices | bind s | peak / diag | hold (1 s) / diag | vs | bake vs live / diag | residual |",
              "|---|---:|---:|---:|---:|---|---:|---:|"]
@@ -637,34 +634,5 @@ def table():
     return "\n".join(lines)
 
 
-def main():
-    overtone.register()
-    failed = 0
-    only = os.environ.get("OVERTONE_TEST")
-    for t in TESTS:
-        if only and only not in t.__name__:
-            continue
-        t0 = time.perf_counter()
-        try:
-            t()
-            print(f"ok   {t.__name__} ({time.perf_counter() - t0:.1f} s)")
-        except Skip as e:
-            print(f"SKIP {t.__name__}: {e}")
-        except Exception:
-            failed += 1
-            print(f"FAIL {t.__name__}")
-            traceback.print_exc()
-    overtone.unregister()
-    print(table())
-    print(f"{len(TESTS) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    code = 1
-    try:
-        code = main()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    runner.main(globals(), skip=(Skip,), finish=lambda: print(table()))

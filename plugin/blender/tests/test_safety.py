@@ -10,8 +10,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
-import traceback
 
 sys.path.insert(0, os.environ["OVERTONE_ADDON_DIR"])
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -20,6 +18,7 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
 import overtone  # noqa: E402
+import runner  # noqa: E402
 import scenes  # noqa: E402
 from overtone import bake, cache_modifier, live, pc2, session, shape_key  # noqa: E402
 
@@ -282,32 +281,5 @@ def test_undo_after_add_bake_and_remove():
     print("    remove after undo works; undoing it again is consistent")
 
 
-TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
-
-
-def main():
-    overtone.register()
-    failed = 0
-    for t in TESTS:
-        t0 = time.perf_counter()
-        try:
-            t()
-            print(f"ok   {t.__name__} ({time.perf_counter() - t0:.1f} s)")
-        except Exception:
-            failed += 1
-            print(f"FAIL {t.__name__}")
-            traceback.print_exc()
-    overtone.unregister()
-    shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{len(TESTS) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    code = 1
-    try:
-        code = main()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    runner.main(globals(), finish=lambda: shutil.rmtree(TMP, ignore_errors=True))
