@@ -124,6 +124,7 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
     let mut disp = vec![0.0; n * d];
     let mut p = vec![0.0; solver.rig().n_params()];
     let mut p_prev = vec![0.0; solver.rig().n_params()];
+    let mut p_next = vec![0.0; solver.rig().n_params()];
     scene.frame_params_into(solver.rig(), 0, &mut p_prev)?;
     for _ in 0..(dyn_.preroll / scene.dt).round() as usize {
         solver.advance(&p_prev)?;
@@ -158,7 +159,6 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
             run.cuts.push(k);
             solver.reset(&p)?;
             if moving_start && k + 1 < scene.frames.len() {
-                let mut p_next = vec![0.0; p.len()];
                 scene.frame_params_into(solver.rig(), k + 1, &mut p_next)?;
                 solver.match_rig_velocity(&p_next, frame_length)?;
             }
