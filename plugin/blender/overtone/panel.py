@@ -37,7 +37,10 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
         sub.prop(props, "modes")
         sub.prop(props, "clusters")
         col.separator()
-        col.prop(props, "youngs_modulus")
+        sub = col.column()
+        # With a frequency set, Young's modulus is only the starting value that gets rescaled.
+        sub.active = props.frequency == 0.0
+        sub.prop(props, "youngs_modulus")
         col.prop(props, "poisson_ratio")
         col.prop(props, "density")
         col.prop(props, "lattice_resolution")

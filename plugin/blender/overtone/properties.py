@@ -6,7 +6,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProp
 from . import session
 
 # The library's defaults (checked against the native library by the add-on tests).
-DEFAULT_YOUNGS_MODULUS = 2e5
+DEFAULT_YOUNGS_MODULUS = 5e4
 DEFAULT_POISSON_RATIO = 0.4
 DEFAULT_DENSITY = 1000.0
 DEFAULT_LATTICE_RESOLUTION = 0  # automatic: chosen from the mesh's thickness
@@ -109,7 +109,8 @@ class OvertoneSettings(bpy.types.PropertyGroup):
     youngs_modulus: FloatProperty(
         name="Young's Modulus", default=DEFAULT_YOUNGS_MODULUS, min=1e-3, soft_min=1e2, soft_max=1e8,
         description="Stiffness (Pa) in the character's normalised frame (longest half-extent 1): "
-                    "lower is jigglier", update=_invalidate_named('youngs_modulus'))
+                    "lower is jigglier. Used as given only when Frequency is 0; otherwise it is "
+                    "rescaled so the lowest mode rings at Frequency", update=_invalidate_named('youngs_modulus'))
     poisson_ratio: FloatProperty(name="Poisson Ratio", default=DEFAULT_POISSON_RATIO, min=0.0, max=0.499,
                                  description="Volume preservation (0 to < 0.5)", update=_invalidate_named('poisson_ratio'))
     density: FloatProperty(name="Density", default=DEFAULT_DENSITY, min=1e-6, soft_max=1e4,
@@ -158,8 +159,8 @@ class OvertoneSettings(bpy.types.PropertyGroup):
     frequency: FloatProperty(
         name="Frequency", default=DEFAULT_FREQUENCY, min=0.0, soft_max=20.0, unit='NONE',
         update=_invalidate_named('frequency'),
-        description="Jiggle frequency (Hz) of the lowest mode; Young's modulus is rescaled to it. "
-                    "0 keeps Young's modulus")
+        description="Jiggle frequency (Hz) of the lowest mode; Young's modulus is rescaled to it, so "
+                    "the same value gives a comparable jiggle on any character. 0 keeps Young's modulus")
     rest: EnumProperty(
         name="Rest Shape", default='RIG', update=_invalidate_named('rest'),
         items=[('RIG', "Rig Pose", "The skinned pose is the elastic reference: a held pose shows no jiggle"),

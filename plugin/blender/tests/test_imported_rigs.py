@@ -20,6 +20,7 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
 import overtone  # noqa: E402
+from overtone import properties  # noqa: E402
 import runner  # noqa: E402
 import scenes  # noqa: E402
 from overtone import pc2, session, shape_key  # noqa: E402
@@ -31,6 +32,7 @@ RESIDUAL_TOL = 1e-8
 BAKE_TOL = 1e-5
 MOVING = (0.002, 0.06)   # secondary motion peak while the rig moves, / world diagonal
 HOLD = 0.003             # after a 1 s hold, / world diagonal
+BONE_PARENT_PEAK = 0.25  # the doubly transformed, bone-parented tube: no explosion
 # Scale 1 vs 0.01, Apply All Transforms, +Y-up data, mirrored or non-uniformly scaled data, units:
 # the same world surface and motion, so the per-frame motion curves must agree (relative to the
 # reference peak) within the 1% (10% after Apply All Transforms). Measured 0.00%: the
@@ -243,7 +245,11 @@ def test_tube_any_transform():
     check(not failures, "; ".join(failures))
     ob, rig = tube("bone-parent")
     r = record(run(ob, "tube-bone-parent"))
-    check(r["peak"] <= MOVING[1], f"bone-parent: peak {r['peak']:.4f}")
+    # Parented to the bone that also skins it, the tube is carried twice (Blender shows it so),
+    # so its rig swings harder than the plain tube's and the secondary motion is larger: 5.3x
+    # the plain tube's peak at E = 2e5, 8.6x at the default 5e4. What must hold is that it does
+    # not explode (the broken add-on reached 5.5-17 diagonals).
+    check(r["peak"] <= BONE_PARENT_PEAK, f"bone-parent: peak {r['peak']:.4f}")
 
 
 def two_meshes():
@@ -393,7 +399,7 @@ def test_recent_precomputes_are_kept_and_status_stays_current():
     ob.overtone.live_preview = True
     scene.frame_set(2)
     check(session.get(ob).sidecar != first, "a new setting reused the old sidecar file")
-    ob.overtone.youngs_modulus = 2e5
+    ob.overtone.youngs_modulus = properties.DEFAULT_YOUNGS_MODULUS
     scene.frame_set(3)
     s = session.get(ob)
     check(s.sidecar == first and s.deformer.cache_status() == "loaded from sidecar",

@@ -42,6 +42,9 @@ pub struct BakeOptions {
     pub frames: Option<(usize, usize)>,
     pub fps: Option<f64>,
     pub fast: bool,
+    /// Fast solver: skinning eigenmodes and rotation clusters (`None`: the defaults).
+    pub modes: Option<usize>,
+    pub clusters: Option<usize>,
     pub leak: Option<PathBuf>,
     pub lattice_resolution: Option<usize>,
     pub animation: Option<usize>,
@@ -73,6 +76,15 @@ fn material_overrides(o: &BakeOptions, m: &mut overtone::dynamics::Material) -> 
     }
     m.validate()?;
     Ok(())
+}
+
+/// The fast solver's size: the defaults for `dim`, with `--modes` / `--clusters` when given.
+fn fast_params(o: &BakeOptions, dim: usize) -> FastParams {
+    let d = FastParams::default_for(dim);
+    FastParams {
+        modes: o.modes.unwrap_or(d.modes),
+        clusters: o.clusters.unwrap_or(d.clusters),
+    }
 }
 
 /// Parses `A..B` (inclusive frame range).
@@ -298,7 +310,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "hinge_splits": ch.embedding.hinge_splits,
         });
         let kind = if o.fast {
-            SolverKind::Fast(FastParams::default_for(3))
+            SolverKind::Fast(fast_params(&o, 3))
         } else {
             SolverKind::Full
         };
@@ -366,7 +378,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             }
         };
         let kind = if o.fast {
-            SolverKind::Fast(FastParams::default_for(sc.mesh.dim()))
+            SolverKind::Fast(fast_params(&o, sc.mesh.dim()))
         } else {
             SolverKind::Full
         };

@@ -20,7 +20,8 @@ pub struct DynamicsArgs {
     /// Damping ratio of the lowest vibration mode (0 none, 1 critical; default 0.1).
     #[arg(long)]
     pub damping: Option<f64>,
-    /// Frequency (Hz) of the lowest vibration mode: rescales Young's modulus to it.
+    /// Frequency (Hz) of the lowest vibration mode: rescales Young's modulus to it (default
+    /// none; 0: Young's modulus as given).
     #[arg(long)]
     pub frequency: Option<f64>,
     /// Elastic reference: `rig` (default: a held pose shows no secondary motion) or `bind`.

@@ -142,6 +142,12 @@ enum Command {
         fps: Option<f64>,
         #[arg(long, value_enum, default_value = "fast")]
         solver: Solver,
+        /// Fast solver: skinning eigenmodes (default 16 in 3D, 10 in 2D).
+        #[arg(long)]
+        modes: Option<usize>,
+        /// Fast solver: rotation clusters (default 100 in 3D, 20 in 2D).
+        #[arg(long)]
+        clusters: Option<usize>,
         /// Leak field D per input vertex: a JSON array or a one-column .dmat.
         #[arg(long)]
         leak: Option<PathBuf>,
@@ -170,7 +176,7 @@ enum Command {
         #[arg(long)]
         surface: Option<PathBuf>,
         /// Young's modulus (glTF characters: in the normalised frame, longest half-extent 1;
-        /// default 2e5).
+        /// default 5e4).
         #[arg(long)]
         youngs_modulus: Option<f64>,
         /// Poisson ratio (default 0.4).
@@ -329,6 +335,8 @@ fn real_main() -> Result<()> {
             frames,
             fps,
             solver,
+            modes,
+            clusters,
             leak,
             lattice_resolution,
             animation,
@@ -349,6 +357,8 @@ fn real_main() -> Result<()> {
             frames,
             fps,
             fast: matches!(solver, Solver::Fast),
+            modes,
+            clusters,
             leak,
             lattice_resolution,
             animation,
@@ -500,6 +510,8 @@ fn demo(out_dir: &Path, force: bool) -> Result<()> {
             frames: None,
             fps: None,
             fast,
+            modes: None,
+            clusters: None,
             leak: None,
             lattice_resolution: None,
             animation: None,

@@ -21,7 +21,8 @@ pub struct SceneDynamics {
     /// Damping ratio `ζ` of the lowest mode (0 none, 1 critical). Default 0.1 (0 with
     /// backward Euler).
     pub damping: f64,
-    /// Frequency (Hz) of the lowest mode; when set, Young's modulus is rescaled to it.
+    /// Frequency (Hz) of the lowest mode; when set, Young's modulus is rescaled to it. Default
+    /// none (the material as given).
     pub frequency: Option<f64>,
     /// Elastic reference: the rig pose (default) or the bind shape (default with backward Euler).
     pub rest: RestShape,
@@ -198,7 +199,8 @@ impl DynamicsKeys {
             out.damping = z;
         }
         if let Some(f) = self.frequency {
-            out.frequency = Some(f);
+            // 0 switches the rescaling off: Young's modulus as given.
+            out.frequency = (f != 0.0).then_some(f);
         }
         if let Some(r) = &self.rest {
             out.rest = RestShape::parse(r)?;
