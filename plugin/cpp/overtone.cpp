@@ -4,6 +4,7 @@
 
 #include "overtone.hpp"
 
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <vector>
@@ -268,6 +269,58 @@ Status Binding::take(Deformer& out) noexcept {
 Status Deformer::debug_panic() noexcept {
   if (!valid()) return {false, "debug_panic: the deformer was not created"};
   return guard([&] { (*impl_->handle)->debug_panic(true); });
+}
+
+struct PullBack::Impl {
+  rust::Box<ffi::PullBack> handle;
+};
+
+PullBack::PullBack() noexcept : impl_(nullptr) {}
+PullBack::~PullBack() = default;
+PullBack::PullBack(PullBack&&) noexcept = default;
+PullBack& PullBack::operator=(PullBack&&) noexcept = default;
+
+bool PullBack::valid() const noexcept { return impl_ != nullptr; }
+
+Status PullBack::create(const double* weights, std::size_t vertices, std::size_t bones,
+                        const std::size_t* part_vertices, const double* part_linear,
+                        std::size_t part_count) noexcept {
+  if (!weights || vertices == 0 || bones == 0) {
+    return {false, "pull-back create: weights and at least one vertex and one bone are required"};
+  }
+  if (part_count > 0 && (!part_vertices || !part_linear)) {
+    return {false, "pull-back create: " + std::to_string(part_count) +
+                       " parts need their vertex counts and 3 x 3 matrices"};
+  }
+  if (vertices > SIZE_MAX / bones || vertices > SIZE_MAX / 3 || bones > SIZE_MAX / 12 ||
+      part_count > SIZE_MAX / 9) {
+    return {false, "pull-back create: the array sizes overflow (vertices " + std::to_string(vertices) + ", bones " + std::to_string(bones) + ")"};
+  }
+  std::unique_ptr<Impl> fresh;
+  Status st = guard([&] {
+    using D = rust::Slice<const double>;
+    using Z = rust::Slice<const std::size_t>;
+    fresh.reset(new Impl{ffi::create_pull_back(
+        D(weights, vertices * bones), vertices, bones,
+        part_count ? Z(part_vertices, part_count) : Z(),
+        part_count ? D(part_linear, part_count * 9) : D())});
+  });
+  if (st) {  // Only a complete pull-back replaces the previous one.
+    impl_ = std::move(fresh);
+    vertices_ = vertices;
+    bones_ = bones;
+  }
+  return st;
+}
+
+Status PullBack::apply(const double* transforms, const double* u, double* out) const noexcept {
+  if (!valid()) return {false, "pull-back: it was not created"};
+  if (!transforms || !u || !out) return {false, "pull-back: transforms, u and out are required"};
+  return guard([&] {
+    impl_->handle->pull_back(rust::Slice<const double>(transforms, bones_ * 12),
+                             rust::Slice<const double>(u, vertices_ * 3),
+                             rust::Slice<double>(out, vertices_ * 3));
+  });
 }
 
 }  // namespace overtone

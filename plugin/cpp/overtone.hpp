@@ -165,4 +165,40 @@ class Binding {
   std::size_t targets_ = 0;
 };
 
+// The rest-space pull-back of the displacement, for hosts that add it BEFORE their skinning
+// (Blender's Armature modifier skins X + d): per vertex d_v = M_p · A_v⁻¹ · u_v with the blended
+// linear part A_v = Σ_b w_vb A_b (A_b the 3 x 3 of bone b's 3 x 4 transform), so that skinning
+// X + d gives skin(X) + u exactly (LBS is affine per vertex); d_v = 0 where A_v is singular
+// (|det| <= 1e-12 s^3, s the largest |entry| of any A_b). M_p is a per-part 3 x 3 (e.g. the
+// linear part of Mo_bind⁻¹, to land in each mesh's object space), identity without parts.
+// Built once from the weights (kept sparse: their positive entries); apply() allocates nothing.
+class PullBack {
+ public:
+  PullBack() noexcept;
+  ~PullBack();
+  PullBack(PullBack&&) noexcept;
+  PullBack& operator=(PullBack&&) noexcept;
+  PullBack(const PullBack&) = delete;
+  PullBack& operator=(const PullBack&) = delete;
+
+  // `weights` vertices x bones row-major (finite, >= 0). `part_vertices` (part_count counts
+  // summing to vertices) and `part_linear` (part_count x 9, row-major 3 x 3 each) may be null
+  // with part_count 0 for the identity.
+  Status create(const double* weights, std::size_t vertices, std::size_t bones,
+                const std::size_t* part_vertices, const double* part_linear,
+                std::size_t part_count) noexcept;
+  // `transforms` bones x 12 (3 x 4 row-major, as Deformer::step's pose), `u` vertices x 3 (world
+  // units), `out` vertices x 3 (rest/object units). On error `out` is untouched.
+  Status apply(const double* transforms, const double* u, double* out) const noexcept;
+  std::size_t vertices() const noexcept { return vertices_; }
+  std::size_t bones() const noexcept { return bones_; }
+  bool valid() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::size_t vertices_ = 0;
+  std::size_t bones_ = 0;
+};
+
 }  // namespace overtone

@@ -19,6 +19,10 @@ struct overtone_bind {
   overtone::Binding b;
 };
 
+struct overtone_pullback {
+  overtone::PullBack p;
+};
+
 namespace {
 int fail(const std::string& msg, char* err, size_t err_len) {
   if (err && err_len > 0) {
@@ -266,3 +270,30 @@ OVERTONE_EXPORT int overtone_bind_take(overtone_bind* b, overtone_deformer** out
 }
 
 OVERTONE_EXPORT void overtone_bind_destroy(overtone_bind* b) { delete b; }
+
+OVERTONE_EXPORT int overtone_pullback_create(const double* weights, size_t vertices, size_t bones,
+                                             const size_t* part_vertices, const double* part_linear,
+                                             size_t part_count, overtone_pullback** out, char* err,
+                                             size_t err_len) {
+  if (!out) return fail("overtone_pullback_create: out is required", err, err_len);
+  *out = nullptr;
+  auto* h = new (std::nothrow) overtone_pullback();
+  if (!h) return fail("overtone_pullback_create: out of memory", err, err_len);
+  auto st = h->p.create(weights, vertices, bones, part_vertices, part_linear, part_count);
+  if (!st) {
+    delete h;
+    return fail(st.message, err, err_len);
+  }
+  *out = h;
+  return 0;
+}
+
+OVERTONE_EXPORT int overtone_pullback_apply(const overtone_pullback* p, const double* transforms,
+                                            const double* u, double* out, char* err,
+                                            size_t err_len) {
+  if (!p) return fail("overtone_pullback_apply: null pull-back", err, err_len);
+  auto st = p->p.apply(transforms, u, out);
+  return st ? 0 : fail(st.message, err, err_len);
+}
+
+OVERTONE_EXPORT void overtone_pullback_destroy(overtone_pullback* p) { delete p; }

@@ -119,6 +119,24 @@ int overtone_bind_poll(const overtone_bind* b, double* fraction, char* stage, si
 void overtone_bind_cancel(overtone_bind* b);
 int overtone_bind_take(overtone_bind* b, overtone_deformer** out, char* err, size_t err_len);
 void overtone_bind_destroy(overtone_bind* b);
+
+/* Rest-space pull-back of the displacement, for hosts that add it before their skinning
+ * (Blender's Armature modifier skins X + d): per vertex d_v = M_p A_v^-1 u_v with
+ * A_v = sum_b w_vb A_b (A_b the 3 x 3 linear part of bone b's pose row), so that skinning X + d
+ * gives skin(X) + u; d_v = 0 where A_v is singular (|det| <= 1e-12 s^3, s the largest |entry|
+ * of any A_b). Created once from the weights (vertices x bones, finite, >= 0; kept sparse);
+ * `part_vertices` (part_count counts summing to vertices) and `part_linear` (part_count x 9,
+ * row-major 3 x 3 M_p each) may be NULL with part_count 0 for M_p = identity.
+ * overtone_pullback_apply: `transforms` bones x 12 (the step's pose), `u` vertices x 3 (world
+ * units), `out` vertices x 3; allocates nothing, leaves `out` untouched on error. */
+typedef struct overtone_pullback overtone_pullback;
+int overtone_pullback_create(const double* weights, size_t vertices, size_t bones,
+                             const size_t* part_vertices, const double* part_linear,
+                             size_t part_count, overtone_pullback** out, char* err,
+                             size_t err_len);
+int overtone_pullback_apply(const overtone_pullback* p, const double* transforms, const double* u,
+                            double* out, char* err, size_t err_len);
+void overtone_pullback_destroy(overtone_pullback* p);
 #ifdef __cplusplus
 }
 #endif

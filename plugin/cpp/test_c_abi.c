@@ -292,8 +292,74 @@ static int controls(const overtone_settings* base, const double* rest, const uin
   return 0;
 }
 
+/* The pull-back: two bones (a uniform scale by 2, a quarter turn about z), four vertices in two
+ * parts (M = I, M = 2 I); A_v (M_p^-1 d_v) must give u_v back, a bone scaled to zero gives 0 for
+ * the vertices weighted to it alone, bad input is refused with `out` untouched. */
+static int pull_back(void) {
+  double w[] = {1, 0, 0, 1, 0.25, 0.75, 0.5, 0.5};
+  double t[24] = {2, 0, 0, 5, 0, 2, 0, 6, 0, 0, 2, 7, 0, -1, 0, 1, 1, 0, 0, 2, 0, 0, 1, 3};
+  size_t pv[] = {2, 2};
+  double pm[18] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 2, 0, 0, 0, 2, 0, 0, 0, 2};
+  double u[12] = {0.1, -0.2, 0.3, 1, 2, 3, -1, 0.5, 0.25, 0.7, -0.7, 0.1}, d[12];
+  char err[512];
+  overtone_pullback* p = NULL;
+  if (overtone_pullback_create(w, 4, 2, pv, pm, 2, &p, err, sizeof err) != 0) {
+    printf("FAIL pullback_create: %s\n", err);
+    return 1;
+  }
+  if (overtone_pullback_apply(p, t, u, d, err, sizeof err) != 0) {
+    printf("FAIL pullback_apply: %s\n", err);
+    return 1;
+  }
+  double worst = 0.0;
+  for (int v = 0; v < 4; ++v) {
+    double m = v < 2 ? 1.0 : 2.0;
+    for (int i = 0; i < 3; ++i) {
+      double s = 0.0;
+      for (int j = 0; j < 3; ++j) {
+        double a = w[2 * v] * t[4 * i + j] + w[2 * v + 1] * t[12 + 4 * i + j];
+        s += a * d[3 * v + j] / m;
+      }
+      if (fabs(s - u[3 * v + i]) > worst) worst = fabs(s - u[3 * v + i]);
+    }
+  }
+  if (worst > 1e-14) {
+    printf("FAIL: pull-back residual %.2e\n", worst);
+    return 1;
+  }
+  t[0] = t[5] = t[10] = 0.0; /* bone 0 scaled to zero: vertex 0 (bone 0 alone) is singular */
+  if (overtone_pullback_apply(p, t, u, d, err, sizeof err) != 0 || d[0] != 0.0 || d[1] != 0.0 ||
+      d[2] != 0.0 || d[3] == 0.0) {
+    printf("FAIL: singular blend %g %g %g (%s)\n", d[0], d[1], d[2], err);
+    return 1;
+  }
+  u[4] = NAN;
+  d[0] = 42.0;
+  if (overtone_pullback_apply(p, t, u, d, err, sizeof err) == 0 || d[0] != 42.0) {
+    printf("FAIL: a NaN displacement was accepted\n");
+    return 1;
+  }
+  printf("C ABI pull-back ok (residual %.2e); refused as expected: %s\n", worst, err);
+  overtone_pullback_destroy(p);
+  w[3] = -1.0;
+  if (overtone_pullback_create(w, 4, 2, NULL, NULL, 0, &p, err, sizeof err) == 0 || p != NULL) {
+    printf("FAIL: a negative weight was accepted\n");
+    return 1;
+  }
+  w[3] = 1.0;
+  pv[1] = 3;
+  if (overtone_pullback_create(w, 4, 2, pv, pm, 2, &p, err, sizeof err) == 0 || p != NULL) {
+    printf("FAIL: part vertex counts that do not sum to the vertices were accepted\n");
+    return 1;
+  }
+  if (overtone_pullback_apply(NULL, t, u, d, err, sizeof err) == 0) return 1;
+  overtone_pullback_destroy(NULL);
+  return 0;
+}
+
 int main(void) {
   if (settings_layout() != 0) return 1;
+  if (pull_back() != 0) return 1;
   if (async_bind() != 0) return 1;
   /* A single tetrahedron-like closed surface: an octahedron with one bone. */
   double rest[] = {1, 0, 0, -1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1.3, 0, 0, -1.3};

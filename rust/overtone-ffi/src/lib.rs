@@ -144,6 +144,24 @@ mod ffi {
         /// Waits for the worker and hands over the deformer, or the error message (the
         /// bind's error, or "cancelled by the host"). A second call fails.
         fn take(self: &mut Binding) -> Result<Box<Deformer>>;
+
+        type PullBack;
+        /// The rest-space pull-back of a world displacement through LBS (see
+        /// `overtone::rig::PullBack`): `weights` n × bones row-major (finite, ≥ 0; only the
+        /// positive entries are kept); `part_vertices` the vertex counts of consecutive parts
+        /// (summing to n) and `part_linear` their 3 × 3 row-major matrices (parts × 9), both
+        /// empty for the identity.
+        fn create_pull_back(
+            weights: &[f64],
+            vertices: usize,
+            bones: usize,
+            part_vertices: &[usize],
+            part_linear: &[f64],
+        ) -> Result<Box<PullBack>>;
+        /// `out_offsets[v] = M_p (Σ_b w_vb A_b)⁻¹ u[v]`, 0 where the blend is singular:
+        /// `transforms` bones × 12 (3 × 4 row-major), `u` and `out_offsets` n × 3. Allocates
+        /// nothing on success.
+        fn pull_back(self: &PullBack, transforms: &[f64], u: &[f64], out_offsets: &mut [f64]) -> Result<()>;
     }
 }
 
@@ -644,6 +662,34 @@ impl Deformer {
                 panic!("deliberate panic requested by the host's test");
             }
             Ok(())
+        })
+    }
+}
+
+/// The pull-back behind the bridge.
+pub struct PullBack {
+    inner: overtone::rig::PullBack,
+}
+
+fn create_pull_back(
+    weights: &[f64],
+    vertices: usize,
+    bones: usize,
+    part_vertices: &[usize],
+    part_linear: &[f64],
+) -> Result<Box<PullBack>, String> {
+    guarded("create_pull_back", || {
+        overtone::rig::PullBack::new(weights, vertices, bones)
+            .and_then(|p| p.with_parts(part_vertices, part_linear))
+            .map(|inner| Box::new(PullBack { inner }))
+            .map_err(|e| e.to_string())
+    })
+}
+
+impl PullBack {
+    fn pull_back(&self, transforms: &[f64], u: &[f64], out_offsets: &mut [f64]) -> Result<(), String> {
+        guarded("pull_back", || {
+            self.inner.apply(transforms, u, out_offsets).map_err(|e| e.to_string())
         })
     }
 }
