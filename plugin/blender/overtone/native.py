@@ -129,6 +129,13 @@ def load():
     lib.overtone_debug_panic.restype = ctypes.c_int
     lib.overtone_destroy.argtypes = [vp]
     lib.overtone_destroy.restype = None
+    lib.overtone_pullback_create.argtypes = [dp, sz, sz, ctypes.POINTER(sz), dp, sz, ctypes.POINTER(vp), cp, sz]
+    lib.overtone_pullback_create.restype = ctypes.c_int
+    # The arrays by address (the caller's preallocated buffers; no pointer object per frame).
+    lib.overtone_pullback_apply.argtypes = [vp, vp, vp, vp, cp, sz]
+    lib.overtone_pullback_apply.restype = ctypes.c_int
+    lib.overtone_pullback_destroy.argtypes = [vp]
+    lib.overtone_pullback_destroy.restype = None
     if hasattr(lib, "overtone_bind_start"):
         lib.overtone_bind_start.argtypes = [ctypes.POINTER(Settings), ctypes.POINTER(Part), sz, sz, sz, dp, dp, cp,
                                             ctypes.POINTER(vp), cp, sz]
@@ -383,6 +390,65 @@ class Deformer:
     def free(self):
         if self._h:
             self._lib.overtone_destroy(self._h)
+            self._h = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:
+            pass
+
+
+class PullBack:
+    """The library's rest-space pull-back (``overtone_pullback_*``): per vertex
+    ``d_v = M_p · A_v⁻¹ · u_v`` with ``A_v = Σ_b w_vb T_b[:3, :3]`` and ``M_p`` a 3 x 3 per part
+    (``d_v = 0`` where ``|det A_v| ≤ 1e-12 s³``, ``s`` the largest entry of any bone's linear
+    part). Built once from ``weights`` (``n x bones``, ≥ 0; the library keeps the positive
+    entries), ``part_vertices`` (vertex counts of consecutive parts, summing to ``n``) and
+    ``part_linear`` (``parts x 3 x 3``); :meth:`apply` then costs no allocation on either side."""
+
+    def __init__(self, weights, part_vertices, part_linear):
+        lib = load()
+        w = np.ascontiguousarray(weights, dtype=np.float64)
+        if w.ndim != 2:
+            raise NativeError(f"pull-back weights have shape {w.shape}, expected (n, bones)")
+        self.vertices, self.bones = w.shape
+        counts = np.ascontiguousarray(part_vertices, dtype=np.uintp)
+        mats = _f64("pull-back part matrices", part_linear, (len(counts), 3, 3))
+        err = ctypes.create_string_buffer(_ERR_LEN)
+        handle = ctypes.c_void_p()
+        rc = lib.overtone_pullback_create(_ptr(w, ctypes.c_double), self.vertices, self.bones,
+                                          _ptr(counts, ctypes.c_size_t), _ptr(mats, ctypes.c_double), len(counts),
+                                          ctypes.byref(handle), err, _ERR_LEN)
+        if rc != 0 or not handle.value:
+            raise NativeError(err.value.decode("utf-8", "replace"))
+        self._lib = lib
+        self._h = handle
+        self._err = err
+
+    def apply(self, transforms, u, out):
+        """Writes the offsets into ``out`` (``n x 3``) for ``transforms`` (``bones x 12``) and
+        ``u`` (``n x 3``); all three C-contiguous float64 (checked, never copied) and ``out``
+        writable. Returns ``out``."""
+        if not self._h:
+            raise NativeError("the pull-back was freed")
+        for name, a, shape in (("transforms", transforms, (self.bones, 12)), ("displacement", u, (self.vertices, 3)),
+                               ("output", out, (self.vertices, 3))):
+            if (not isinstance(a, np.ndarray) or a.dtype != np.float64 or a.shape != shape
+                    or not a.flags.c_contiguous):
+                raise NativeError(f"pull-back {name}: expected a C-contiguous float64 array of shape {shape}, got "
+                                  f"{getattr(a, 'dtype', type(a).__name__)} {getattr(a, 'shape', '')}")
+        if not out.flags.writeable:
+            raise NativeError("pull-back output: the array is read-only")
+        rc = self._lib.overtone_pullback_apply(self._h, transforms.ctypes.data, u.ctypes.data, out.ctypes.data,
+                                               self._err, _ERR_LEN)
+        if rc != 0:
+            raise NativeError(self._err.value.decode("utf-8", "replace"))
+        return out
+
+    def free(self):
+        if self._h:
+            self._lib.overtone_pullback_destroy(self._h)
             self._h = ctypes.c_void_p()
 
     def __del__(self):

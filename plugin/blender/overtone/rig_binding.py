@@ -41,6 +41,7 @@ does.
 
 import numpy as np
 
+from . import native
 from .shape_key import SHAPE_KEY
 
 
@@ -177,7 +178,6 @@ class _Part:
             raise BindError(f"'{ob.name}' has a non-finite world matrix")
         self.bind_inv = affine_inverse(self.bind)
         self.lin = np.ascontiguousarray(self.bind[:3, :3])
-        self.lin_inv_t = np.ascontiguousarray(self.bind_inv[:3, :3].T)
         self.mirrored = bool(np.linalg.det(self.lin) < 0.0)
         self._read_shape_keys(ob)
         tris = _triangles(mesh)
@@ -306,13 +306,10 @@ class RigBinding:
             w = w[:, :-1]
         self.weights = np.ascontiguousarray(w)
         self.static_vertices = int(static.sum())
-        # The weights transposed, in column blocks small enough that each BLAS product of
-        # rest_offsets runs on one thread (see there).
-        wt = np.ascontiguousarray(w.T)
-        block = max(64, _BLAS_SINGLE_THREAD // (9 * w.shape[1]))
-        self._weight_blocks = [(slice(s_, s_ + block), np.ascontiguousarray(wt[:, s_:s_ + block]),
-                                np.empty((9, min(block, n - s_)), dtype=np.float64))
-                               for s_ in range(0, n, block)]
+        # The library's pull-back for rest_offsets: the weights kept sparse, each part's
+        # offsets multiplied by the linear part of its Mo_bind⁻¹.
+        self._pull_back = native.PullBack(w, [p.n for p in self.parts],
+                                          [p.bind_inv[:3, :3] for p in self.parts])
         # Shape keys of every part, as bind-world offsets over the whole body.
         self.shape_key_names = [(p.name, k_) for p in self.parts for k_ in p.shape_key_names]
         if self.shape_key_names:
@@ -340,13 +337,6 @@ class RigBinding:
         self._pose_buf = np.empty(16 * len(pose_names), dtype=np.float64)
         self._out = np.empty((len(self.bone_names), 12), dtype=np.float64)
         self._world = np.empty((len(self.bone_names), 4, 4), dtype=np.float64)
-        self._a = np.empty((9, n), dtype=np.float64)
-        self._adj = np.empty((9, n), dtype=np.float64)
-        self._tmp = np.empty(n, dtype=np.float64)
-        self._det = np.empty(n, dtype=np.float64)
-        self._inv = np.empty(n, dtype=np.float64)
-        self._ok = np.empty(n, dtype=bool)
-        self._d = np.empty((n, 3), dtype=np.float64)
         self._offsets = np.zeros((n, 3), dtype=np.float64)
 
     def _weld(self):
@@ -464,70 +454,20 @@ class RigBinding:
         self._out[:] = self._world[:, :3, :].reshape(-1, 12)
         return self._out
 
-    def rest_offsets(self, transforms, u):
-        """Pulls a world displacement back to each object's rest space: ``d_v = A_v⁻¹ u_v`` with
-        ``A_v = Σ_b w_vb T_b[:3, :3] · L`` (``L`` the linear part of the vertex's ``Mo_bind``),
+    def rest_offsets(self, transforms, u, out=None):
+        """Pulls a world displacement back to each object's rest space: ``d_v = L⁻¹ A_v⁻¹ u_v``
+        with ``A_v = Σ_b w_vb T_b[:3, :3]`` (``L`` the linear part of the vertex's ``Mo_bind``),
         so that the Armature modifier skinning ``X + d`` gives ``skin(X) + u`` exactly (LBS is
-        affine per vertex). ``transforms`` is ``bones x 12``, ``u`` is ``N x 3``; returns the
-        ``N x 3`` object-space offsets (a buffer reused by the next call).
+        affine per vertex). ``transforms`` is ``bones x 12``, ``u`` is ``N x 3``; writes the
+        ``N x 3`` object-space offsets into ``out`` (C-contiguous float64) or, without it, into
+        a buffer reused by the next call, and returns it.
 
-        The blend is the product ``(9 x bones) · (bones x N)``, by BLAS in column blocks of
-        ``_BLAS_SINGLE_THREAD / (9 bones)`` vertices: each block is below OpenBLAS's threading
-        threshold (``m·n·k ≤ 4 · 65536``), so no call wakes
-        its thread pool (inside Blender's frame handler a multi-threaded BLAS call competes with
-        Blender's worker threads and was measured 4x slower); 0.16 ms against 0.50 ms for one
-        ``einsum`` on 14k vertices and 20 bones. The inverse is by cofactors (adjugate over
-        determinant) in preallocated rows; a vertex whose blended matrix is singular (a bone
-        scaled to zero: ``|det| ≤ 1e-12 s³``, ``s`` the largest entry of any bone's matrix) gets
-        ``d = 0`` rather than an infinity."""
-        lin = transforms.reshape(-1, 3, 4)[:, :, :3].reshape(-1, 9)
-        a = self._a
-        lin_t = np.ascontiguousarray(lin.T)
-        for cols, block, out_block in self._weight_blocks:
-            np.dot(lin_t, block, out=out_block)
-            a[:, cols] = out_block
-        a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
-        adj, t = self._adj, self._tmp
-        for row, (p, q, r, s_) in zip(adj, _COFACTORS):
-            np.multiply(a[p], a[q], out=row)
-            np.multiply(a[r], a[s_], out=t)
-            row -= t
-        det = self._det
-        np.multiply(a0, adj[0], out=det)
-        np.multiply(a1, adj[3], out=t)
-        det += t
-        np.multiply(a2, adj[6], out=t)
-        det += t
-        s = np.abs(lin).max()
-        ok = self._ok
-        np.greater(np.abs(det, out=t), 1e-12 * s ** 3, out=ok)
-        inv = self._inv
-        inv.fill(0.0)
-        np.divide(1.0, det, out=inv, where=ok)
-        x, y, z = u[:, 0], u[:, 1], u[:, 2]
-        d = self._d
-        for i in range(3):
-            col = d[:, i]
-            np.multiply(adj[3 * i], x, out=t)
-            col[:] = t
-            np.multiply(adj[3 * i + 1], y, out=t)
-            col += t
-            np.multiply(adj[3 * i + 2], z, out=t)
-            col += t
-            col *= inv
-        out = self._offsets
-        for p in self.parts:
-            np.matmul(d[p.slice], p.lin_inv_t, out=out[p.slice])
-        return out
-
-
-# OpenBLAS runs a matrix product m x k times k x n on one thread when m·n·k ≤ 4 · 65536 (its
-# GEMM_MULTITHREAD_THRESHOLD times SMP_THRESHOLD_MIN); the pull-back's blocks stay below it.
-_BLAS_SINGLE_THREAD = 4 * 65536
-
-# The adjugate of a 3 x 3 matrix a (row-major a0..a8), row-major: entry = a[p]·a[q] − a[r]·a[s].
-_COFACTORS = (
-    (4, 8, 5, 7), (2, 7, 1, 8), (1, 5, 2, 4),
-    (5, 6, 3, 8), (0, 8, 2, 6), (2, 3, 0, 5),
-    (3, 7, 4, 6), (1, 6, 0, 7), (0, 4, 1, 3),
-)
+        The library computes it (``native.PullBack``, built at bind): the weights are kept
+        sparse (a vertex has a few bones), the inverse is by cofactors, and a vertex whose
+        blended matrix is singular (a bone scaled to zero: ``|det| ≤ 1e-12 s³``, ``s`` the
+        largest entry of any bone's matrix) gets ``d = 0`` rather than an infinity. No array is
+        allocated for C-contiguous float64 inputs (what skin_transforms and the session pass)."""
+        out = self._offsets if out is None else out
+        t = np.ascontiguousarray(transforms, dtype=np.float64)
+        u = np.ascontiguousarray(u, dtype=np.float64)
+        return self._pull_back.apply(t, u, out)

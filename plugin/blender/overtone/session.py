@@ -331,7 +331,7 @@ class Session:
         # The library's displacement is per welded vertex; every copy gets its vertex's.
         np.take(self.deformer.step(pose, b.shape_key_values(objects, depsgraph)), b.weld_inverse, axis=0,
                 out=self.u)
-        self.offsets[:] = b.rest_offsets(pose, self.u)
+        b.rest_offsets(pose, self.u, out=self.offsets)
         self.last_frame = frame
         self.max_residual = max(self.max_residual, self.deformer.residual())
 
