@@ -30,7 +30,6 @@ def main(out_dir):
     bpy.context.view_layer.objects.active = body
     blend = os.path.abspath(os.path.join(out_dir, "cesium_man.blend"))
     bpy.ops.wm.save_as_mainfile(filepath=blend)  # so that the default //overtone/ paths sit beside it
-    body.overtone.youngs_modulus = 5e4  # a softer body than the default: visible jiggle on the walk
     bpy.ops.object.overtone_add()
     bpy.ops.object.overtone_bake()
     bpy.ops.wm.save_mainfile()
