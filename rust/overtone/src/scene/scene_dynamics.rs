@@ -267,4 +267,25 @@ mod tests {
         let round = DynamicsKeys::of(&d).apply(&SceneDynamics::default()).unwrap();
         assert_eq!(round, d);
     }
+
+    /// `frequency` 0 (the hosts' "none") switches a frequency off; a positive one sets it; a
+    /// negative one is applied and then refused by validation.
+    #[test]
+    fn frequency_zero_means_youngs_modulus_as_given() {
+        let base = SceneDynamics {
+            frequency: Some(6.0),
+            ..SceneDynamics::default()
+        };
+        let with = |f: f64| {
+            DynamicsKeys {
+                frequency: Some(f),
+                ..Default::default()
+            }
+            .apply(&base)
+            .unwrap()
+        };
+        assert_eq!(with(0.0).frequency, None);
+        assert_eq!(with(2.5).frequency, Some(2.5));
+        assert!(with(-1.0).validate(1).is_err());
+    }
 }
