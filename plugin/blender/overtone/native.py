@@ -225,7 +225,26 @@ def _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morp
     return a
 
 
-class BindJob:
+class _Handle:
+    """A library handle freed by ``_DESTROY`` (the name of its ``overtone_*_destroy`` function):
+    :meth:`free` is idempotent and also runs when the object is collected."""
+
+    _DESTROY = ""
+    _h = ctypes.c_void_p()
+
+    def free(self):
+        if self._h:
+            getattr(self._lib, self._DESTROY)(self._h)
+            self._h = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:
+            pass
+
+
+class BindJob(_Handle):
     """A precompute running on the library's worker thread (``overtone_bind_start``): poll it,
     cancel it, then take the :class:`Deformer`. The calls return at once (the library releases
     the GIL: ctypes drops it around every call). Always :meth:`free` a job, taken or not."""
@@ -279,20 +298,11 @@ class BindJob:
         return Deformer(None, a.rest, a.tris, a.weights, a.leak, a.first_pose, "", a.morph_deltas,
                         a.first_morph_weights, stiffness=a.stiffness, _handle=out)
 
-    def free(self):
-        """Cancels a running bind, waits for its worker and frees the handle."""
-        if self._h:
-            self._lib.overtone_bind_destroy(self._h)
-            self._h = ctypes.c_void_p()
-
-    def __del__(self):
-        try:
-            self.free()
-        except Exception:
-            pass
+    # Freeing cancels a running bind and waits for its worker.
+    _DESTROY = "overtone_bind_destroy"
 
 
-class Deformer:
+class Deformer(_Handle):
     """One native deformer: created from a rest surface, stepped one pose per frame.
 
     ``morph_deltas`` (``targets x n x 3``, bind space) are blendshapes (shape keys) the rig
@@ -387,19 +397,10 @@ class Deformer:
         """Test hook: a Rust panic forced inside the library must come back as NativeError."""
         self._check(self._lib.overtone_debug_panic(self._h, self._err, _ERR_LEN))
 
-    def free(self):
-        if self._h:
-            self._lib.overtone_destroy(self._h)
-            self._h = ctypes.c_void_p()
-
-    def __del__(self):
-        try:
-            self.free()
-        except Exception:
-            pass
+    _DESTROY = "overtone_destroy"
 
 
-class PullBack:
+class PullBack(_Handle):
     """The library's rest-space pull-back (``overtone_pullback_*``): per vertex
     ``d_v = M_p · A_v⁻¹ · u_v`` with ``A_v = Σ_b w_vb T_b[:3, :3]`` and ``M_p`` a 3 x 3 per part
     (``d_v = 0`` where ``|det A_v| ≤ 1e-12 s³``, ``s`` the largest entry of any bone's linear
@@ -446,13 +447,4 @@ class PullBack:
             raise NativeError(self._err.value.decode("utf-8", "replace"))
         return out
 
-    def free(self):
-        if self._h:
-            self._lib.overtone_pullback_destroy(self._h)
-            self._h = ctypes.c_void_p()
-
-    def __del__(self):
-        try:
-            self.free()
-        except Exception:
-            pass
+    _DESTROY = "overtone_pullback_destroy"
