@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use overtone::experiments::cantilever::{run_experiment, Beam, CantileverConfig, SpaceKind};
 use overtone::solve::SparseCholesky;
+use overtone::tutorial17::cantilever::{run_experiment, Beam, CantileverConfig, SpaceKind};
 use serde_json::json;
 
 #[derive(Parser)]
@@ -221,7 +221,7 @@ mod plots {
     use std::path::{Path, PathBuf};
 
     use anyhow::{anyhow, Context, Result};
-    use overtone::experiments::cantilever::CantileverResults;
+    use overtone::tutorial17::cantilever::CantileverResults;
     use plotters::prelude::*;
 
     static FONT: &[u8] = include_bytes!("assets/DejaVuSans.ttf");

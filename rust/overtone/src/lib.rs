@@ -8,23 +8,22 @@
 
 pub mod cache;
 pub mod deformer;
-pub mod dense_kernels;
 pub mod dynamics;
 pub mod embed;
 pub mod energy;
 pub mod error;
-pub mod experiments;
 pub mod fem;
 pub mod io;
 pub mod leak;
+pub mod math;
 pub mod mesh;
-pub mod polar;
 pub mod progress;
-pub mod reduced;
 pub mod rig;
 pub mod scene;
 pub mod shape_matching;
 pub mod solve;
-pub mod subspace;
+pub mod tutorial17;
 
 pub use error::{OvertoneError, Result};
+// Temporary aliases while callers move to `math::` (removed at the end of this restructuring).
+pub use math::{kernels as dense_kernels, polar};

@@ -1,11 +1,11 @@
 //! Blendshape (morph target) rigs: the target deltas are extra columns of `J`, and both solvers
 //! keep the complementary displacement orthogonal to them (and to the bones) in `M D`.
 
-use overtone::cache::fast_precompute_key;
+use overtone::dynamics::fast::fast_precompute_key;
+use overtone::dynamics::fast::{skinning_eigenmodes, SkinningBasis};
 use overtone::dynamics::{FastParams, FastSolver, FullOrderSolver, Material, SolverParams};
 use overtone::fem::lumped_mass;
 use overtone::mesh::{element_volumes, tet_grid};
-use overtone::reduced::{skinning_eigenmodes, SkinningBasis};
 use overtone::rig::{LbsRig, RigConstraint};
 use overtone::scene::{load_scene, scene_to_json, simulate, ElasticModel, Scene, SceneBlendshapes, SolverKind};
 use overtone::OvertoneError;

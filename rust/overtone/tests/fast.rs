@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use faer::{Mat, Side};
+use overtone::dynamics::fast::{skinning_eigenmodes, weight_space_constraint};
 use overtone::dynamics::{FastParams, FastSolver, SolverParams};
 use overtone::fem::{lumped_mass, scalar_stiffness, DeformationJacobian};
 use overtone::leak::default_momentum_weights;
 use overtone::mesh::{element_volumes, triangle_grid, SimplexMesh};
-use overtone::reduced::{skinning_eigenmodes, weight_space_constraint};
 use overtone::rig::LbsRig;
 use overtone::scene::{load_scene, metronome_beam, simulate, MetronomeBeam, Scene, SolverKind};
 use overtone::solve::orthonormal_constraint_basis;

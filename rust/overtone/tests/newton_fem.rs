@@ -1,8 +1,8 @@
 //! Newton's method on finite-element problems: quadratic convergence near the solution, no
 //! accepted energy increase, and recovery from inverted elements without NaN.
 
-use overtone::experiments::cantilever::{Beam, CantileverConfig, SpaceKind};
 use overtone::solve::{newton_minimize, NewtonParams, NewtonProblem};
+use overtone::tutorial17::cantilever::{Beam, CantileverConfig, SpaceKind};
 
 fn small_beam() -> CantileverConfig {
     CantileverConfig {

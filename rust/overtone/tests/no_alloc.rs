@@ -7,9 +7,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use overtone::dynamics::{FastParams, FastSolver, SolverParams};
-use overtone::experiments::cantilever::{Beam, CantileverConfig, SpaceKind};
 use overtone::leak::default_momentum_weights;
 use overtone::scene::{load_scene, metronome_beam, MetronomeBeam, Scene, SceneBlendshapes};
+use overtone::tutorial17::cantilever::{Beam, CantileverConfig, SpaceKind};
 
 struct Counting;
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);

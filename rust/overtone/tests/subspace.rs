@@ -2,7 +2,7 @@
 
 use overtone::fem::lumped_mass;
 use overtone::mesh::{centered_triangle_grid, element_volumes};
-use overtone::subspace::{linear_modal_analysis, skinning_eigenmodes, MassProjection, Subspace};
+use overtone::tutorial17::{linear_modal_analysis, skinning_eigenmodes, MassProjection, Subspace};
 
 /// Round-off tolerance of the dense eigensolvers on these small meshes (relative).
 const EIGEN_TOLERANCE: f64 = 1e-9;

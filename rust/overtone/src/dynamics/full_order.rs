@@ -8,7 +8,7 @@ use crate::dynamics::time_integration::{
     extrapolate_from, lowest_angular_frequency_full, restore_fields, save_fields, Damping, FramePlan, FrameStepper,
     SubstepSolver,
 };
-use crate::dynamics::{Material, RestShape, SolverParams};
+use crate::dynamics::{validate_solver_inputs, Material, RestShape, SolverParams, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::fem::{
     lame_parameters, lumped_mass, scalar_stiffness, scalar_stiffness_triplets, DeformationJacobian,
@@ -16,7 +16,7 @@ use crate::fem::{
 };
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
 use crate::polar::{closest_rotation_2d, closest_rotation_3d};
-use crate::rig::{validate_solver_inputs, LbsRig, RigConstraint};
+use crate::rig::{LbsRig, RigConstraint};
 use crate::shape_matching::stretch::{
     polar_stretch_2d, polar_stretch_3d, stretch_len, stretch_matrix_2d, stretch_matrix_3d,
 };
@@ -39,17 +39,6 @@ struct ElementExamples {
 /// Accuracy (radians) of the per-element rotations in the local step: far below what ten
 /// local/global iterations resolve, and it saves about one Newton iteration per element.
 const LOCAL_STEP_ROTATION_ACCURACY: f64 = 1e-9;
-
-/// What one step did.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StepReport {
-    /// Local/global iterations taken.
-    pub iterations: usize,
-    /// `‖Jᵀ M D u_c‖₂` after the step (units: mass × length²).
-    pub residual: f64,
-    /// `‖Jᵀ M D u_c‖₂ / (‖Jᵀ M D‖₂ ‖u_c‖₂)` (0 when `u_c = 0`); dimensionless.
-    pub relative_residual: f64,
-}
 
 /// Full-order complementary dynamics (Zhang et al. 2020) with ARAP elasticity.
 ///

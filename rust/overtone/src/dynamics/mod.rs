@@ -1,13 +1,20 @@
 //! Complementary dynamics solvers.
+//!
+//! * [`FullOrderSolver`]: full-order ARAP local/global (Zhang et al. 2020; seed tutorial 23).
+//! * [`NewtonCdSolver`]: hyperelastic complementary dynamics by Newton's method.
+//! * [`fast`]: fast complementary dynamics (Benchekroun et al. 2023): the reduced model, its
+//!   skinning eigenmodes, rotation clusters and cached precompute, and the solver.
 
-mod fast;
+pub mod fast;
 mod full_order;
 mod newton_cd;
 mod params;
+mod solver;
 pub mod time_integration;
 
 pub use fast::{FastParams, FastPrecompute, FastSolver, ReducedModel};
-pub use full_order::{FullOrderSolver, StepReport};
+pub use full_order::FullOrderSolver;
 pub use newton_cd::{NewtonCdSolver, NEWTON_CD_TOLERANCE};
 pub use params::{Integrator, Material, RestShape, SolverParams, DEFAULT_DAMPING, MAX_SUBSTEPS};
+pub use solver::{validate_solver_inputs, ConstraintRank, StepReport};
 pub use time_integration::{auto_substeps, Damping, FramePlan};

@@ -7,12 +7,12 @@ use crate::dynamics::time_integration::{
     extrapolate_from, lowest_angular_frequency_full, restore_fields, save_fields, Damping, FramePlan, FrameStepper,
     SubstepSolver,
 };
-use crate::dynamics::{Material, RestShape, SolverParams, StepReport};
+use crate::dynamics::{validate_solver_inputs, Material, RestShape, SolverParams, StepReport};
 use crate::energy::{ElasticEnergy, EnergyModel};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, DeformationJacobian};
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
-use crate::rig::{validate_solver_inputs, LbsRig, RigConstraint};
+use crate::rig::{LbsRig, RigConstraint};
 use crate::solve::{newton_minimize, ConstrainedSolve, NewtonParams, NewtonProblem, NewtonReport};
 
 /// Default Newton stopping tolerance on `‖t·Δu_c‖₂` (scene length units; the reference scenes

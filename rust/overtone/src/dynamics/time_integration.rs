@@ -318,7 +318,7 @@ pub(crate) fn lowest_ritz_pair(gram: &faer::Mat<f64>, k: &faer::Mat<f64>) -> Res
 /// eigenvalue of the linearised ARAP stiffness ([`crate::fem::arap_rest_stiffness_matrix`],
 /// `w_e = μ vol_e s_e`) against the lumped mass, under the bone rows `Â u_i = 0` of every
 /// coordinate, by shift-invert Krylov–Schur on the `n·d` vector problem
-/// ([`crate::reduced::lowest_constrained_eigenpairs`]). The lowest few eigenpairs are computed so
+/// ([`crate::solve::lowest_constrained_eigenpairs`]). The lowest few eigenpairs are computed so
 /// that the rigid drift a vanishing leak field leaves unconstrained (zero energy) is skipped.
 /// The blendshape rows are left out of the estimate. Returns `(ω₁, ρ_L)` with `ρ_L = u₁ᵀ(L̂ ⊗
 /// I)u₁` the Laplacian energy of the unit-mass mode (see [`Damping::rayleigh_split`]).
@@ -343,7 +343,7 @@ pub fn lowest_angular_frequency_full(
     let mass_d: Vec<f64> = (0..d * n).map(|q| mass[q % n]).collect();
     let rigid = d * (d + 1) / 2;
     let want = (rigid + 1).min(d * n - 1).max(1);
-    let eig = crate::reduced::lowest_constrained_eigenpairs(&k, &mass_d, &rows, want)?;
+    let eig = crate::solve::lowest_constrained_eigenpairs(&k, &mass_d, &rows, want)?;
     let lambda =
         lowest_vibrating(eig.values.iter().cloned()).ok_or_else(|| crate::error::OvertoneError::Factorization {
             what: "lowest vibration mode".into(),

@@ -9,7 +9,7 @@ mod rig_jump;
 
 pub use affine::{compose_affine, invert_affine, normalisation_pair};
 pub use lbs::{LbsRig, NEGATIVE_WEIGHT_TOLERANCE, WEIGHT_SUM_TOLERANCE};
-pub use orthogonality::{spectral_norm, validate_solver_inputs, RigConstraint};
+pub use orthogonality::{spectral_norm, RigConstraint};
 pub use pose_interpolation::PoseInterpolator;
 pub use pull_back::PullBack;
 pub use rig_jump::RigJump;

@@ -2,10 +2,7 @@
 
 use faer::{Mat, Side};
 
-use crate::dynamics::{Material, SolverParams};
 use crate::error::{OvertoneError, Result};
-use crate::leak::validate_momentum_weights;
-use crate::mesh::SimplexMesh;
 use crate::rig::LbsRig;
 
 /// The rows of `Jᵀ M D` for `J = [I_d ⊗ Ĵ, Δ]` (bones, then one column per blendshape).
@@ -197,27 +194,4 @@ pub fn spectral_norm(m: &Mat<f64>) -> Result<f64> {
         m.transpose() * m
     };
     sqrt_largest_eigenvalue(&g, "spectral norm")
-}
-
-/// The checks every complementary-dynamics solver makes on its inputs: the rig matches the
-/// mesh (vertex count and dimension), the leak field has one value `≥ 0` per vertex, and the
-/// material and step settings are in range.
-pub fn validate_solver_inputs(
-    mesh: &SimplexMesh,
-    rig: &LbsRig,
-    momentum_weights: &[f64],
-    material: &Material,
-    params: &SolverParams,
-) -> Result<()> {
-    let (d, n) = (mesh.dim(), mesh.n_vertices());
-    if rig.dim() != d || rig.n_vertices() != n {
-        return Err(OvertoneError::size(
-            "rig",
-            format!("{n} vertices in {d}D (the mesh's)"),
-            format!("{} vertices in {}D", rig.n_vertices(), rig.dim()),
-        ));
-    }
-    validate_momentum_weights(momentum_weights, n)?;
-    material.validate()?;
-    params.validate(d)
 }

@@ -3,10 +3,8 @@
 mod character;
 mod display_surface;
 mod extend_weights;
-mod fast_cody;
 mod metronome;
-mod overtone_json;
-mod reference_release;
+mod readers;
 mod scene_dynamics;
 mod simulate;
 mod skeleton_defaults;
@@ -18,10 +16,12 @@ pub use character::{
 };
 pub use display_surface::{DisplaySurface, DISPLAY_SURFACE_MAX_DISTANCE};
 pub use extend_weights::extend_weights_inward;
-pub use fast_cody::{fast_cody_files, parse_fast_cody_scene, read_fast_cody_scene};
 pub use metronome::{metronome_beam, MetronomeBeam};
-pub use overtone_json::{read_overtone_scene, scene_to_json, write_overtone_scene, SCENE_FORMAT};
-pub use reference_release::{parse_reference_scene, read_reference_scene, NamedText, ReferenceSceneTexts};
+pub use readers::{
+    fast_cody_files, load_scene, parse_fast_cody_scene, parse_reference_scene, read_fast_cody_scene,
+    read_overtone_scene, read_reference_scene, scene_to_json, write_overtone_scene, NamedText, ReferenceSceneTexts,
+    SCENE_FORMAT,
+};
 pub use scene_dynamics::{DynamicsKeys, SceneDynamics, DEFAULT_CUT_DISTANCE};
 pub use simulate::{
     simulate, simulate_full, simulate_streaming, simulate_with_sidecar, FrameCallback, Simulation, SolverKind,
@@ -31,8 +31,6 @@ pub use skeleton_defaults::{
     SkeletonDefaults, CORE_RADIUS, CORE_STIFFNESS,
 };
 pub use surface_field::lattice_field_from_surface;
-
-use std::path::Path;
 
 use crate::dynamics::Material;
 use crate::error::{check_finite, OvertoneError, Result};
@@ -281,27 +279,5 @@ impl Scene {
             }
         }
         Ok(())
-    }
-}
-
-/// Loads a scene file, telling the formats apart by content: Overtone's own JSON (with
-/// `"format": "overtone-scene/1"`), the reference C++ release's scene JSON (with `mesh_file`),
-/// or a `fast_cody` rig (`NAME_rig.json` with `rig_type`, beside `NAME.msh` and its animation).
-pub fn load_scene(path: &Path) -> Result<Scene> {
-    let text = std::fs::read_to_string(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| OvertoneError::parse(path, format!("not valid JSON: {e}")))?;
-    if value.get("format").is_some() {
-        read_overtone_scene(path, &text)
-    } else if value.get("mesh_file").is_some() {
-        read_reference_scene(path, &value)
-    } else if value.get("rig_type").is_some() {
-        let (mesh, anim) = fast_cody_files(path)?;
-        read_fast_cody_scene(&mesh, path, &anim)
-    } else {
-        Err(OvertoneError::parse(
-            path,
-            format!("neither an Overtone scene (no \"format\": \"{SCENE_FORMAT}\") nor a reference-release scene (no \"mesh_file\")"),
-        ))
     }
 }

@@ -1,17 +1,19 @@
 //! Linear solvers: sparse Cholesky with a reusable workspace, and the constrained (Schur
-//! complement) solve of the complementary-dynamics global step; Newton's method.
+//! complement) solve of the complementary-dynamics global step; Newton's method; the lowest
+//! eigenpairs of a pencil under linear constraints (thick-restart Lanczos).
 
 mod blendshape_projection;
+mod constrained_eigen;
 mod constrained_solve;
 mod newton;
 mod sparse_cholesky;
-mod supernodal_llt;
+pub mod thick_restart_lanczos;
 
 pub use blendshape_projection::{BlendshapeProjection, BLENDSHAPE_RANK_TOLERANCE};
+pub use constrained_eigen::{lowest_constrained_eigenpairs, ConstrainedEigenpairs};
 pub use constrained_solve::{
     field_mut, field_ref, orthonormal_constraint_basis, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE,
     PARALLEL_MIN_VERTICES,
 };
 pub use newton::{newton_minimize, NewtonIteration, NewtonParams, NewtonProblem, NewtonReport};
 pub use sparse_cholesky::SparseCholesky;
-pub use supernodal_llt::SupernodalLlt;

@@ -1,4 +1,6 @@
-//! Subspace elastodynamics: positions restricted to `x = B z + q` (seed tutorial 17).
+//! Seed tutorial 17, subspace elastodynamics: positions restricted to `x = B z + q`. This is
+//! the tutorial's experiment, kept to reproduce it (`examples/cantilever.rs`, `tests/subspace.rs`,
+//! `tests/cantilever.rs`); the production solvers (`dynamics`) do not use it.
 //!
 //! * [`Subspace`]: the full space (`B = I`) or a dense basis with an offset.
 //! * [`linear_modal_analysis`]: the lowest vibration modes of linear elasticity (`K`, `M`).
@@ -6,15 +8,20 @@
 //! * [`MassProjection`]: the mass-weighted projection `z = (BᵀMB)⁻¹ BᵀM (y − q)`.
 //! * [`SubspaceElastodynamics`]: backward Euler with inertia, an elastic energy, gravity and
 //!   penalty pins, minimised by Newton's method in the subspace coordinates.
+//! * [`SupernodalLlt`]: the numeric refactorization those Newton steps run on.
+//! * [`cantilever`]: the tutorial's cantilever experiment as library functions.
 
 mod basis;
+pub mod cantilever;
 mod elastodynamics;
 mod modal;
 mod projection;
 mod skinning_eigenmodes;
+mod supernodal_llt;
 
 pub use basis::Subspace;
 pub use elastodynamics::{ElastodynamicsParams, PenaltyPins, SubspaceElastodynamics};
 pub use modal::{dense_generalized_eigen, linear_modal_analysis, Modes, DENSE_EIGEN_MAX_SIZE};
 pub use projection::{MassProjection, PROJECTION_RANK_TOLERANCE};
 pub use skinning_eigenmodes::{lbs_jacobian, skinning_eigenmodes, SkinningModes};
+pub use supernodal_llt::SupernodalLlt;

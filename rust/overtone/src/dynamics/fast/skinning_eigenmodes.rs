@@ -2,10 +2,11 @@
 
 use faer::Mat;
 
+use crate::dynamics::fast::weight_space_constraint;
 use crate::error::Result;
 use crate::fem::{lumped_mass, scalar_stiffness, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
-use crate::reduced::{lowest_constrained_eigenpairs, weight_space_constraint};
+use crate::solve::lowest_constrained_eigenpairs;
 
 /// Skinning weight fields whose subspaces are rig-orthogonal.
 #[derive(Clone, Debug)]

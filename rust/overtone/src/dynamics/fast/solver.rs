@@ -6,18 +6,18 @@ use std::time::Instant;
 use faer::sparse::SparseColMat;
 use faer::{Mat, Side};
 
-use crate::cache::{build_fast_precompute, fast_precompute_key, read_sidecar, write_sidecar, CacheStatus};
+use crate::cache::{read_sidecar, write_sidecar, CacheStatus};
 use crate::dense_kernels::{add_transposed_product3, dot, dot3};
+use crate::dynamics::fast::{build_fast_precompute, fast_precompute_key, SkinningBasis};
 use crate::dynamics::time_integration::{
     extrapolate_from, restore_fields, save_fields, Damping, FramePlan, FrameStepper, SubstepSolver,
 };
-use crate::dynamics::{Material, RestShape, SolverParams, StepReport};
+use crate::dynamics::{validate_solver_inputs, Material, RestShape, SolverParams, StepReport};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
 use crate::polar::{closest_rotation_2d, closest_rotation_3d, closest_rotation_3d_x4};
-use crate::reduced::SkinningBasis;
-use crate::rig::{spectral_norm, validate_solver_inputs, LbsRig, RigConstraint};
+use crate::rig::{spectral_norm, LbsRig, RigConstraint};
 use serde::{Deserialize, Serialize};
 
 /// Accuracy (radians) of the per-cluster rotations.

@@ -6,7 +6,7 @@ use faer::Mat;
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lumped_mass, scalar_stiffness, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
-use crate::subspace::modal::{dense_generalized_eigen, DENSE_EIGEN_MAX_SIZE};
+use crate::tutorial17::modal::{dense_generalized_eigen, DENSE_EIGEN_MAX_SIZE};
 
 /// Weights and the LBS subspace they span.
 #[derive(Clone, Debug)]

@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::fem::{lame_parameters, lumped_mass};
 use crate::mesh::{centered_triangle_grid, element_volumes, SimplexMesh};
 use crate::solve::NewtonParams;
-use crate::subspace::{
+use crate::tutorial17::{
     linear_modal_analysis, skinning_eigenmodes, ElastodynamicsParams, MassProjection, PenaltyPins, Subspace,
     SubspaceElastodynamics,
 };

@@ -4,10 +4,9 @@ use faer::Mat;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::CacheKey;
-use crate::dynamics::FastParams;
+use crate::dynamics::fast::{skinning_eigenmodes, FastParams, RotationClusters};
 use crate::error::Result;
 use crate::mesh::SimplexMesh;
-use crate::reduced::{skinning_eigenmodes, RotationClusters};
 
 /// What the sidecar of the fast solver holds (everything that costs more than a few
 /// milliseconds to rebuild).
@@ -31,30 +30,6 @@ impl FastPrecomputeData {
         Mat::from_fn(self.n_vertices, self.modes, |v, l| {
             self.weights[l * self.n_vertices + v]
         })
-    }
-}
-
-/// Where the precompute came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CacheStatus {
-    /// No sidecar path was given.
-    NotRequested,
-    /// Loaded from the sidecar.
-    Loaded,
-    /// Built and written; the string says why the sidecar could not be used.
-    Rebuilt(String),
-    /// Built, but the sidecar could not be written (the run goes on without it).
-    WriteFailed(String),
-}
-
-impl std::fmt::Display for CacheStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NotRequested => write!(f, "no sidecar"),
-            Self::Loaded => write!(f, "loaded from sidecar"),
-            Self::Rebuilt(why) => write!(f, "rebuilt ({why}) and saved"),
-            Self::WriteFailed(why) => write!(f, "built; sidecar not written: {why}"),
-        }
     }
 }
 

@@ -2,9 +2,9 @@
 
 use faer::Mat;
 
+use crate::dynamics::fast::kmeans;
 use crate::error::Result;
 use crate::mesh::SimplexMesh;
-use crate::reduced::kmeans;
 
 /// Seed of the k-means++ initialisation (fixed: clusters are part of the cached precompute and
 /// must not change between runs).

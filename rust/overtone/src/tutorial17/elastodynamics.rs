@@ -8,8 +8,8 @@ use faer::{Accum, Mat, MatRef, Par, Side};
 
 use crate::energy::ElasticEnergy;
 use crate::error::{check_finite, OvertoneError, Result};
-use crate::solve::{newton_minimize, NewtonParams, NewtonProblem, NewtonReport, SupernodalLlt};
-use crate::subspace::{MassProjection, Subspace};
+use crate::solve::{newton_minimize, NewtonParams, NewtonProblem, NewtonReport};
+use crate::tutorial17::{MassProjection, Subspace, SupernodalLlt};
 
 /// Vertices held near targets by stiff springs: `E = k/2 Σ_{v ∈ pins} ‖x_v − t_v‖²`.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,7 +4,7 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
 use crate::error::{OvertoneError, Result};
-use crate::subspace::Subspace;
+use crate::tutorial17::Subspace;
 
 /// `z = argmin ‖B z + q − y‖_M = (BᵀMB)⁻¹ BᵀM (y − q)` for a diagonal mass `M`.
 ///

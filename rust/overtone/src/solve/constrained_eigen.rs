@@ -5,7 +5,7 @@ use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
 
 use crate::error::{OvertoneError, Result};
-use crate::reduced::thick_restart_lanczos::{largest_eigenpairs, LanczosParams, LanczosResult};
+use crate::solve::thick_restart_lanczos::{largest_eigenpairs, LanczosParams, LanczosResult};
 use crate::solve::ConstrainedSolve;
 
 /// Relative accuracy requested from Lanczos (residual of the shifted-inverted eigenpairs,

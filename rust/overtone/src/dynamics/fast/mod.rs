@@ -1,0 +1,20 @@
+//! Fast complementary dynamics (Benchekroun et al. 2023), everything in one place: the
+//! rig-orthogonal skinning eigenmodes (`skinning_eigenmodes`, `weight_space_constraint`), the
+//! subspace basis (`skinning_basis`), the rotation clusters (`rotation_clusters`, `kmeans`), the
+//! cached precompute (`precompute`, stored in a `cache` sidecar) and the solver (`solver`).
+
+mod kmeans;
+mod precompute;
+mod rotation_clusters;
+mod skinning_basis;
+mod skinning_eigenmodes;
+mod solver;
+mod weight_space_constraint;
+
+pub use kmeans::{kmeans, KMeans};
+pub use precompute::{build_fast_precompute, fast_precompute_key, FastPrecomputeData};
+pub use rotation_clusters::{element_features, RotationClusters};
+pub use skinning_basis::SkinningBasis;
+pub use skinning_eigenmodes::{skinning_eigenmodes, SkinningEigenmodes};
+pub use solver::{FastParams, FastPrecompute, FastSolver, ReducedModel};
+pub use weight_space_constraint::weight_space_constraint;
