@@ -1,11 +1,19 @@
 // Drives a skinned tube through overtone::Deformer: the rig contract holds every frame, bad
 // input comes back as a status (state unchanged), and a Rust panic inside the bridge is an
 // error status while the process survives. Exit code 0 on success.
+// `test_deformer --settings-layout` instead prints the settings layouts for
+// scripts/check_settings_layout.py: the Rust bridge's (`rust ...`) and overtone::Settings's
+// (`c++ ...`), each `name:type:offset:size,...,sizeof:N` (Rust without the type).
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "rust/cxx.h"
+#include "overtone-ffi/src/lib.rs.h"
 #include "overtone.hpp"
 
 namespace {
@@ -55,9 +63,53 @@ std::vector<double> pose(double angle) {
   double tx = -(c * 0.0 - s * 1.5), ty = 1.5 - (s * 0.0 + c * 1.5);
   return {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, c, -s, 0, tx, s, c, 0, ty, 0, 0, 1, 0};
 }
+// The type of a settings field in the bridge's names (f64 usize bool u8 f64x3), "?" otherwise.
+template <typename T>
+const char* type_name() {
+  if (std::is_same<T, double>::value) return "f64";
+  if (std::is_same<T, std::size_t>::value) return "usize";
+  if (std::is_same<T, bool>::value) return "bool";
+  if (std::is_same<T, std::uint8_t>::value) return "u8";
+  if (std::is_same<T, double[3]>::value) return "f64x3";
+  return "?";
+}
+
+// One list of overtone::Settings's fields in declaration order (a field missing here is caught
+// by the script: the Rust list then has a name this one lacks).
+int print_settings_layout() {
+  std::printf("rust %s\n", std::string(overtone::ffi::settings_layout()).c_str());
+  std::string text;
+#define OVERTONE_FIELD(name)                                                              \
+  text += std::string(text.empty() ? "" : ",") + #name + ":" +                            \
+          type_name<decltype(overtone::Settings::name)>() + ":" +                        \
+          std::to_string(offsetof(overtone::Settings, name)) + ":" +                      \
+          std::to_string(sizeof(overtone::Settings::name));
+  OVERTONE_FIELD(youngs_modulus)
+  OVERTONE_FIELD(poisson_ratio)
+  OVERTONE_FIELD(density)
+  OVERTONE_FIELD(fps)
+  OVERTONE_FIELD(lattice_resolution)
+  OVERTONE_FIELD(fast)
+  OVERTONE_FIELD(modes)
+  OVERTONE_FIELD(clusters)
+  OVERTONE_FIELD(integrator)
+  OVERTONE_FIELD(substeps)
+  OVERTONE_FIELD(damping)
+  OVERTONE_FIELD(frequency)
+  OVERTONE_FIELD(rest)
+  OVERTONE_FIELD(time_scale)
+  OVERTONE_FIELD(preroll)
+  OVERTONE_FIELD(strength)
+  OVERTONE_FIELD(cut_distance)
+  OVERTONE_FIELD(gravity)
+#undef OVERTONE_FIELD
+  std::printf("c++ %s,sizeof:%zu\n", text.c_str(), sizeof(overtone::Settings));
+  return 0;
+}
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--settings-layout") return print_settings_layout();
   Tube t = tube();
   const std::size_t n = t.rest.size() / 3;
   overtone::Deformer d;

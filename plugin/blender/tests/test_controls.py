@@ -9,7 +9,7 @@ sys.path.insert(0, os.environ["OVERTONE_ADDON_DIR"])
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bpy  # noqa: E402
-import ctypes  # noqa: E402
+import importlib.util  # noqa: E402
 import numpy as np  # noqa: E402
 
 import overtone  # noqa: E402
@@ -17,6 +17,13 @@ import runner  # noqa: E402
 import scenes  # noqa: E402
 from overtone import native, pc2, properties, session  # noqa: E402
 from test_addon import CACHE_TOL, check, tube_scene  # noqa: E402
+
+# The one definition of the settings layout check (scripts/test_cpp.sh runs it with C++ too).
+_spec = importlib.util.spec_from_file_location(
+    "check_settings_layout",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts", "check_settings_layout.py"))
+check_settings_layout = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(check_settings_layout)
 
 FRAMES = range(1, 41)
 # Strength is a multiplication of the library's float64 output: exact up to round-off.
@@ -42,12 +49,8 @@ def sidecar_state(ob):
 def test_settings_layout_matches_the_library():
     rust = native.settings_fields()
     compiled, size = native.settings_layout()
-    mine = [(name, getattr(native.Settings, name).offset, getattr(native.Settings, name).size)
-            for name, _ in native.Settings._fields_]
-    check([n for n, _ in rust] == [n for n, _ in native.Settings._fields_],
-          f"ctypes fields {[n for n, _ in native.Settings._fields_]} != Rust's {[n for n, _ in rust]}")
-    check(mine == compiled, f"ctypes layout {mine} != the library's {compiled}")
-    check(ctypes.sizeof(native.Settings) == size, f"sizeof {ctypes.sizeof(native.Settings)} != {size}")
+    found = check_settings_layout.problems(native.Settings, rust, compiled, size)
+    check(not found, "settings layouts disagree: " + "; ".join(found))
     s = native.default_settings()
     check(s.damping == properties.DEFAULT_DAMPING and s.strength == properties.DEFAULT_STRENGTH, "controls")
     check(s.time_scale == properties.DEFAULT_TIME_SCALE and s.preroll == properties.DEFAULT_PREROLL, "time")

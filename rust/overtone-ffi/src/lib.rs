@@ -66,6 +66,9 @@ mod ffi {
         /// The fields of `Settings` in order, `name:type` joined by commas (types `f64`, `usize`,
         /// `bool`, `u8`, `f64x3`): the list the C ABI, C++ and Python layouts are tested against.
         fn settings_fields() -> String;
+        /// The bridge struct's layout, `name:offset:size` per field in order, then `sizeof:N`
+        /// (the format of the C ABI's `overtone_settings_layout`), for the C++ layout check.
+        fn settings_layout() -> String;
         /// `rest`: n × 3; `triangles`: t × 3; `weights`: n × bones; `morph_deltas`: T × n × 3
         /// blendshape offsets (empty and `targets = 0` for none); `first_morph_weights`: T;
         /// `leak`: n values or empty for the default; `stiffness`: n multipliers of Young's
@@ -212,23 +215,36 @@ fn default_settings() -> ffi::Settings {
 
 /// Lists the fields of `Settings` by destructuring one without `..`, so a field added to the
 /// struct does not compile until it is listed here; also gives each field's byte offset in the
-/// (`repr(C)`) struct, which the tests check increase along the list (declaration order).
+/// (`repr(C)`) struct, which the tests check increase along the list (declaration order), and
+/// its size.
 macro_rules! settings_fields {
     ($($field:ident: $ty:literal),* $(,)?) => {{
-        let ffi::Settings { $($field: _),* } = default_settings();
+        let ffi::Settings { $($field),* } = default_settings();
         (
             [$(concat!(stringify!($field), ":", $ty)),*].join(","),
             vec![$(std::mem::offset_of!(ffi::Settings, $field)),*],
+            vec![$(std::mem::size_of_val(&$field)),*],
         )
     }};
 }
 
 fn settings_fields() -> String {
-    settings_layout().0
+    settings_field_layout().0
 }
 
-/// `settings_fields` and the byte offsets of the fields in the bridge's struct.
-fn settings_layout() -> (String, Vec<usize>) {
+fn settings_layout() -> String {
+    let (names, offsets, sizes) = settings_field_layout();
+    let mut text: Vec<String> = names
+        .split(',')
+        .zip(offsets.iter().zip(&sizes))
+        .map(|(f, (o, s))| format!("{}:{o}:{s}", f.split(':').next().unwrap_or(f)))
+        .collect();
+    text.push(format!("sizeof:{}", std::mem::size_of::<ffi::Settings>()));
+    text.join(",")
+}
+
+/// `settings_fields`, the byte offsets and the sizes of the fields in the bridge's struct.
+fn settings_field_layout() -> (String, Vec<usize>, Vec<usize>) {
     settings_fields!(
         youngs_modulus: "f64",
         poisson_ratio: "f64",
@@ -702,7 +718,7 @@ mod tests {
     /// and covers every byte of it up to the alignment padding.
     #[test]
     fn settings_field_list_is_the_declaration_order() {
-        let (names, offsets) = settings_layout();
+        let (names, offsets, _) = settings_field_layout();
         let n = names.split(',').count();
         assert_eq!(n, offsets.len());
         assert!(offsets.windows(2).all(|w| w[0] < w[1]), "offsets {offsets:?}");

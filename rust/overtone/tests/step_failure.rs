@@ -8,14 +8,20 @@
 //! displacement; reduced state for the fast solver) is bit-identical to before the call, and
 //! that the following steps of both twins agree bit for bit (so nothing hidden, such as the
 //! rotation warm starts or the skinned positions, was left half-updated).
+//!
+//! The shape-matching solver has no rig pose; its step is made to fail by a time step of 1e300 s
+//! (gravity then overflows the positions), and the twins are compared the same way after the
+//! sane time step is put back.
 
 use std::path::PathBuf;
 
 use overtone::dynamics::{FastParams, FastSolver, FullOrderSolver, NewtonCdSolver, SolverParams};
 use overtone::energy::EnergyModel;
 use overtone::leak::default_momentum_weights;
+use overtone::mesh::tet_grid;
 use overtone::rig::LbsRig;
 use overtone::scene::{load_scene, Scene};
+use overtone::shape_matching::{twist_pose, Body, ManifoldScope, ShapeMatchingParams, ShapeMatchingSolver};
 use overtone::OvertoneError;
 
 fn sphere() -> Scene {
@@ -203,5 +209,71 @@ fn fast_step_failure_leaves_the_state_bit_identical() {
         a.add_displacement(&mut ua);
         b.add_displacement(&mut ub);
         assert_eq!(bits(&ua), bits(&ub));
+    }
+}
+
+#[test]
+fn shape_matching_step_failure_leaves_the_state_bit_identical() {
+    // The 225-particle cuboid of tests/shape_matching.rs, twisted and spinning, with a twisted
+    // example pose (global manifold, so the weights and goal maps are recomputed every step).
+    let body = Body::from_tet_mesh(&tet_grid(9, 5, 5, 1.0, 0.5, 0.5).unwrap(), 1000.0, 1).unwrap();
+    let sane = ShapeMatchingParams {
+        gravity: [0.0, -9.8, 0.0],
+        floor: None,
+        ..ShapeMatchingParams::free()
+    };
+    let start = twist_pose(&body.rest, 0.6);
+    let spin: Vec<f64> = start
+        .chunks_exact(3)
+        .flat_map(|p| [-2.0 * p[2], 0.5, 2.0 * p[0]])
+        .collect();
+    let new = || {
+        let mut s = ShapeMatchingSolver::new(&body.rest, &body.masses, body.regions.clone(), sane.clone()).unwrap();
+        s.set_examples(&[twist_pose(&body.rest, 1.0)], ManifoldScope::Global, 0.5)
+            .unwrap();
+        s.set_state(&start, &spin).unwrap();
+        s
+    };
+    let (mut a, mut b) = (new(), new());
+    for _ in 0..20 {
+        a.step().unwrap();
+        b.step().unwrap();
+    }
+    let flat = |x: &[[f64; 3]]| x.iter().flatten().copied().collect::<Vec<f64>>();
+    let snapshot = |s: &ShapeMatchingSolver| {
+        let stretch: Vec<f64> = (0..s.regions().n_regions()).flat_map(|r| s.region_stretch(r)).collect();
+        [
+            flat(s.positions()),
+            flat(s.velocities()),
+            stretch,
+            s.example_weights().to_vec(),
+        ]
+        .map(|v| bits(&v))
+    };
+    let before = snapshot(&a);
+    let contacts = a.contacts();
+    a.set_params(ShapeMatchingParams {
+        dt: 1e300,
+        ..sane.clone()
+    })
+    .unwrap();
+    let e = a.step().unwrap_err();
+    assert_step_failed(&e, "shape matching");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("shape-matching step") && msg.contains("non-finite") && msg.contains("reduce dt or alpha"),
+        "{msg}"
+    );
+    assert_eq!(snapshot(&a), before, "a failed shape-matching step changed the state");
+    assert_eq!(a.contacts(), contacts);
+    a.set_params(sane.clone()).unwrap();
+    for f in 0..20 {
+        a.step().unwrap();
+        b.step().unwrap();
+        assert_eq!(
+            snapshot(&a),
+            snapshot(&b),
+            "step {f}: the twins differ after the failed step"
+        );
     }
 }

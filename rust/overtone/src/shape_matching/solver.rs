@@ -111,6 +111,13 @@ pub struct ShapeMatchingSolver {
     stretch_all: Vec<f64>,
     weights: Vec<f64>,
     contacts: usize,
+    /// Workspace: `x`, `v`, `state` and `weights` at the start of the step being taken, put
+    /// back when the step fails (sized in [`new`](Self::new) and
+    /// [`set_examples`](Self::set_examples), so a step does not allocate for them).
+    x_start: Vec<[f64; 3]>,
+    v_start: Vec<[f64; 3]>,
+    state_start: Vec<RegionState>,
+    weights_start: Vec<f64>,
 }
 
 impl ShapeMatchingSolver {
@@ -233,6 +240,18 @@ impl ShapeMatchingSolver {
         }
         let inv_count = counts.iter().map(|&c| 1.0 / c as f64).collect();
         let identity = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+        let state = vec![
+            RegionState {
+                warm: [1.0, 0.0, 0.0, 0.0],
+                prev: [1.0, 0.0, 0.0, 0.0],
+                rot: identity,
+                stretch: [1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
+                centre: [0.0; 3],
+                goal_map: identity,
+                weights_for_shape: [0.0; 16],
+            };
+            n_reg
+        ];
         Ok(Self {
             n,
             params,
@@ -254,22 +273,15 @@ impl ShapeMatchingSolver {
             example_goal: ExampleGoal::Stretch,
             p_d: Vec::new(),
             region_w: Vec::new(),
-            state: vec![
-                RegionState {
-                    warm: [1.0, 0.0, 0.0, 0.0],
-                    prev: [1.0, 0.0, 0.0, 0.0],
-                    rot: identity,
-                    stretch: [1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
-                    centre: [0.0; 3],
-                    goal_map: identity,
-                    weights_for_shape: [0.0; 16],
-                };
-                n_reg
-            ],
+            state_start: state.clone(),
+            state,
             goals: vec![[0.0; 12]; n_reg],
             stretch_all: Vec::new(),
             weights: Vec::new(),
             contacts: 0,
+            x_start: vec![[0.0; 3]; n],
+            v_start: vec![[0.0; 3]; n],
+            weights_start: Vec::new(),
         })
     }
 
@@ -369,6 +381,7 @@ impl ShapeMatchingSolver {
         self.region_w = vec![0.0; n_reg * ne];
         self.stretch_all = vec![0.0; n_reg * 6];
         self.weights = vec![0.0; m.n_groups() * m.n_examples()];
+        self.weights_start = self.weights.clone();
         self.manifold = Some(m);
         Ok(())
     }
@@ -593,8 +606,12 @@ impl ShapeMatchingSolver {
 
     /// Advances one time step (eq. 1-5 with gravity, damping and the floor).
     ///
-    /// Fails if the state became non-finite (a time step far too large for the forces); the
-    /// state is then left as computed and should be [`reset`](Self::reset).
+    /// Errors: [`OvertoneError::StepFailed`] if the state became non-finite (a time step far too
+    /// large for the forces); [`OvertoneError::Unsupported`] for [`ExampleGoal::Shape`] with a
+    /// per-region manifold of more than 16 examples. On every error the state (positions,
+    /// velocities, the regions' rotations, stretches and warm starts, the example weights, the
+    /// contact count) is bit-identical to before the call, so the host may retry with a smaller
+    /// `dt` or `alpha`.
     pub fn step(&mut self) -> Result<()> {
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
@@ -613,6 +630,10 @@ impl ShapeMatchingSolver {
 
     #[inline(always)]
     fn step_impl<const SIMD: bool>(&mut self) -> Result<()> {
+        self.x_start.copy_from_slice(&self.x);
+        self.v_start.copy_from_slice(&self.v);
+        self.state_start.copy_from_slice(&self.state);
+        self.weights_start.copy_from_slice(&self.weights);
         let parallel = self.regions.n_regions() >= PARALLEL_MIN_REGIONS;
         let fused = self.manifold.as_ref().is_none_or(|m| m.n_groups() == m.n_units());
         // Phase 1: per region, the centroid, A, its polar decomposition and (fused) the goal map.
@@ -656,6 +677,7 @@ impl ShapeMatchingSolver {
             let m = self.manifold.as_ref().expect("checked");
             let (ne, beta) = (m.n_examples(), m.beta());
             if ne > 16 && fused {
+                self.restore_step_start();
                 return Err(OvertoneError::Unsupported(
                     "ExampleGoal::Shape with a per-region manifold supports at most 16 examples".into(),
                 ));
@@ -732,14 +754,24 @@ impl ShapeMatchingSolver {
             }
             finite &= x.iter().chain(v.iter()).all(|c| c.is_finite());
         }
-        self.contacts = contacts;
         if !finite {
-            return Err(OvertoneError::Factorization {
+            self.restore_step_start();
+            return Err(OvertoneError::StepFailed {
                 what: "shape-matching step".into(),
                 reason: "positions became non-finite; reduce dt or alpha".into(),
             });
         }
+        self.contacts = contacts;
         Ok(())
+    }
+
+    /// Puts back what [`step_impl`](Self::step_impl) saved at its start. `goals`,
+    /// `stretch_all` and `region_w` need nothing: every step recomputes them before reading them.
+    fn restore_step_start(&mut self) {
+        self.x.copy_from_slice(&self.x_start);
+        self.v.copy_from_slice(&self.v_start);
+        self.state.copy_from_slice(&self.state_start);
+        self.weights.copy_from_slice(&self.weights_start);
     }
 
     /// Puts every particle back at its rest position with zero velocity.
