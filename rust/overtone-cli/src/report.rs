@@ -50,8 +50,8 @@ pub fn summary(scene: &Scene, sim: &Simulation) -> Value {
             "clusters": f.cluster_sizes.len(),
             "cluster_sizes": f.cluster_sizes,
             "structural_orthogonality": f.structural_orthogonality,
-            "weight_space_constraint_rows": f.constraint_rows.0,
-            "weight_space_constraint_rank": f.constraint_rows.1,
+            "weight_space_constraint_rows": f.constraint_rows.given,
+            "weight_space_constraint_rank": f.constraint_rows.kept,
             "precompute_stage_ms": f.stage_ms.iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>(),
         });
     }

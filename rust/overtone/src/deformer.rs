@@ -62,7 +62,7 @@ pub struct SurfaceDeformer {
     params: Vec<f64>,
     lattice_u: Vec<f64>,
     last: Option<StepReport>,
-    cache: String,
+    cache: CacheStatus,
     /// Output multiplier.
     strength: f64,
     /// Frames held at the current pose after a bind or a reset (`preroll / dt`, rounded).
@@ -348,7 +348,7 @@ impl SurfaceDeformer {
                     &params,
                     &p0,
                 )?)),
-                CacheStatus::NotRequested.to_string(),
+                CacheStatus::NotRequested,
             ),
         };
         crate::progress::check()?;
@@ -423,8 +423,9 @@ impl SurfaceDeformer {
             self.character.scene.mesh.n_elements(),
         )
     }
-    /// Whether the precompute came from the sidecar.
-    pub fn cache_status(&self) -> &str {
+    /// Whether the precompute came from the sidecar (its text is what a host shows; its
+    /// [`CacheStatus::state`] is what a host branches on).
+    pub fn cache_status(&self) -> &CacheStatus {
         &self.cache
     }
     /// What the last step did (`None` before the first step).

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use overtone::cache::{read_sidecar_header, CacheStatus, FORMAT_VERSION};
+use overtone::cache::{read_sidecar_header, CacheState, CacheStatus, FORMAT_VERSION};
 use overtone::dynamics::FastParams;
 use overtone::scene::{metronome_beam, simulate, simulate_with_sidecar, MetronomeBeam, SolverKind};
 
@@ -15,7 +15,7 @@ fn tmpdir(name: &str) -> PathBuf {
 }
 
 fn status(sim: &overtone::scene::Simulation) -> String {
-    sim.fast.as_ref().unwrap().cache.clone()
+    sim.fast.as_ref().unwrap().cache.to_string()
 }
 
 #[test]
@@ -36,6 +36,7 @@ fn sidecar_is_reused_only_for_identical_inputs() {
         "{}",
         status(&built)
     );
+    assert_eq!(built.fast.as_ref().unwrap().cache.state(), CacheState::Built);
     let bytes = std::fs::read(&path).unwrap();
     let h = read_sidecar_header(&bytes).unwrap();
     assert_eq!(h.format_version, FORMAT_VERSION);

@@ -12,4 +12,4 @@ pub use sidecar::{
     decode_sidecar, payload_checksum, read_sidecar, read_sidecar_header, write_sidecar, SidecarHeader, SidecarMiss,
     FORMAT_VERSION, LIBRARY_VERSION, MAGIC,
 };
-pub use status::CacheStatus;
+pub use status::{load_or_build, CacheState, CacheStatus, RebuildReason};

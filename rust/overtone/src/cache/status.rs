@@ -1,16 +1,76 @@
-//! Where a precompute came from: loaded from its sidecar, rebuilt, or built without one.
+//! Where a precompute came from: loaded from its sidecar, rebuilt (and why), or built without
+//! one; and [`load_or_build`], the one read-check-build-write sequence every sidecar user runs.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::cache::{read_sidecar, write_sidecar, SidecarMiss};
+use crate::error::Result;
 
 /// Where the precompute came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum CacheStatus {
     /// No sidecar path was given.
+    #[default]
     NotRequested,
     /// Loaded from the sidecar.
     Loaded,
-    /// Built and written; the string says why the sidecar could not be used.
-    Rebuilt(String),
+    /// Built and written, because the sidecar could not be used.
+    Rebuilt(RebuildReason),
     /// Built, but the sidecar could not be written (the run goes on without it).
     WriteFailed(String),
+}
+
+/// Why a sidecar was not used and its payload rebuilt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RebuildReason {
+    /// The file was missing, or its header or payload did not match (see [`SidecarMiss`]).
+    Miss(SidecarMiss),
+    /// The payload decoded but does not fit the body it is loaded for (the message says how).
+    DoesNotFit(String),
+}
+
+/// The kind of a [`CacheStatus`], as it crosses to the hosts (C++, C, Python): a code with fixed
+/// values that hosts branch on instead of matching the text.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheState {
+    /// No sidecar path was given.
+    NotRequested = 0,
+    /// Loaded from the sidecar.
+    Loaded = 1,
+    /// Built and written because there was no sidecar yet or it was built for other inputs:
+    /// the expected, silent case.
+    Built = 2,
+    /// Built and written because the sidecar was unreadable (corrupt, truncated, foreign
+    /// version) or did not fit: a host shows a warning.
+    Unusable = 3,
+    /// Built, but the sidecar could not be written: a host shows a warning.
+    WriteFailed = 4,
+}
+
+impl CacheStatus {
+    /// The kind of this status (see [`CacheState`]).
+    pub fn state(&self) -> CacheState {
+        match self {
+            Self::NotRequested => CacheState::NotRequested,
+            Self::Loaded => CacheState::Loaded,
+            Self::Rebuilt(RebuildReason::Miss(SidecarMiss::Missing | SidecarMiss::Key)) => CacheState::Built,
+            Self::Rebuilt(_) => CacheState::Unusable,
+            Self::WriteFailed(_) => CacheState::WriteFailed,
+        }
+    }
+}
+
+impl std::fmt::Display for RebuildReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Miss(miss) => write!(f, "{miss}"),
+            Self::DoesNotFit(why) => write!(f, "payload does not fit this body: {why}"),
+        }
+    }
 }
 
 impl std::fmt::Display for CacheStatus {
@@ -21,5 +81,132 @@ impl std::fmt::Display for CacheStatus {
             Self::Rebuilt(why) => write!(f, "rebuilt ({why}) and saved"),
             Self::WriteFailed(why) => write!(f, "built; sidecar not written: {why}"),
         }
+    }
+}
+
+/// Serialised as its text (reports and JSON show what a TD reads).
+impl Serialize for CacheStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// Loads a payload from the sidecar at `path` if it matches `key` and passes `check` (which
+/// says why a decoded payload does not fit the body); otherwise runs `build` and writes the
+/// result there. Without a path it only builds. A sidecar that cannot be written is reported
+/// in the status, not as an error: the run goes on without it. Errors come from `build` only.
+pub fn load_or_build<T: Serialize + DeserializeOwned>(
+    path: Option<&Path>,
+    key: &[u8; 32],
+    check: impl FnOnce(&T) -> std::result::Result<(), String>,
+    build: impl FnOnce() -> Result<T>,
+) -> Result<(T, CacheStatus)> {
+    let Some(path) = path else {
+        return Ok((build()?, CacheStatus::NotRequested));
+    };
+    let why = match read_sidecar::<T>(path, key) {
+        Ok(payload) => match check(&payload) {
+            Ok(()) => return Ok((payload, CacheStatus::Loaded)),
+            Err(e) => RebuildReason::DoesNotFit(e),
+        },
+        Err(miss) => RebuildReason::Miss(miss),
+    };
+    let payload = build()?;
+    let status = match write_sidecar(path, key, &payload) {
+        Ok(()) => CacheStatus::Rebuilt(why),
+        Err(e) => CacheStatus::WriteFailed(e.to_string()),
+    };
+    Ok((payload, status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_and_texts_are_the_ones_hosts_read() {
+        let cases = [
+            (
+                CacheStatus::NotRequested,
+                CacheState::NotRequested,
+                "no sidecar".to_string(),
+            ),
+            (
+                CacheStatus::Loaded,
+                CacheState::Loaded,
+                "loaded from sidecar".to_string(),
+            ),
+            (
+                CacheStatus::Rebuilt(RebuildReason::Miss(SidecarMiss::Missing)),
+                CacheState::Built,
+                "rebuilt (no sidecar yet) and saved".to_string(),
+            ),
+            (
+                CacheStatus::Rebuilt(RebuildReason::Miss(SidecarMiss::Key)),
+                CacheState::Built,
+                format!("rebuilt ({}) and saved", SidecarMiss::Key),
+            ),
+            (
+                CacheStatus::Rebuilt(RebuildReason::Miss(SidecarMiss::Checksum)),
+                CacheState::Unusable,
+                "rebuilt (payload checksum does not match (corrupt)) and saved".to_string(),
+            ),
+            (
+                CacheStatus::Rebuilt(RebuildReason::DoesNotFit("3 vertices".into())),
+                CacheState::Unusable,
+                "rebuilt (payload does not fit this body: 3 vertices) and saved".to_string(),
+            ),
+            (
+                CacheStatus::WriteFailed("disk full".into()),
+                CacheState::WriteFailed,
+                "built; sidecar not written: disk full".to_string(),
+            ),
+        ];
+        for (status, state, text) in cases {
+            assert_eq!(status.state(), state, "{status:?}");
+            assert_eq!(status.to_string(), text);
+            assert_eq!(
+                serde_json::to_string(&status).unwrap(),
+                serde_json::to_string(&text).unwrap()
+            );
+        }
+        for miss in [
+            SidecarMiss::NotASidecar,
+            SidecarMiss::FormatVersion(1),
+            SidecarMiss::LibraryVersion("0.0.0".into()),
+            SidecarMiss::Length,
+            SidecarMiss::Decode("eof".into()),
+        ] {
+            assert_eq!(
+                CacheStatus::Rebuilt(RebuildReason::Miss(miss)).state(),
+                CacheState::Unusable
+            );
+        }
+    }
+
+    #[test]
+    fn load_or_build_loads_what_it_wrote_and_rebuilds_what_does_not_fit() {
+        let dir = std::env::temp_dir().join(format!("overtone-status-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p.ovt");
+        let _ = std::fs::remove_file(&path);
+        let key = [7u8; 32];
+        let (v, s) = load_or_build(Some(&path), &key, |_: &Vec<f64>| Ok(()), || Ok(vec![1.0, 2.0])).unwrap();
+        assert_eq!((v.clone(), s.state()), (vec![1.0, 2.0], CacheState::Built));
+        let (v2, s2) = load_or_build(Some(&path), &key, |_: &Vec<f64>| Ok(()), || Ok(vec![9.0])).unwrap();
+        assert_eq!((v2, s2), (v, CacheStatus::Loaded));
+        let (v3, s3) = load_or_build(
+            Some(&path),
+            &key,
+            |p: &Vec<f64>| Err(format!("{} values", p.len())),
+            || Ok(vec![3.0]),
+        )
+        .unwrap();
+        assert_eq!(v3, vec![3.0]);
+        assert_eq!(s3, CacheStatus::Rebuilt(RebuildReason::DoesNotFit("2 values".into())));
+        assert_eq!(s3.state(), CacheState::Unusable);
+        let (_, s4) = load_or_build(None, &key, |_: &Vec<f64>| Ok(()), || Ok(vec![0.0])).unwrap();
+        assert_eq!(s4, CacheStatus::NotRequested);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

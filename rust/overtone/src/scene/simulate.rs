@@ -407,8 +407,8 @@ impl Stepper for FastSolver {
         max_norm(disp, d)
     }
     fn constraint_rank(&self) -> (usize, usize) {
-        let (rows, rank) = self.precompute().constraint_rows;
-        (rank, rows)
+        let r = self.precompute().constraint_rows;
+        (r.kept, r.given)
     }
     fn fast_precompute(&self) -> Option<FastPrecompute> {
         Some(self.precompute().clone())

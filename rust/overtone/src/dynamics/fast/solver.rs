@@ -6,13 +6,13 @@ use std::time::Instant;
 use faer::sparse::SparseColMat;
 use faer::{Mat, Side};
 
-use crate::cache::{read_sidecar, write_sidecar, CacheStatus};
+use crate::cache::{load_or_build, CacheStatus};
 use crate::dense_kernels::{add_transposed_product3, dot, dot3};
 use crate::dynamics::fast::{build_fast_precompute, fast_precompute_key, SkinningBasis};
 use crate::dynamics::time_integration::{
     extrapolate_from, restore_fields, save_fields, Damping, FramePlan, FrameStepper, SubstepSolver,
 };
-use crate::dynamics::{validate_solver_inputs, Material, RestShape, SolverParams, StepReport};
+use crate::dynamics::{validate_solver_inputs, ConstraintRank, Material, RestShape, SolverParams, StepReport};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
@@ -59,14 +59,14 @@ pub struct FastPrecompute {
     pub cluster_sizes: Vec<usize>,
     /// `‖(JᵀMD) B‖₂ / (‖JᵀMD‖₂ ‖B‖₂)`.
     pub structural_orthogonality: f64,
-    /// Rows of the weight-space constraint, and how many are independent.
-    pub constraint_rows: (usize, usize),
+    /// Rows of the weight-space constraint per coordinate: given, and how many are independent.
+    pub constraint_rows: ConstraintRank,
     /// Reduced coordinates `r = d·r̂`.
     pub reduced_dofs: usize,
     /// Milliseconds per precompute stage, in order.
     pub stage_ms: Vec<(String, f64)>,
     /// Whether the eigenmodes and clusters came from a sidecar.
-    pub cache: String,
+    pub cache: CacheStatus,
     /// Substeps per frame of the time integration.
     pub substeps: usize,
     /// Frequency of the lowest vibration mode of the subspace (Hz), with the stiffness used.
@@ -552,46 +552,28 @@ impl FastSolver {
             vols.iter().zip(&element_stiffness).map(|(v, s)| v * s).collect()
         };
         let key = fast_precompute_key(mesh, &rc.per_coordinate_rows(), rig.deltas(), fast, &element_stiffness);
-        let loaded = sidecar.map(|p| {
-            let m = read_sidecar::<ReducedModel>(p, &key).map_err(|miss| miss.to_string());
-            (
-                p,
-                m.and_then(|m| {
-                    m.check_shapes(d, n, c, cb, nt)
-                        .map_err(|e| format!("payload does not fit this body: {e}"))
-                        .map(|()| m)
-                }),
-            )
-        });
-        let (model, cache_status) = match loaded {
-            Some((_, Ok(m))) => (m, CacheStatus::Loaded),
-            other => {
-                let why = match &other {
-                    Some((_, Err(miss))) => miss.clone(),
-                    Some((_, Ok(_))) | None => String::new(),
-                };
-                let m = build_reduced_model(mesh, &jh, &mass, &rc, &unit_weights, fast, &mut |name| {
+        let (model, cache_status) = load_or_build(
+            sidecar,
+            &key,
+            |m: &ReducedModel| m.check_shapes(d, n, c, cb, nt).map_err(|e| e.to_string()),
+            || {
+                build_reduced_model(mesh, &jh, &mass, &rc, &unit_weights, fast, &mut |name| {
                     stage(name, &mut info)
-                })?;
-                let status = match other {
-                    None => CacheStatus::NotRequested,
-                    Some((path, _)) => match write_sidecar(path, &key, &m) {
-                        Ok(()) => CacheStatus::Rebuilt(why),
-                        Err(e) => CacheStatus::WriteFailed(e.to_string()),
-                    },
-                };
-                (m, status)
-            }
-        };
+                })
+            },
+        )?;
         if cache_status == CacheStatus::Loaded {
             stage("reduced model (sidecar)", &mut info);
         }
         info.eigenvalues = model.eigenvalues.clone();
-        info.constraint_rows = model.constraint_rows;
+        info.constraint_rows = ConstraintRank {
+            kept: model.constraint_rows.1,
+            given: model.constraint_rows.0,
+        };
         info.cluster_sizes = model.cluster_sizes.clone();
         info.structural_orthogonality = model.structural_orthogonality;
         info.reduced_dofs = d * model.rr;
-        info.cache = cache_status.to_string();
+        info.cache = cache_status;
         let ReducedModel {
             basis,
             mut btlb,
