@@ -149,287 +149,380 @@ pub fn cache_file_names(names: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// What a bake computed, for the caches, previews and report.
+struct Baked {
+    /// Per output frame, the deformed points (`n_points × 3`).
+    frames: Vec<Vec<f64>>,
+    /// Per output frame, the secondary-motion displacements (`n_points × 3`).
+    displacements: Vec<Vec<f64>>,
+    /// Output frame rate (frames per second).
+    fps: f64,
+    sim: overtone::scene::Simulation,
+    n_points: usize,
+    name: String,
+    /// Triangles of the written mesh, `t × 3`.
+    triangles: Vec<usize>,
+    /// With several glTF meshes (or a folder output): per cache file, its range of points.
+    mesh_outputs: Vec<(String, std::ops::Range<usize>)>,
+    warnings: Vec<String>,
+    surface_report: serde_json::Value,
+    lattice_report: serde_json::Value,
+    n_blendshapes: usize,
+    /// The physics clock of glTF bakes (report only).
+    physics_rate: Option<f64>,
+    sampling_rate: Option<f64>,
+    common_clock: Option<bool>,
+    /// The physics step that ends at or just after each output frame (report only; the
+    /// identity when every frame is one step).
+    step_of_frame: Option<PhysicsClock>,
+    /// Milliseconds spent preparing a glTF character (0 for scenes).
+    prepare_ms: f64,
+}
+
 pub fn bake(o: BakeOptions) -> Result<()> {
-    // Clashes first (an output onto an input is the costliest mistake), then the formats.
-    let folder_out = o.out.is_dir() || o.out.extension().is_none();
-    check_paths(&o, folder_out)?;
-    if !folder_out {
-        crate::cache_format::CacheFormat::of(&o.out)?;
-    }
-    for p in &o.preview {
-        crate::preview::PreviewKind::of(p)?;
-    }
-    let mut mesh_outputs: Vec<(String, std::ops::Range<usize>)> = Vec::new();
+    check_outputs(&o)?;
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
-    let mut prepare_ms = 0.0;
-    // The physics clock of glTF bakes (report only).
-    let (mut physics_rate, mut sampling_rate, mut common_clock) = (None, None, None);
-    // The physics step that ends at or just after each output frame (report only; the
-    // identity when every frame is one step).
-    let mut step_of_frame: Option<PhysicsClock> = None;
     let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
     anyhow::ensure!(
         o.meshes.is_empty() || is_gltf,
         "--mesh picks meshes of a glTF file; {} is a scene",
         o.input.display()
     );
-    let mut warnings: Vec<String> = Vec::new();
-    let mut surface_report = serde_json::Value::Null;
-    let mut lattice_report = serde_json::Value::Null;
-    let n_blendshapes;
-    let (frames, displacements, fps, sim, n_points, name, triangles) = if is_gltf {
-        if let Some(s) = &o.surface {
-            bail!(
-                "--surface {} applies to tet-mesh scenes; a glTF character's own mesh is always the one written",
-                s.display()
-            );
-        }
-        let mut settings = CharacterSettings::default();
-        if let Some(f) = o.fps {
-            settings.fps = f;
-        }
-        // The physics clock (see `physics_clock`): with the default integrator the physics steps
-        // at a fixed rate whatever the output rate, on the animation sampled at a rate that is a
-        // multiple of both, and the output frames take the glTF's pose at their instant plus the
-        // displacement interpolated from the physics samples. Backward Euler (one step per frame,
-        // the seeds' scheme) and explicit --substeps (per output frame) step at the output rate.
-        let output_fps = settings.fps;
-        let backward_euler = o
-            .dynamics
-            .integrator
-            .as_deref()
-            .is_some_and(|i| i.replace('-', "_") == "backward_euler");
-        let clock = if backward_euler || o.dynamics.substeps.is_some() {
-            PhysicsClock::output_rate(output_fps)
-        } else {
-            PhysicsClock::new(output_fps)?
-        };
-        settings.fps = clock.sampling_rate;
-        if let Some(r) = o.lattice_resolution {
-            settings.lattice_resolution = r;
-        }
-        settings.animation = o.animation;
-        settings.rig_interpolation = o.rig_interpolation;
-        material_overrides(&o, &mut settings.material)?;
-        let (mut ch, meshes) = character_from_gltf_meshes(&o.input, &settings, leak.as_deref(), &o.meshes)
-            .with_context(|| format!("preparing {}", o.input.display()))?;
-        if meshes.len() > 1 || o.out.is_dir() {
-            anyhow::ensure!(
-                o.out.is_dir() || !o.out.exists(),
-                "--out {} is a file; {} meshes are written into a folder",
-                o.out.display(),
-                meshes.len()
-            );
-            anyhow::ensure!(
-                o.mdd.is_none(),
-                "--mdd writes one mesh; with {} meshes pick one with --mesh",
-                meshes.len()
-            );
-            let names: Vec<String> = meshes.iter().map(|m| m.name.clone()).collect();
-            if meshes.len() > 1 {
-                eprintln!("baking {} meshes as one body: {}", meshes.len(), names.join(", "));
-            }
-            mesh_outputs = cache_file_names(&names)
-                .into_iter()
-                .zip(meshes.iter().map(|m| m.vertices.clone()))
-                .collect();
-        }
-        // Dynamics flags; a painted stiffness (per welded or per input vertex) multiplies the
-        // skeleton-derived default; gravity is given in the file's units (÷ scale).
-        ch.scene.dynamics = o.dynamics.keys().apply(&ch.scene.dynamics)?;
-        if let Some(p) = &o.dynamics.stiffness {
-            let mut f = crate::dynamics_args::read_field(p, "stiffness")?;
-            if f.len() == ch.original_to_welded.len() && f.len() != ch.surface.len() / 3 {
-                let mut welded = vec![1.0; ch.surface.len() / 3];
-                for (orig, &w) in ch.original_to_welded.iter().enumerate() {
-                    welded[w] = f[orig];
-                }
-                f = welded;
-            }
-            let lattice = overtone::scene::lattice_field_from_surface(&ch, &f, "stiffness")?;
-            ch.scene.dynamics.stiffness = Some(match ch.scene.dynamics.stiffness.take() {
-                None => lattice,
-                Some(d) => lattice.iter().zip(&d).map(|(a, b)| a * b).collect(),
-            });
-        }
-        if let Some(g) = o.dynamics.gravity(3)? {
-            ch.scene.gravity = g.iter().map(|x| x / ch.scale).collect();
-        }
-        ch.scene.validate()?;
-        let mut n_output = (ch.scene.frames.len() - 1) / clock.per_frame + 1;
-        if let Some((a, b)) = o.frames {
-            anyhow::ensure!(
-                b < n_output,
-                "frame range ends at {b} but the animation has {n_output} frames"
-            );
-            // Keep the samples past frame b that the last physics step needs, where they exist.
-            let last = (a * clock.per_frame + ((b - a) * clock.per_frame).next_multiple_of(clock.per_step))
-                .min(ch.scene.frames.len() - 1);
-            ch.select_frames(a * clock.per_frame, last)?;
-            n_output = b - a + 1;
-        }
-        prepare_ms = t_prepare.elapsed().as_secs_f64() * 1e3;
-        n_blendshapes = ch.scene.blendshapes.as_ref().map_or(0, |b| b.n_targets);
-        for w in &ch.warnings {
-            eprintln!("warning: {w}");
-        }
-        warnings.extend(ch.warnings.iter().cloned());
-        let auto = match &ch.resolution_choice {
-            Some(c) => format!(
-                " (chosen: thin parts {:.3} across, {} cells wanted{})",
-                c.thin_diameter * ch.scale,
-                c.wanted,
-                if c.resolution < c.wanted {
-                    ", capped by the tet budget"
-                } else {
-                    ""
-                }
-            ),
-            None => String::new(),
-        };
-        eprintln!(
-            "{}: {} surface vertices ({} pieces) embedded in {} lattice vertices / {} tets at resolution {}{auto}; {} frames at {} fps",
-            ch.scene.name,
-            ch.original_to_welded.len(),
-            ch.embedding.pieces,
-            ch.scene.mesh.n_vertices(),
-            ch.scene.mesh.n_elements(),
-            ch.lattice_resolution,
-            n_output,
-            output_fps
-        );
-        lattice_report = json!({
-            "resolution": ch.lattice_resolution,
-            "automatic": ch.resolution_choice.is_some(),
-            "thin_diameter": ch.resolution_choice.as_ref().map(|c| c.thin_diameter * ch.scale),
-            "wanted_resolution": ch.resolution_choice.as_ref().map(|c| c.wanted),
-            "vertices": ch.scene.mesh.n_vertices(),
-            "tets": ch.scene.mesh.n_elements(),
-            "surface_pieces": ch.embedding.pieces,
-            "hinge_splits": ch.embedding.hinge_splits,
-        });
-        let kind = if o.fast {
-            SolverKind::Fast(fast_params(&o, 3))
-        } else {
-            SolverKind::Full
-        };
-        let samples = clock.physics_samples(n_output, ch.scene.frames.len());
-        let physics = physics_character(&ch, &samples, clock.physics_dt());
-        let bar = progress_bar(samples.len());
-        let mut tick = |k: usize, _: usize| {
-            if let Some(b) = &bar {
-                b.set_position(k as u64);
-            }
-        };
-        let baked = bake_character(&physics, kind, o.sidecar.as_deref(), &mut tick)?;
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        physics_rate = Some(1.0 / clock.physics_dt());
-        step_of_frame = Some(clock);
-        sampling_rate = Some(clock.sampling_rate);
-        common_clock = Some(clock.common);
-        let (frames, displacements) = output_frames(&ch, &clock, n_output, &baked.displacements);
-        (
-            frames,
-            displacements,
-            output_fps,
-            baked.simulation,
-            ch.original_to_welded.len(),
-            ch.scene.name.clone(),
-            ch.file_triangles.clone(),
-        )
+    let baked = if is_gltf {
+        bake_gltf(&o, leak, t_prepare)?
     } else {
-        let mut sc = crate::scenes::load(&o.input.to_string_lossy())?;
-        if let Some(d) = leak {
-            sc.momentum_weights = Some(d);
-        }
-        material_overrides(&o, &mut sc.material)?;
-        o.dynamics.apply_to_scene(&mut sc)?;
-        if let Some((a, b)) = o.frames {
-            anyhow::ensure!(
-                b < sc.frames.len(),
-                "frame range ends at {b} but the scene has {} frames",
-                sc.frames.len()
-            );
-            sc.select_frames(a, b)?;
-        }
-        n_blendshapes = sc.blendshapes.as_ref().map_or(0, |b| b.n_targets);
-        let mut triangles = crate::cache_format::surface_triangles(&sc.mesh);
-        let display = match &o.surface {
-            None => None,
-            Some(path) => {
-                let obj = overtone::io::read_obj(path)?;
-                triangles = obj.triangles.clone();
-                let ds = overtone::scene::DisplaySurface::new(&sc, &obj.vertices)
-                    .with_context(|| format!("embedding {} in the tet mesh of {}", path.display(), sc.name))?;
-                for w in &ds.warnings {
-                    eprintln!("warning: {w}");
-                }
-                warnings.extend(ds.warnings.iter().cloned());
-                surface_report = json!({
-                    "file": path.display().to_string(),
-                    "vertices": ds.n_vertices(),
-                    "outside_tet_mesh": ds.embedding.outside,
-                    "max_outside_distance_normalised": ds.embedding.max_distance,
-                });
-                Some(ds)
-            }
-        };
-        let kind = if o.fast {
-            SolverKind::Fast(fast_params(&o, sc.mesh.dim()))
-        } else {
-            SolverKind::Full
-        };
-        let d = sc.mesh.dim();
-        let (mut frames, mut displacements) = (Vec::new(), Vec::new());
-        let mut keep = |_: usize, frame: &[f64], disp: &[f64]| -> overtone::Result<()> {
-            let disp3: Vec<f64> = disp
-                .chunks_exact(d)
-                .flat_map(|u| (0..3).map(move |i| if i < d { u[i] } else { 0.0 }))
-                .collect();
-            match &display {
-                None => {
-                    frames.push(frame.to_vec());
-                    displacements.push(disp3);
-                }
-                Some(ds) => {
-                    let mut x = vec![0.0; 3 * ds.n_vertices()];
-                    ds.positions(frame, &mut x);
-                    frames.push(x);
-                    let mut u = vec![0.0; 3 * ds.n_vertices()];
-                    ds.displacements(&disp3, &mut u);
-                    displacements.push(u);
-                }
-            }
-            Ok(())
-        };
-        let sim = simulate_streaming(&sc, kind, 10, None, o.sidecar.as_deref(), &mut keep)?;
-        let fps = o.fps.unwrap_or(1.0 / sc.dt);
-        let n_points = display
-            .as_ref()
-            .map(|ds| ds.n_vertices())
-            .unwrap_or(sc.mesh.n_vertices());
-        (frames, displacements, fps, sim, n_points, sc.name.clone(), triangles)
+        bake_scene(&o, leak)?
     };
     let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
-    let dynamics_report = json!({
-        "physics_rate_hz": physics_rate,
-        "rig_interpolation": is_gltf.then(|| format!("{:?}", o.rig_interpolation).to_lowercase()),
-        "animation_sampling_hz": sampling_rate,
-        "common_physics_clock": common_clock,
-        "substeps": sim.fast.as_ref().map(|f| f.substeps),
-        "lowest_frequency_hz": sim.fast.as_ref().map(|f| f.lowest_frequency_hz),
-        "flags": format!("{:?}", o.dynamics.keys()),
-    });
     let mesh = overtone::io::AnimatedMesh {
-        name: &name,
-        triangles: &triangles,
-        frames: &frames,
-        fps,
+        name: &baked.name,
+        triangles: &baked.triangles,
+        frames: &baked.frames,
+        fps: baked.fps,
         start_frame: start as f64,
     };
+    let (written, cache_write_ms) = write_caches(&o, &baked, &mesh, start)?;
+    write_previews(&o, &baked, &mesh)?;
+    write_report(&o, &baked, is_gltf, cache_write_ms)?;
+    out!(
+        "baked {} frames of {} points to {} (median step {:.3} ms, max relative residual {:.1e})",
+        baked.frames.len(),
+        baked.n_points,
+        written.join(", "),
+        crate::report::median(&baked.sim.step_ms),
+        baked.sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
+    );
+    Ok(())
+}
+
+/// Refuses outputs that clash with the inputs or each other ([`check_paths`]), then an output
+/// file or preview of an unknown format, before anything is computed.
+fn check_outputs(o: &BakeOptions) -> Result<()> {
+    // Clashes first (an output onto an input is the costliest mistake), then the formats.
+    let folder_out = o.out.is_dir() || o.out.extension().is_none();
+    check_paths(o, folder_out)?;
+    if !folder_out {
+        crate::cache_format::CacheFormat::of(&o.out)?;
+    }
+    for p in &o.preview {
+        crate::preview::PreviewKind::of(p)?;
+    }
+    Ok(())
+}
+
+/// Bakes the glTF character `o.input` (its meshes, with the painted `leak`) on the physics
+/// clock: output frames and displacements of the file's own vertices at the output rate.
+/// `t_prepare` started before the character was read (for `prepare_ms`).
+fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Instant) -> Result<Baked> {
+    let mut mesh_outputs: Vec<(String, std::ops::Range<usize>)> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    if let Some(s) = &o.surface {
+        bail!(
+            "--surface {} applies to tet-mesh scenes; a glTF character's own mesh is always the one written",
+            s.display()
+        );
+    }
+    let mut settings = CharacterSettings::default();
+    if let Some(f) = o.fps {
+        settings.fps = f;
+    }
+    // The physics clock (see `physics_clock`): with the default integrator the physics steps
+    // at a fixed rate whatever the output rate, on the animation sampled at a rate that is a
+    // multiple of both, and the output frames take the glTF's pose at their instant plus the
+    // displacement interpolated from the physics samples. Backward Euler (one step per frame,
+    // the seeds' scheme) and explicit --substeps (per output frame) step at the output rate.
+    let output_fps = settings.fps;
+    let backward_euler = o
+        .dynamics
+        .integrator
+        .as_deref()
+        .is_some_and(|i| i.replace('-', "_") == "backward_euler");
+    let clock = if backward_euler || o.dynamics.substeps.is_some() {
+        PhysicsClock::output_rate(output_fps)
+    } else {
+        PhysicsClock::new(output_fps)?
+    };
+    settings.fps = clock.sampling_rate;
+    if let Some(r) = o.lattice_resolution {
+        settings.lattice_resolution = r;
+    }
+    settings.animation = o.animation;
+    settings.rig_interpolation = o.rig_interpolation;
+    material_overrides(o, &mut settings.material)?;
+    let (mut ch, meshes) = character_from_gltf_meshes(&o.input, &settings, leak.as_deref(), &o.meshes)
+        .with_context(|| format!("preparing {}", o.input.display()))?;
+    if meshes.len() > 1 || o.out.is_dir() {
+        anyhow::ensure!(
+            o.out.is_dir() || !o.out.exists(),
+            "--out {} is a file; {} meshes are written into a folder",
+            o.out.display(),
+            meshes.len()
+        );
+        anyhow::ensure!(
+            o.mdd.is_none(),
+            "--mdd writes one mesh; with {} meshes pick one with --mesh",
+            meshes.len()
+        );
+        let names: Vec<String> = meshes.iter().map(|m| m.name.clone()).collect();
+        if meshes.len() > 1 {
+            eprintln!("baking {} meshes as one body: {}", meshes.len(), names.join(", "));
+        }
+        mesh_outputs = cache_file_names(&names)
+            .into_iter()
+            .zip(meshes.iter().map(|m| m.vertices.clone()))
+            .collect();
+    }
+    // Dynamics flags; a painted stiffness (per welded or per input vertex) multiplies the
+    // skeleton-derived default; gravity is given in the file's units (÷ scale).
+    ch.scene.dynamics = o.dynamics.keys().apply(&ch.scene.dynamics)?;
+    if let Some(p) = &o.dynamics.stiffness {
+        let mut f = crate::dynamics_args::read_field(p, "stiffness")?;
+        if f.len() == ch.original_to_welded.len() && f.len() != ch.surface.len() / 3 {
+            let mut welded = vec![1.0; ch.surface.len() / 3];
+            for (orig, &w) in ch.original_to_welded.iter().enumerate() {
+                welded[w] = f[orig];
+            }
+            f = welded;
+        }
+        let lattice = overtone::scene::lattice_field_from_surface(&ch, &f, "stiffness")?;
+        ch.scene.dynamics.stiffness = Some(match ch.scene.dynamics.stiffness.take() {
+            None => lattice,
+            Some(d) => lattice.iter().zip(&d).map(|(a, b)| a * b).collect(),
+        });
+    }
+    if let Some(g) = o.dynamics.gravity(3)? {
+        ch.scene.gravity = g.iter().map(|x| x / ch.scale).collect();
+    }
+    ch.scene.validate()?;
+    let mut n_output = (ch.scene.frames.len() - 1) / clock.per_frame + 1;
+    if let Some((a, b)) = o.frames {
+        anyhow::ensure!(
+            b < n_output,
+            "frame range ends at {b} but the animation has {n_output} frames"
+        );
+        // Keep the samples past frame b that the last physics step needs, where they exist.
+        let last = (a * clock.per_frame + ((b - a) * clock.per_frame).next_multiple_of(clock.per_step))
+            .min(ch.scene.frames.len() - 1);
+        ch.select_frames(a * clock.per_frame, last)?;
+        n_output = b - a + 1;
+    }
+    let prepare_ms = t_prepare.elapsed().as_secs_f64() * 1e3;
+    let n_blendshapes = ch.scene.blendshapes.as_ref().map_or(0, |b| b.n_targets);
+    for w in &ch.warnings {
+        eprintln!("warning: {w}");
+    }
+    warnings.extend(ch.warnings.iter().cloned());
+    let auto = match &ch.resolution_choice {
+        Some(c) => format!(
+            " (chosen: thin parts {:.3} across, {} cells wanted{})",
+            c.thin_diameter * ch.scale,
+            c.wanted,
+            if c.resolution < c.wanted {
+                ", capped by the tet budget"
+            } else {
+                ""
+            }
+        ),
+        None => String::new(),
+    };
+    eprintln!(
+        "{}: {} surface vertices ({} pieces) embedded in {} lattice vertices / {} tets at resolution {}{auto}; {} frames at {} fps",
+        ch.scene.name,
+        ch.original_to_welded.len(),
+        ch.embedding.pieces,
+        ch.scene.mesh.n_vertices(),
+        ch.scene.mesh.n_elements(),
+        ch.lattice_resolution,
+        n_output,
+        output_fps
+    );
+    let lattice_report = json!({
+        "resolution": ch.lattice_resolution,
+        "automatic": ch.resolution_choice.is_some(),
+        "thin_diameter": ch.resolution_choice.as_ref().map(|c| c.thin_diameter * ch.scale),
+        "wanted_resolution": ch.resolution_choice.as_ref().map(|c| c.wanted),
+        "vertices": ch.scene.mesh.n_vertices(),
+        "tets": ch.scene.mesh.n_elements(),
+        "surface_pieces": ch.embedding.pieces,
+        "hinge_splits": ch.embedding.hinge_splits,
+    });
+    let kind = if o.fast {
+        SolverKind::Fast(fast_params(o, 3))
+    } else {
+        SolverKind::Full
+    };
+    let samples = clock.physics_samples(n_output, ch.scene.frames.len());
+    let physics = physics_character(&ch, &samples, clock.physics_dt());
+    let bar = progress_bar(samples.len());
+    let mut tick = |k: usize, _: usize| {
+        if let Some(b) = &bar {
+            b.set_position(k as u64);
+        }
+    };
+    let baked = bake_character(&physics, kind, o.sidecar.as_deref(), &mut tick)?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let physics_rate = Some(1.0 / clock.physics_dt());
+    let step_of_frame = Some(clock);
+    let sampling_rate = Some(clock.sampling_rate);
+    let common_clock = Some(clock.common);
+    let (frames, displacements) = output_frames(&ch, &clock, n_output, &baked.displacements);
+    Ok(Baked {
+        frames,
+        displacements,
+        fps: output_fps,
+        sim: baked.simulation,
+        n_points: ch.original_to_welded.len(),
+        name: ch.scene.name.clone(),
+        triangles: ch.file_triangles.clone(),
+        mesh_outputs,
+        warnings,
+        surface_report: serde_json::Value::Null,
+        lattice_report,
+        n_blendshapes,
+        physics_rate,
+        sampling_rate,
+        common_clock,
+        step_of_frame,
+        prepare_ms,
+    })
+}
+
+/// Bakes the tet-mesh scene `o.input` (with the painted `leak`), its frames and displacements
+/// on the display surface when one is given, else on the tet mesh's vertices (padded to 3D).
+fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>) -> Result<Baked> {
+    let mut warnings: Vec<String> = Vec::new();
+    let mut surface_report = serde_json::Value::Null;
+    let mut sc = crate::scenes::load(&o.input.to_string_lossy())?;
+    if let Some(d) = leak {
+        sc.momentum_weights = Some(d);
+    }
+    material_overrides(o, &mut sc.material)?;
+    o.dynamics.apply_to_scene(&mut sc)?;
+    if let Some((a, b)) = o.frames {
+        anyhow::ensure!(
+            b < sc.frames.len(),
+            "frame range ends at {b} but the scene has {} frames",
+            sc.frames.len()
+        );
+        sc.select_frames(a, b)?;
+    }
+    let n_blendshapes = sc.blendshapes.as_ref().map_or(0, |b| b.n_targets);
+    let mut triangles = crate::cache_format::surface_triangles(&sc.mesh);
+    let display = match &o.surface {
+        None => None,
+        Some(path) => {
+            let obj = overtone::io::read_obj(path)?;
+            triangles = obj.triangles.clone();
+            let ds = overtone::scene::DisplaySurface::new(&sc, &obj.vertices)
+                .with_context(|| format!("embedding {} in the tet mesh of {}", path.display(), sc.name))?;
+            for w in &ds.warnings {
+                eprintln!("warning: {w}");
+            }
+            warnings.extend(ds.warnings.iter().cloned());
+            surface_report = json!({
+                "file": path.display().to_string(),
+                "vertices": ds.n_vertices(),
+                "outside_tet_mesh": ds.embedding.outside,
+                "max_outside_distance_normalised": ds.embedding.max_distance,
+            });
+            Some(ds)
+        }
+    };
+    let kind = if o.fast {
+        SolverKind::Fast(fast_params(o, sc.mesh.dim()))
+    } else {
+        SolverKind::Full
+    };
+    let d = sc.mesh.dim();
+    let (mut frames, mut displacements) = (Vec::new(), Vec::new());
+    let mut keep = |_: usize, frame: &[f64], disp: &[f64]| -> overtone::Result<()> {
+        let disp3: Vec<f64> = disp
+            .chunks_exact(d)
+            .flat_map(|u| (0..3).map(move |i| if i < d { u[i] } else { 0.0 }))
+            .collect();
+        match &display {
+            None => {
+                frames.push(frame.to_vec());
+                displacements.push(disp3);
+            }
+            Some(ds) => {
+                let mut x = vec![0.0; 3 * ds.n_vertices()];
+                ds.positions(frame, &mut x);
+                frames.push(x);
+                let mut u = vec![0.0; 3 * ds.n_vertices()];
+                ds.displacements(&disp3, &mut u);
+                displacements.push(u);
+            }
+        }
+        Ok(())
+    };
+    let sim = simulate_streaming(&sc, kind, 10, None, o.sidecar.as_deref(), &mut keep)?;
+    let fps = o.fps.unwrap_or(1.0 / sc.dt);
+    let n_points = display
+        .as_ref()
+        .map(|ds| ds.n_vertices())
+        .unwrap_or(sc.mesh.n_vertices());
+    Ok(Baked {
+        frames,
+        displacements,
+        fps,
+        sim,
+        n_points,
+        name: sc.name.clone(),
+        triangles,
+        mesh_outputs: Vec::new(),
+        warnings,
+        surface_report,
+        lattice_report: serde_json::Value::Null,
+        n_blendshapes,
+        physics_rate: None,
+        sampling_rate: None,
+        common_clock: None,
+        step_of_frame: None,
+        prepare_ms: 0.0,
+    })
+}
+
+/// Writes the point cache(s): `o.out` (one mesh) or one `.pc2` per mesh into the folder
+/// `o.out`, numbered from frame `start`, and the `.mdd` when asked. Returns the files written
+/// and the milliseconds the caches took (without the `.mdd`).
+fn write_caches(
+    o: &BakeOptions,
+    baked: &Baked,
+    mesh: &overtone::io::AnimatedMesh,
+    start: f32,
+) -> Result<(Vec<String>, f64)> {
+    let Baked {
+        frames,
+        fps,
+        n_points,
+        mesh_outputs,
+        ..
+    } = baked;
+    let (fps, n_points) = (*fps, *n_points);
     let t_write = std::time::Instant::now();
     let mut written = Vec::new();
     if mesh_outputs.is_empty() {
@@ -438,11 +531,11 @@ pub fn bake(o: BakeOptions) -> Result<()> {
             "--out {} is a folder; one mesh is written to a file",
             o.out.display()
         );
-        crate::cache_format::write_cache(&o.out, &mesh)?;
+        crate::cache_format::write_cache(&o.out, mesh)?;
         written.push(o.out.display().to_string());
     } else {
         std::fs::create_dir_all(&o.out).with_context(|| format!("creating the folder {}", o.out.display()))?;
-        for (file, range) in &mesh_outputs {
+        for (file, range) in mesh_outputs {
             let part: Vec<Vec<f64>> = frames
                 .iter()
                 .map(|f| f[3 * range.start..3 * range.end].to_vec())
@@ -454,12 +547,52 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     }
     let cache_write_ms = t_write.elapsed().as_secs_f64() * 1e3;
     if let Some(m) = &o.mdd {
-        overtone::io::write_mdd(m, fps, n_points, &frames)?;
+        overtone::io::write_mdd(m, fps, n_points, frames)?;
     }
+    Ok((written, cache_write_ms))
+}
+
+/// Writes the pictures `o.preview` of the baked secondary motion.
+fn write_previews(o: &BakeOptions, baked: &Baked, mesh: &overtone::io::AnimatedMesh) -> Result<()> {
+    let (name, displacements) = (&baked.name, &baked.displacements);
     for p in &o.preview {
         // Encoded in memory and written atomically (staged with the run's other outputs).
-        crate::preview::write_preview(p, &format!("{name}: secondary motion"), &mesh, &displacements)?;
+        crate::preview::write_preview(p, &format!("{name}: secondary motion"), mesh, displacements)?;
     }
+    Ok(())
+}
+
+/// Writes the JSON report `o.report` (when asked): the run's settings, timings, residuals,
+/// caches and per-frame motion.
+fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f64) -> Result<()> {
+    let Baked {
+        frames,
+        displacements,
+        fps,
+        sim,
+        n_points,
+        name,
+        mesh_outputs,
+        warnings,
+        surface_report,
+        lattice_report,
+        n_blendshapes,
+        physics_rate,
+        sampling_rate,
+        common_clock,
+        step_of_frame,
+        prepare_ms,
+        ..
+    } = baked;
+    let dynamics_report = json!({
+        "physics_rate_hz": physics_rate,
+        "rig_interpolation": is_gltf.then(|| format!("{:?}", o.rig_interpolation).to_lowercase()),
+        "animation_sampling_hz": sampling_rate,
+        "common_physics_clock": common_clock,
+        "substeps": sim.fast.as_ref().map(|f| f.substeps),
+        "lowest_frequency_hz": sim.fast.as_ref().map(|f| f.lowest_frequency_hz),
+        "flags": format!("{:?}", o.dynamics.keys()),
+    });
     if let Some(r) = &o.report {
         let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);
         let report = json!({
@@ -499,14 +632,6 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         });
         overtone::io::write_atomically(r, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
-    out!(
-        "baked {} frames of {} points to {} (median step {:.3} ms, max relative residual {:.1e})",
-        frames.len(),
-        n_points,
-        written.join(", "),
-        crate::report::median(&sim.step_ms),
-        sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
-    );
     Ok(())
 }
 

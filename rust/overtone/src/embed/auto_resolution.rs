@@ -1,9 +1,7 @@
 //! The lattice resolution chosen from the geometry: thin limbs several cells thick, within a
 //! budget of tetrahedra.
 
-use rayon::prelude::*;
-
-use crate::embed::lattice::{occupied_cubes, surface_pieces, CubeGrid};
+use crate::embed::lattice::{check_triangles, occupied_cubes_per_piece, piece_triangles, CubeGrid};
 use crate::error::{OvertoneError, Result};
 
 /// Cells across the diameter of the thin parts (the [`THIN_QUANTILE`] of the local thickness).
@@ -37,26 +35,8 @@ pub struct ResolutionChoice {
 fn occupancy(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result<(CubeGrid, Vec<Vec<(usize, bool)>>)> {
     let grid = CubeGrid::around(vertices, resolution)?;
     let n = vertices.len() / 3;
-    let (piece, n_pieces) = surface_pieces(n, triangles);
-    let mut piece_tris: Vec<Vec<usize>> = vec![Vec::new(); n_pieces];
-    for t in triangles.chunks_exact(3) {
-        piece_tris[piece[t[0]]].extend_from_slice(t);
-    }
-    let occ = piece_tris
-        .par_iter()
-        .map(|tris| {
-            let mut lo = [usize::MAX; 3];
-            let mut hi = [0usize; 3];
-            for &v in tris {
-                let c = grid.locate(&vertices[3 * v..3 * v + 3]);
-                for i in 0..3 {
-                    lo[i] = lo[i].min(c[i].saturating_sub(1));
-                    hi[i] = hi[i].max((c[i] + 1).min(grid.dims[i] - 1));
-                }
-            }
-            occupied_cubes(&grid, vertices, tris, lo, hi)
-        })
-        .collect();
+    let (_, piece_tris) = piece_triangles(n, triangles);
+    let occ = occupied_cubes_per_piece(&grid, vertices, &piece_tris);
     Ok((grid, occ))
 }
 
@@ -174,14 +154,7 @@ fn local_thickness(grid: &CubeGrid, d: &[f64]) -> Vec<f64> {
 /// 4. the resolution is clamped to `[16, 96]` and lowered until the lattice has at most
 ///    [`MAX_AUTO_TETS`] tetrahedra.
 pub fn choose_lattice_resolution(vertices: &[f64], triangles: &[usize]) -> Result<ResolutionChoice> {
-    let n = vertices.len() / 3;
-    if n == 0 || triangles.len() < 3 || triangles.len() % 3 != 0 || triangles.iter().any(|&i| i >= n) {
-        return Err(OvertoneError::setting(
-            "surface",
-            "empty or invalid",
-            "needs triangles over its vertices",
-        ));
-    }
+    check_triangles(vertices, triangles)?;
     let (grid, occ) = occupancy(vertices, triangles, PROBE_RESOLUTION)?;
     crate::progress::check()?;
     let mut occupied = vec![false; grid.dims[0] * grid.dims[1] * grid.dims[2]];

@@ -249,6 +249,42 @@ pub fn surface_pieces(n_vertices: usize, triangles: &[usize]) -> (Vec<usize>, us
 /// cubes are split into the six tetrahedra around their main diagonal, which conform across
 /// faces. Every surface vertex is embedded in its own piece's copy.
 pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result<Embedding> {
+    check_surface(vertices, triangles, resolution)?;
+    let n = vertices.len() / 3;
+    let grid = CubeGrid::around(vertices, resolution)?;
+    let (piece, piece_tris) = piece_triangles(n, triangles);
+    let n_pieces = piece_tris.len();
+    // Occupied cubes of each piece, in the piece's bounding box padded by one cube.
+    let occupied = occupied_cubes_per_piece(&grid, vertices, &piece_tris);
+    crate::progress::check()?;
+
+    let cell = grid.cell;
+    // Before building anything large: count the lattice and refuse it if its simulation would
+    // not fit in memory (estimated for the fast solver, the larger of the two).
+    check_lattice_budget(&grid, &occupied, resolution)?;
+    // Lattice vertices (corners of kept cubes, one set per piece) and Kuhn tetrahedra.
+    let mut kuhn = kuhn_lattice(&grid, &occupied);
+    let (lattice_piece, hinges, surface_corner) = split_hinges_by_piece(&mut kuhn);
+    let (corners, barycentric) = barycentric_coordinates(vertices, &piece, &grid, &kuhn)?;
+    let lattice = oriented_lattice(kuhn.vertices, kuhn.tets)?;
+    crate::progress::check()?;
+    let outside_surface = outside_flags(&lattice, &surface_corner, &lattice_piece, vertices, &piece_tris);
+    Ok(Embedding {
+        outside_surface,
+        lattice,
+        corners,
+        barycentric,
+        surface_lattice_vertices: surface_corner,
+        cell,
+        pieces: n_pieces,
+        hinge_splits: hinges,
+        lattice_piece,
+    })
+}
+
+/// Refuses a `resolution` outside 2..=400 cells, then a surface that is not triangles over its
+/// vertices ([`check_triangles`]).
+fn check_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result<()> {
     if !(2..=400).contains(&resolution) {
         return Err(OvertoneError::setting(
             "lattice_resolution",
@@ -256,6 +292,12 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
             "must be between 2 and 400 cells",
         ));
     }
+    check_triangles(vertices, triangles)
+}
+
+/// Refuses a surface without vertices, without a complete triangle, or with an index outside
+/// its vertices (`vertices` `n × 3`, `triangles` `t × 3`).
+pub(crate) fn check_triangles(vertices: &[f64], triangles: &[usize]) -> Result<()> {
     let n = vertices.len() / 3;
     if n == 0 || triangles.len() < 3 || triangles.len() % 3 != 0 || triangles.iter().any(|&i| i >= n) {
         return Err(OvertoneError::setting(
@@ -264,14 +306,29 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
             "needs triangles over its vertices",
         ));
     }
-    let grid = CubeGrid::around(vertices, resolution)?;
+    Ok(())
+}
+
+/// Each vertex's connected piece ([`surface_pieces`], of `n` vertices) and the triangles of
+/// every piece (`t_p × 3` each, in surface order).
+pub(crate) fn piece_triangles(n: usize, triangles: &[usize]) -> (Vec<usize>, Vec<Vec<usize>>) {
     let (piece, n_pieces) = surface_pieces(n, triangles);
     let mut piece_tris: Vec<Vec<usize>> = vec![Vec::new(); n_pieces];
     for t in triangles.chunks_exact(3) {
         piece_tris[piece[t[0]]].extend_from_slice(t);
     }
-    // Occupied cubes of each piece, in the piece's bounding box padded by one cube.
-    let occupied: Vec<Vec<(usize, bool)>> = piece_tris
+    (piece, piece_tris)
+}
+
+/// The occupied cubes ([`occupied_cubes`]: `(cube index, touches the surface)`) of every
+/// piece (its triangles `piece_tris[p]`), each searched in the piece's bounding box padded by
+/// one cube; pieces in parallel.
+pub(crate) fn occupied_cubes_per_piece(
+    grid: &CubeGrid,
+    vertices: &[f64],
+    piece_tris: &[Vec<usize>],
+) -> Vec<Vec<(usize, bool)>> {
+    piece_tris
         .par_iter()
         .map(|tris| {
             let mut lo = [usize::MAX; 3];
@@ -283,44 +340,71 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
                     hi[i] = hi[i].max((c[i] + 1).min(grid.dims[i] - 1));
                 }
             }
-            occupied_cubes(&grid, vertices, tris, lo, hi)
+            occupied_cubes(grid, vertices, tris, lo, hi)
         })
-        .collect();
-    crate::progress::check()?;
+        .collect()
+}
 
-    // Lattice vertices (corners of kept cubes, one set per piece) and Kuhn tetrahedra.
-    let cell = grid.cell;
+/// The six Kuhn tetrahedra of a cube: the axis order of the path from its corner 0 to 7.
+const PATHS: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+
+/// Index of the grid corner `c` (corner coordinates, `dims + 1` per axis).
+fn corner_key(grid: &CubeGrid, c: [usize; 3]) -> usize {
     let cd = [grid.dims[0] + 1, grid.dims[1] + 1, grid.dims[2] + 1];
-    let corner_key = |c: [usize; 3]| (c[2] * cd[1] + c[1]) * cd[0] + c[0];
-    // Before building anything large: count the lattice and refuse it if its simulation would
-    // not fit in memory (estimated for the fast solver, the larger of the two).
-    {
-        let mut corners: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
-        let mut kept = 0;
-        for (p, cubes) in occupied.iter().enumerate() {
-            for &(k, _) in cubes {
-                kept += 1;
-                let c = grid.coords(k);
-                for o in 0..8 {
-                    corners.insert((corner_key([c[0] + (o & 1), c[1] + ((o >> 1) & 1), c[2] + (o >> 2)]), p));
-                }
+    (c[2] * cd[1] + c[1]) * cd[0] + c[0]
+}
+
+/// Refuses the lattice of `occupied` (kept cubes per piece) when its simulation would not fit
+/// in memory: counts its vertices (corners, one set per piece) and tetrahedra (6 per cube) and
+/// asks [`check_lattice_memory`] for the fast solver.
+fn check_lattice_budget(grid: &CubeGrid, occupied: &[Vec<(usize, bool)>], resolution: usize) -> Result<()> {
+    let mut corners: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
+    let mut kept = 0;
+    for (p, cubes) in occupied.iter().enumerate() {
+        for &(k, _) in cubes {
+            kept += 1;
+            let c = grid.coords(k);
+            for o in 0..8 {
+                corners.insert((
+                    corner_key(grid, [c[0] + (o & 1), c[1] + ((o >> 1) & 1), c[2] + (o >> 2)]),
+                    p,
+                ));
             }
         }
-        check_lattice_memory(
-            corners.len(),
-            6 * kept,
-            resolution,
-            LatticeSolver::Fast,
-            available_memory(),
-        )?;
     }
+    check_lattice_memory(
+        corners.len(),
+        6 * kept,
+        resolution,
+        LatticeSolver::Fast,
+        available_memory(),
+    )
+}
+
+/// The lattice before hinge splitting and orientation.
+struct KuhnLattice {
+    /// Lattice vertex positions, `n_l × 3` row-major.
+    vertices: Vec<f64>,
+    /// Kuhn tetrahedra, `e × 4` (6 per kept cube, in [`PATHS`] order, corners unswapped).
+    tets: Vec<usize>,
+    /// (corner key, piece) -> lattice vertex.
+    corner_id: std::collections::HashMap<(usize, usize), usize>,
+    /// (cube, piece) -> its first tet.
+    first_tet: std::collections::HashMap<(usize, usize), usize>,
+    /// Tets of the cubes that touch the surface.
+    touched_tets: Vec<usize>,
+}
+
+/// Lattice vertices (corners of the kept cubes `occupied`, one set per piece, at
+/// `origin + corner · cell`) and the six Kuhn tetrahedra of every kept cube.
+fn kuhn_lattice(grid: &CubeGrid, occupied: &[Vec<(usize, bool)>]) -> KuhnLattice {
+    let cell = grid.cell;
     let mut corner_id: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
     let mut lattice_vertices = Vec::new();
     let mut tets = Vec::new();
-    const PATHS: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
     let origin = grid.origin;
     let mut id_of = |c: [usize; 3], p: usize, lv: &mut Vec<f64>| -> usize {
-        *corner_id.entry((corner_key(c), p)).or_insert_with(|| {
+        *corner_id.entry((corner_key(grid, c), p)).or_insert_with(|| {
             lv.extend((0..3).map(|i| origin[i] + c[i] as f64 * cell));
             lv.len() / 3 - 1
         })
@@ -346,13 +430,33 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
             }
         }
     }
+    KuhnLattice {
+        vertices: lattice_vertices,
+        tets,
+        corner_id,
+        first_tet,
+        touched_tets,
+    }
+}
+
+/// Splits the lattice's hinges ([`split_hinges`]) and returns the piece of every lattice
+/// vertex (a copy made at a hinge goes with the tets that use it), the number of copies, and
+/// the sorted corners of the tets that touch the surface.
+fn split_hinges_by_piece(kuhn: &mut KuhnLattice) -> (Vec<usize>, usize, Vec<usize>) {
+    let KuhnLattice {
+        vertices: lattice_vertices,
+        tets,
+        corner_id,
+        touched_tets,
+        ..
+    } = kuhn;
     // Piece of every lattice vertex (corners are created per piece).
     let mut lattice_piece = vec![0usize; lattice_vertices.len() / 3];
     for (&(_, p), &id) in corner_id.iter() {
         lattice_piece[id] = p;
     }
     let before = lattice_vertices.len() / 3;
-    let hinges = split_hinges(&mut lattice_vertices, &mut tets);
+    let hinges = split_hinges(lattice_vertices, tets);
     // A copy made at a hinge belongs to the piece of the tets that use it.
     lattice_piece.resize(lattice_vertices.len() / 3, 0);
     for e in 0..tets.len() / 4 {
@@ -374,7 +478,20 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
         .collect();
     surface_corner.sort_unstable();
     surface_corner.dedup();
+    (lattice_piece, hinges, surface_corner)
+}
 
+/// Per surface vertex (`vertices` `n × 3`, pieces `piece`), the four corners of the Kuhn tet
+/// of its piece's copy of its cube, and its barycentric weights there.
+fn barycentric_coordinates(
+    vertices: &[f64],
+    piece: &[usize],
+    grid: &CubeGrid,
+    kuhn: &KuhnLattice,
+) -> Result<(Vec<[usize; 4]>, Vec<[f64; 4]>)> {
+    let n = vertices.len() / 3;
+    let (origin, cell) = (grid.origin, grid.cell);
+    let (first_tet, tets) = (&kuhn.first_tet, &kuhn.tets);
     // Barycentric coordinates: in the cube of p (its piece's copy), the Kuhn tet follows the
     // axes sorted by descending local coordinate; its corners are read from the tet itself (so
     // a corner split at a hinge is the copy this tet uses).
@@ -409,42 +526,44 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
         corners.push(ids);
         barycentric.push(w);
     }
+    Ok((corners, barycentric))
+}
+
+/// The lattice mesh, each tet's last two corners swapped where its signed volume is negative.
+fn oriented_lattice(lattice_vertices: Vec<f64>, mut tets: Vec<usize>) -> Result<SimplexMesh> {
     let probe = SimplexMesh::unchecked(3, lattice_vertices.clone(), tets.clone());
     for e in 0..tets.len() / 4 {
         if signed_volume(&probe, e) < 0.0 {
             tets.swap(4 * e + 2, 4 * e + 3);
         }
     }
-    let lattice = SimplexMesh::new(3, lattice_vertices, tets)?;
-    crate::progress::check()?;
-    // Inside or outside the body, for the corners of cubes the surface crosses (the corners of
-    // the other kept cubes are inside by construction), each against its own piece.
-    let outside_surface = {
-        let mut out = vec![false; lattice.n_vertices()];
-        let flags: Vec<bool> = surface_corner
-            .par_iter()
-            .map(|&v| {
-                let p = lattice.vertex(v);
-                let tris = &piece_tris[lattice_piece[v].min(n_pieces.saturating_sub(1))];
-                winding_number(vertices, tris, [p[0], p[1], p[2]]).abs() <= 0.5
-            })
-            .collect();
-        for (&v, f) in surface_corner.iter().zip(flags) {
-            out[v] = f;
-        }
-        out
-    };
-    Ok(Embedding {
-        outside_surface,
-        lattice,
-        corners,
-        barycentric,
-        surface_lattice_vertices: surface_corner,
-        cell,
-        pieces: n_pieces,
-        hinge_splits: hinges,
-        lattice_piece,
-    })
+    SimplexMesh::new(3, lattice_vertices, tets)
+}
+
+/// Per lattice vertex, whether it lies outside its piece's surface (winding number `|w| ≤ ½`
+/// against `piece_tris` of its piece), checked for the corners of cubes the surface crosses
+/// (`surface_corner`); the others are inside by construction.
+fn outside_flags(
+    lattice: &SimplexMesh,
+    surface_corner: &[usize],
+    lattice_piece: &[usize],
+    vertices: &[f64],
+    piece_tris: &[Vec<usize>],
+) -> Vec<bool> {
+    let n_pieces = piece_tris.len();
+    let mut out = vec![false; lattice.n_vertices()];
+    let flags: Vec<bool> = surface_corner
+        .par_iter()
+        .map(|&v| {
+            let p = lattice.vertex(v);
+            let tris = &piece_tris[lattice_piece[v].min(n_pieces.saturating_sub(1))];
+            winding_number(vertices, tris, [p[0], p[1], p[2]]).abs() <= 0.5
+        })
+        .collect();
+    for (&v, f) in surface_corner.iter().zip(flags) {
+        out[v] = f;
+    }
+    out
 }
 
 /// Splits lattice vertices at hinges: the tets around a vertex fall into groups connected

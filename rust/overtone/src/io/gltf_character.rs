@@ -163,10 +163,7 @@ pub fn read_gltf_character_with(
     fps: f64,
     interpolation: RigInterpolation,
 ) -> Result<GltfCharacter> {
-    if !(fps.is_finite() && fps > 0.0) {
-        return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
-    }
-    let bytes = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
+    let bytes = read_checked(path, fps)?;
     parse_gltf_character_with(path, &bytes, animation, fps, interpolation)
 }
 
@@ -278,15 +275,8 @@ pub fn parse_gltf_character_with(
     fps: f64,
     interpolation: RigInterpolation,
 ) -> Result<GltfCharacter> {
-    if !(fps.is_finite() && fps > 0.0) {
-        return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
-    }
-    std::panic::catch_unwind(|| parse_checked(path, bytes, animation, fps, None, interpolation)).unwrap_or_else(|_| {
-        Err(err(
-            path,
-            "the glTF library failed on this file (malformed indices or sizes); re-export it",
-        ))
-    })
+    check_fps(fps)?;
+    parse_guarded(path, bytes, animation, fps, None, interpolation)
 }
 
 /// Indices the gltf crate's validation uses or leaves unchecked before its readers unwrap
@@ -381,28 +371,24 @@ pub fn read_gltf_mesh_node(
     fps: f64,
     interpolation: RigInterpolation,
 ) -> Result<GltfCharacter> {
-    if !(fps.is_finite() && fps > 0.0) {
-        return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
-    }
-    let bytes = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
-    std::panic::catch_unwind(|| parse_checked(path, &bytes, animation, fps, Some(node), interpolation)).unwrap_or_else(
-        |_| {
-            Err(err(
-                path,
-                "the glTF library failed on this file (malformed indices or sizes); re-export it",
-            ))
-        },
-    )
+    let bytes = read_checked(path, fps)?;
+    parse_guarded(path, &bytes, animation, fps, Some(node), interpolation)
 }
 
-fn parse_checked(
-    path: &Path,
-    bytes: &[u8],
-    animation: Option<usize>,
-    fps: f64,
-    pick: Option<usize>,
-    rig_interpolation: RigInterpolation,
-) -> Result<GltfCharacter> {
+/// The skinned mesh node `pick` (the first node with both a mesh and a skin when `None`).
+fn skinned_mesh_node<'a>(path: &Path, doc: &'a gltf::Document, pick: Option<usize>) -> Result<gltf::Node<'a>> {
+    doc.nodes()
+        .find(|n| n.mesh().is_some() && n.skin().is_some() && pick.is_none_or(|p| n.index() == p))
+        .ok_or_else(|| match pick {
+            None => err(path, "no node with both a mesh and a skin"),
+            Some(p) => err(path, format!("node {p} is not a skinned mesh")),
+        })
+}
+
+/// Checks the GLB header, parses the document without the crate's validation, checks the raw
+/// indices ([`check_raw_indices`]) and reads every buffer's bytes (GLB BIN chunk or external
+/// `.bin` beside `path`), in buffer order.
+fn open_document(path: &Path, bytes: &[u8]) -> Result<(gltf::Document, Vec<Vec<u8>>)> {
     let invalid = |e: gltf::Error| err(path, format!("not a valid glTF: {e}"));
     if let Some(h) = bytes.strip_prefix(b"glTF").and_then(|h| h.get(4..8)) {
         // The crate subtracts the 12-byte header from this length unchecked.
@@ -438,16 +424,20 @@ fn parse_checked(
         }
         buffers.push(data);
     }
-    let get = |b: gltf::Buffer| buffers.get(b.index()).map(|v| v.as_slice());
+    Ok((document, buffers))
+}
 
-    let node = doc
-        .nodes()
-        .find(|n| n.mesh().is_some() && n.skin().is_some() && pick.is_none_or(|p| n.index() == p))
-        .ok_or_else(|| match pick {
-            None => err(path, "no node with both a mesh and a skin"),
-            Some(p) => err(path, format!("node {p} is not a skinned mesh")),
-        })?;
-    let (mesh, skin) = (node.mesh().expect("checked"), node.skin().expect("checked"));
+/// A skin's joints (node indices) and one inverse bind matrix per joint.
+struct SkinBinding {
+    joints: Vec<usize>,
+    ibm: Vec<Matrix4<f64>>,
+}
+
+/// The skin of the skinned mesh node `node`: its joints (at least one) and their inverse bind
+/// matrices (identity when the file has none).
+fn skin_of_node(path: &Path, node: &gltf::Node, buffers: &[Vec<u8>]) -> Result<SkinBinding> {
+    let get = |b: gltf::Buffer| buffers.get(b.index()).map(|v| v.as_slice());
+    let skin = node.skin().expect("checked");
     let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
     let nj = joints.len();
     if nj == 0 {
@@ -460,7 +450,7 @@ fn parse_checked(
             "inverse bind matrices",
             &[DataType::F32],
             Dimensions::Mat4,
-            &buffers,
+            buffers,
         )?;
     }
     let ibm: Vec<Matrix4<f64>> = match skin.reader(get).read_inverse_bind_matrices() {
@@ -473,8 +463,27 @@ fn parse_checked(
             format!("{} inverse bind matrices for {nj} joints", ibm.len()),
         ));
     }
+    Ok(SkinBinding { joints, ibm })
+}
 
-    // Positions, weights, morph deltas and triangles of every primitive, then welding.
+/// The mesh's vertices as stored in the file (all primitives, in order), before welding.
+struct RawGeometry {
+    /// Per original vertex, its position.
+    positions: Vec<[f64; 3]>,
+    /// Per original vertex, its normalised weight row over the `nj` joints.
+    vweights: Vec<Vec<f64>>,
+    /// Per original vertex, its T deltas (3 each).
+    vdeltas: Vec<Vec<f64>>,
+    /// Triangles over the original vertices, `t × 3`.
+    tris: Vec<usize>,
+    /// Number of morph targets T.
+    n_targets: usize,
+}
+
+/// Positions, weights (rows over `nj` joints, normalised), morph deltas and triangles of every
+/// primitive of `mesh`, each accessor checked before it is read.
+fn read_primitives(path: &Path, mesh: &gltf::Mesh, nj: usize, buffers: &[Vec<u8>]) -> Result<RawGeometry> {
+    let get = |b: gltf::Buffer| buffers.get(b.index()).map(|v| v.as_slice());
     let mut positions: Vec<[f64; 3]> = Vec::new();
     let mut vweights: Vec<Vec<f64>> = Vec::new();
     // Per original vertex, its T deltas (3 each).
@@ -523,7 +532,7 @@ fn parse_checked(
         ];
         for (a, what, types, dims) in checks {
             if let Some(a) = a {
-                check_accessor(path, &a, what, types, dims, &buffers)?;
+                check_accessor(path, &a, what, types, dims, buffers)?;
             }
         }
         let r = prim.reader(get);
@@ -626,11 +635,41 @@ fn parse_checked(
     if tris.len() % 3 != 0 || tris.is_empty() {
         return Err(err(path, "the mesh has no complete triangles"));
     }
+    Ok(RawGeometry {
+        positions,
+        vweights,
+        vdeltas,
+        tris,
+        n_targets,
+    })
+}
+
+/// The surface after welding seam duplicates (same position, weights and morph deltas).
+struct WeldedSurface {
+    /// Welded positions, `n × 3` row-major.
+    vertices: Vec<f64>,
+    /// Weights, `n × nj` row-major.
+    weights: Vec<f64>,
+    /// Morph deltas, `T × n × 3` row-major.
+    morph_deltas: Vec<f64>,
+    /// The node's (else the mesh's) default morph weights, else zeros; T of them.
+    default_morph: Vec<f64>,
+    /// Per original vertex, its welded index.
+    original_to_welded: Vec<usize>,
+    /// Triangles over the welded vertices, `t × 3` (those collapsed by welding dropped).
+    triangles: Vec<usize>,
+}
+
+/// Welds the seam duplicates of `raw` (rows over `nj` joints) and reads the default morph
+/// weights of `node` (else of `mesh`).
+fn weld(path: &Path, raw: &RawGeometry, nj: usize, node: &gltf::Node, mesh: &gltf::Mesh) -> Result<WeldedSurface> {
+    let (positions, vweights, vdeltas, tris) = (&raw.positions, &raw.vweights, &raw.vdeltas, &raw.tris);
+    let n_targets = raw.n_targets;
     let mut welded: HashMap<Vec<u64>, usize> = HashMap::new();
     let mut original_to_welded = Vec::with_capacity(positions.len());
     let (mut vertices, mut weights, mut welded_deltas) =
         (Vec::new(), Vec::with_capacity(positions.len() * nj), Vec::new());
-    for ((p, w), dl) in positions.iter().zip(&vweights).zip(&vdeltas) {
+    for ((p, w), dl) in positions.iter().zip(vweights).zip(vdeltas) {
         let key: Vec<u64> = p.iter().chain(w.iter()).chain(dl.iter()).map(|x| x.to_bits()).collect();
         let next = vertices.len() / 3;
         let id = *welded.entry(key).or_insert_with(|| {
@@ -669,8 +708,24 @@ fn parse_checked(
             triangles.extend(w);
         }
     }
+    Ok(WeldedSurface {
+        vertices,
+        weights,
+        morph_deltas,
+        default_morph,
+        original_to_welded,
+        triangles,
+    })
+}
 
-    // Node hierarchy and rest TRS.
+/// Per node, its parent (`None` for roots) and its rest local transform.
+struct NodeHierarchy {
+    parent: Vec<Option<usize>>,
+    rest: Vec<Trs>,
+}
+
+/// The node hierarchy of `doc` and each node's rest TRS.
+fn node_hierarchy(doc: &gltf::Document) -> NodeHierarchy {
     let n_nodes = doc.nodes().count();
     let mut parent = vec![None; n_nodes];
     for n in doc.nodes() {
@@ -689,8 +744,23 @@ fn parse_checked(
             }
         })
         .collect();
+    NodeHierarchy { parent, rest }
+}
 
-    // Animation channels.
+/// The name and channels of animation `animation` (the first when `None`; "rest pose" and no
+/// channels when the file has none), each accessor checked; `weights` channels count only on
+/// `node` with its `n_targets` morph targets. LINEAR channels get Hermite tangents when
+/// `rig_interpolation` is [`RigInterpolation::Smooth`].
+fn animation_channels(
+    path: &Path,
+    doc: &gltf::Document,
+    animation: Option<usize>,
+    node: &gltf::Node,
+    n_targets: usize,
+    rig_interpolation: RigInterpolation,
+    buffers: &[Vec<u8>],
+) -> Result<(String, Vec<Channel>)> {
+    let get = |b: gltf::Buffer| buffers.get(b.index()).map(|v| v.as_slice());
     let anims: Vec<gltf::Animation> = doc.animations().collect();
     let (name, channels) = match (animation, anims.is_empty()) {
         (_, true) => ("rest pose".to_string(), Vec::new()),
@@ -712,7 +782,7 @@ fn parse_checked(
                     "animation key times",
                     &[DataType::F32],
                     Dimensions::Scalar,
-                    &buffers,
+                    buffers,
                 )?;
                 // Rotations and morph weights may be normalised integers (glTF 2.0 §3.11).
                 let normalised_types = [DataType::F32, DataType::I8, DataType::U8, DataType::I16, DataType::U16];
@@ -721,7 +791,7 @@ fn parse_checked(
                     Property::MorphTargetWeights => (&normalised_types, Dimensions::Scalar),
                     _ => (&[DataType::F32], Dimensions::Vec3),
                 };
-                check_accessor(path, &output, "animation key values", types, dims, &buffers)?;
+                check_accessor(path, &output, "animation key values", types, dims, buffers)?;
                 let r = ch.reader(get);
                 let times: Vec<f64> = r
                     .read_inputs()
@@ -791,6 +861,25 @@ fn parse_checked(
             )
         }
     };
+    Ok((name, channels))
+}
+
+/// Samples `channels` at `fps` frames per second from their first to their last key (one
+/// frame at the rest pose without channels): per frame the skin matrices `G_j · IBM_j` of the
+/// skin's joints (`nj × 12`, `3 × 4` row-major each) and the T morph weights (`default_morph`
+/// where no channel sets them). Refuses more than [`MAX_ANIMATION_WORK`] numbers.
+fn sample_frames(
+    path: &Path,
+    channels: &[Channel],
+    hierarchy: &NodeHierarchy,
+    skin: &SkinBinding,
+    default_morph: &[f64],
+    fps: f64,
+) -> Result<(Vec<Vec<f64>>, Vec<Vec<f64>>)> {
+    let (parent, rest) = (&hierarchy.parent, &hierarchy.rest);
+    let (joints, ibm) = (&skin.joints, &skin.ibm);
+    let nj = joints.len();
+    let n_nodes = parent.len();
     let (start, end) = channels.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| {
         (a.min(c.times[0]), b.max(*c.times.last().expect("non-empty")))
     });
@@ -813,8 +902,8 @@ fn parse_checked(
     for f in 0..n_frames {
         let t = start + f as f64 / fps;
         let mut local = rest.clone();
-        let mut morph = default_morph.clone();
-        for c in &channels {
+        let mut morph = default_morph.to_vec();
+        for c in channels {
             let v = c.sample(t);
             let l = &mut local[c.node];
             match c.property {
@@ -857,15 +946,73 @@ fn parse_checked(
         }
         frames.push(out);
     }
+    Ok((frames, morph_weights))
+}
+
+/// Refuses a frame rate `fps` that is not finite and positive.
+fn check_fps(fps: f64) -> Result<()> {
+    if !(fps.is_finite() && fps > 0.0) {
+        return Err(OvertoneError::setting("fps", fps, "frames per second must be > 0"));
+    }
+    Ok(())
+}
+
+/// The bytes of the file at `path`, once `fps` is checked ([`check_fps`]).
+fn read_checked(path: &Path, fps: f64) -> Result<Vec<u8>> {
+    check_fps(fps)?;
+    let bytes = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
+    Ok(bytes)
+}
+
+/// [`parse_checked`] with a panic inside the gltf crate turned into a parse error.
+fn parse_guarded(
+    path: &Path,
+    bytes: &[u8],
+    animation: Option<usize>,
+    fps: f64,
+    pick: Option<usize>,
+    interpolation: RigInterpolation,
+) -> Result<GltfCharacter> {
+    std::panic::catch_unwind(|| parse_checked(path, bytes, animation, fps, pick, interpolation)).unwrap_or_else(|_| {
+        Err(err(
+            path,
+            "the glTF library failed on this file (malformed indices or sizes); re-export it",
+        ))
+    })
+}
+
+/// Parses a checked glTF document: the skinned mesh node `pick` (else the first), its skin,
+/// welded surface and morph targets, and animation `animation` sampled at `fps`.
+fn parse_checked(
+    path: &Path,
+    bytes: &[u8],
+    animation: Option<usize>,
+    fps: f64,
+    pick: Option<usize>,
+    rig_interpolation: RigInterpolation,
+) -> Result<GltfCharacter> {
+    let (document, buffers) = open_document(path, bytes)?;
+    let doc = &document;
+    let node = skinned_mesh_node(path, doc, pick)?;
+    let mesh = node.mesh().expect("checked");
+    let skin = skin_of_node(path, &node, &buffers)?;
+    let nj = skin.joints.len();
+    // Positions, weights, morph deltas and triangles of every primitive, then welding.
+    let raw = read_primitives(path, &mesh, nj, &buffers)?;
+    let n_targets = raw.n_targets;
+    let surface = weld(path, &raw, nj, &node, &mesh)?;
+    let hierarchy = node_hierarchy(doc);
+    let (name, channels) = animation_channels(path, doc, animation, &node, n_targets, rig_interpolation, &buffers)?;
+    let (frames, morph_weights) = sample_frames(path, &channels, &hierarchy, &skin, &surface.default_morph, fps)?;
     Ok(GltfCharacter {
-        vertices,
-        triangles,
-        original_to_welded,
-        file_triangles: tris,
-        weights,
+        vertices: surface.vertices,
+        triangles: surface.triangles,
+        original_to_welded: surface.original_to_welded,
+        file_triangles: raw.tris,
+        weights: surface.weights,
         n_joints: nj,
         frames,
-        morph_deltas,
+        morph_deltas: surface.morph_deltas,
         n_morph_targets: n_targets,
         morph_weights,
         fps,
