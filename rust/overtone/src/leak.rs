@@ -5,13 +5,12 @@
 //! with the handle); where `d_v = 1` it may not (the tissue resists and lags). A constant `d`
 //! (`D = cI`) means no momentum exchange with the rig at all.
 
-use faer::sparse::{SparseColMat, Triplet};
-use faer::Mat;
+use faer::sparse::Triplet;
 
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::fem::{lumped_mass, scalar_stiffness_triplets, DeformationJacobian};
 use crate::mesh::{boundary_vertices, element_volumes, SimplexMesh};
-use crate::solve::SparseCholesky;
+use crate::solve::FixedValueSolve;
 
 /// Diffuses the value 1 from the given (Dirichlet) vertices into the mesh by one backward-Euler
 /// heat step, then rescales to `[0, 1]`.
@@ -40,35 +39,16 @@ pub fn diffuse_from(mesh: &SimplexMesh, sources: &[usize], dt: f64) -> Result<Ve
         let vols = element_volumes(mesh);
         let m = lumped_mass(mesh, &vols, 1.0);
         let g = DeformationJacobian::new(mesh);
-        let mut index = vec![usize::MAX; n];
-        for (k, &v) in free.iter().enumerate() {
-            index[v] = k;
-        }
-        let nf = free.len();
-        let mut rhs = Mat::<f64>::zeros(nf, 1);
-        let mut trip: Vec<Triplet<usize, usize, f64>> = Vec::new();
-        for t in scalar_stiffness_triplets(&g, &vols) {
-            let (r, c) = (index[t.row], index[t.col]);
-            if r == usize::MAX {
-                continue;
-            }
-            if c == usize::MAX {
-                rhs[(r, 0)] -= dt * t.val;
-            } else {
-                trip.push(Triplet::new(r, c, dt * t.val));
-            }
-        }
-        for (k, &v) in free.iter().enumerate() {
-            trip.push(Triplet::new(k, k, m[v]));
-        }
-        let q = SparseColMat::try_new_from_triplets(nf, nf, &trip).map_err(|e| OvertoneError::Factorization {
-            what: "leak diffusion".into(),
-            reason: format!("{e:?}"),
-        })?;
-        let mut chol = SparseCholesky::new(&q, 1, "leak diffusion matrix dt*K + M")?;
-        chol.solve_in_place(rhs.as_mut());
-        for (k, &v) in free.iter().enumerate() {
-            phi[v] = rhs[(k, 0)];
+        // dt K followed by the lumped mass on the diagonal; the sources hold the value 1.
+        let a = scalar_stiffness_triplets(&g, &vols)
+            .into_iter()
+            .map(|t| Triplet::new(t.row, t.col, dt * t.val))
+            .chain((0..n).map(|v| Triplet::new(v, v, m[v])));
+        let mut solve = FixedValueSolve::new(n, a, sources, 1, "leak diffusion matrix dt*K + M")?;
+        let known = vec![1.0; sources.len()];
+        let x = solve.solve(&known, 1)?;
+        for &v in &free {
+            phi[v] = x[v];
         }
     }
     let (lo, hi) = phi

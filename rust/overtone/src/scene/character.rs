@@ -9,7 +9,9 @@ use crate::embed::{embed_surface, Embedding, DEFAULT_LATTICE_RESOLUTION};
 use crate::error::{OvertoneError, Result};
 use crate::io::{read_gltf_character_with, RigInterpolation};
 use crate::rig::{compose_affine, normalisation_pair};
-use crate::scene::{extend_weights_inward, simulate_streaming, ElasticModel, Scene, Simulation, SolverKind};
+use crate::scene::{
+    extend_harmonic, extend_weights_inward, simulate_streaming, ElasticModel, Scene, Simulation, SolverKind,
+};
 
 /// Settings of a character bake; every field documents its default.
 #[derive(Clone, Debug, PartialEq)]
@@ -570,12 +572,18 @@ impl Character {
                     let mask: Vec<f64> = near.iter().map(|&s| if painted(s) { 1.0 } else { 0.0 }).collect();
                     let values: Vec<f64> = near.iter().map(|&s| if painted(s) { d[s] } else { 0.0 }).collect();
                     Some(PaintedLeak::Partial {
-                        mask: harmonic_scalar(lat, fixed, &mask)?,
-                        values: harmonic_scalar(lat, fixed, &values)?,
+                        mask: extend_harmonic(lat, fixed, &mask, 1, "painted leak mask")?,
+                        values: extend_harmonic(lat, fixed, &values, 1, "painted leak")?,
                     })
                 } else {
                     let known: Vec<f64> = near.iter().map(|&s| d[s]).collect();
-                    Some(PaintedLeak::Full(harmonic_scalar(lat, fixed, &known)?))
+                    Some(PaintedLeak::Full(extend_harmonic(
+                        lat,
+                        fixed,
+                        &known,
+                        1,
+                        "painted leak",
+                    )?))
                 }
             }
         };
@@ -606,7 +614,7 @@ impl Character {
                     .flat_map(|&sv| (0..nt).flat_map(move |t| (0..3).map(move |i| (t, i, sv))))
                     .map(|(t, i, sv)| mo.deltas[(t * ns + sv) * 3 + i] / scale)
                     .collect();
-                let ext = harmonic_fields(lat, fixed, &known, 3 * nt)?;
+                let ext = extend_harmonic(lat, fixed, &known, 3 * nt, "morph deltas")?;
                 let nl = lat.n_vertices();
                 let mut deltas = vec![0.0; nt * nl * 3];
                 for v in 0..nl {
@@ -748,52 +756,6 @@ impl Character {
         }
         out
     }
-}
-
-/// Harmonic extension of `q` signed scalar fields known at `fixed` (`|fixed| × q`, row-major)
-/// to every lattice vertex (`n × q`): each field is shifted and scaled into `[0, 1]` and
-/// extended with its complement (see [`extend_weights_inward`]; the pairs, divided by `q`, sum
-/// to one per row, so the row normalisation is a no-op), then mapped back. Harmonic extension
-/// commutes with this affine map.
-fn harmonic_fields(mesh: &crate::mesh::SimplexMesh, fixed: &[usize], known: &[f64], q: usize) -> Result<Vec<f64>> {
-    let mut lo = vec![f64::INFINITY; q];
-    let mut span = vec![0.0; q];
-    for j in 0..q {
-        let (mut a, mut b) = (f64::INFINITY, f64::NEG_INFINITY);
-        for r in known.chunks_exact(q) {
-            a = a.min(r[j]);
-            b = b.max(r[j]);
-        }
-        lo[j] = if a.is_finite() { a } else { 0.0 };
-        span[j] = if b > a { b - a } else { 1.0 };
-    }
-    let qf = q as f64;
-    let (lo, span) = (&lo, &span);
-    let scaled: Vec<f64> = known
-        .chunks_exact(q)
-        .flat_map(|r| {
-            (0..q).flat_map(move |j| {
-                let f = (r[j] - lo[j]) / span[j];
-                [f / qf, (1.0 - f) / qf]
-            })
-        })
-        .collect();
-    let w = extend_weights_inward(mesh, fixed, &scaled, 2 * q)?;
-    Ok(w.chunks_exact(2 * q)
-        .flat_map(|r| (0..q).map(move |j| (j, r[2 * j])))
-        .map(|(j, f)| lo[j] + span[j] * f * qf)
-        .collect())
-}
-
-/// Harmonic extension of one scalar field (see [`extend_weights_inward`]) without the
-/// row normalisation.
-fn harmonic_scalar(mesh: &crate::mesh::SimplexMesh, fixed: &[usize], known: &[f64]) -> Result<Vec<f64>> {
-    // Two complementary columns (d/h, 1 − d/h) with h ≥ max d sum to one, so the row
-    // normalisation is a no-op and the first column is the harmonic extension of d/h.
-    let hi = known.iter().cloned().fold(0.0, f64::max).max(1.0);
-    let scaled: Vec<f64> = known.iter().flat_map(|&d| [d / hi, 1.0 - d / hi]).collect();
-    let w = extend_weights_inward(mesh, fixed, &scaled, 2)?;
-    Ok(w.chunks(2).map(|r| r[0] * hi).collect())
 }
 
 /// The result of a character bake.

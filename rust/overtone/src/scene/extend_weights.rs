@@ -1,12 +1,23 @@
 //! Extending weights known on some vertices (usually the surface) to the whole mesh.
 
-use faer::sparse::{SparseColMat, Triplet};
-use faer::Mat;
-
 use crate::error::{OvertoneError, Result};
 use crate::fem::{scalar_stiffness_triplets, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
-use crate::solve::SparseCholesky;
+use crate::solve::FixedValueSolve;
+
+/// The fixed-value solve of the P1 stiffness `K` (`K_uv = Σ_e vol_e ∇φ_u·∇φ_v`) of `mesh` with
+/// the vertices `fixed` held, for up to `max_rhs` fields at once.
+fn laplacian_solve(mesh: &SimplexMesh, fixed: &[usize], max_rhs: usize, what: &str) -> Result<FixedValueSolve> {
+    let g = DeformationJacobian::new(mesh);
+    let vols = element_volumes(mesh);
+    FixedValueSolve::new(
+        mesh.n_vertices(),
+        scalar_stiffness_triplets(&g, &vols),
+        fixed,
+        max_rhs,
+        what,
+    )
+}
 
 /// Weights for every vertex from weights `known` (`|fixed| × m`, row-major) at the vertices
 /// `fixed`: each column is the harmonic extension (`K_ff w_f = −K_fb w_b` with the P1 stiffness
@@ -21,63 +32,14 @@ pub fn extend_weights_inward(mesh: &SimplexMesh, fixed: &[usize], known: &[f64],
             known.len(),
         ));
     }
-    let mut index = vec![usize::MAX; n];
-    let mut is_fixed = vec![false; n];
-    for (k, &v) in fixed.iter().enumerate() {
-        if v >= n {
-            return Err(OvertoneError::size("fixed vertex", format!("< {n}"), v));
-        }
-        is_fixed[v] = true;
-        index[v] = k;
+    if fixed.is_empty() && n > 0 {
+        return Err(OvertoneError::setting(
+            "weights",
+            "none known",
+            "at least one vertex must carry weights",
+        ));
     }
-    let free: Vec<usize> = (0..n).filter(|&v| !is_fixed[v]).collect();
-    let mut w = vec![0.0; n * m];
-    for (k, &v) in fixed.iter().enumerate() {
-        w[v * m..(v + 1) * m].copy_from_slice(&known[k * m..(k + 1) * m]);
-    }
-    if !free.is_empty() {
-        if fixed.is_empty() {
-            return Err(OvertoneError::setting(
-                "weights",
-                "none known",
-                "at least one vertex must carry weights",
-            ));
-        }
-        let mut fidx = vec![usize::MAX; n];
-        for (k, &v) in free.iter().enumerate() {
-            fidx[v] = k;
-        }
-        let g = DeformationJacobian::new(mesh);
-        let vols = element_volumes(mesh);
-        let nf = free.len();
-        let mut rhs = Mat::<f64>::zeros(nf, m);
-        let mut trip = Vec::new();
-        for t in scalar_stiffness_triplets(&g, &vols) {
-            let r = fidx[t.row];
-            if r == usize::MAX {
-                continue;
-            }
-            if fidx[t.col] != usize::MAX {
-                trip.push(Triplet::new(r, fidx[t.col], t.val));
-            } else {
-                let b = index[t.col];
-                for j in 0..m {
-                    rhs[(r, j)] -= t.val * known[b * m + j];
-                }
-            }
-        }
-        let k = SparseColMat::try_new_from_triplets(nf, nf, &trip).map_err(|e| OvertoneError::Factorization {
-            what: "weight extension".into(),
-            reason: format!("{e:?}"),
-        })?;
-        let mut chol = SparseCholesky::new(&k, m, "weight extension (interior Laplacian)")?;
-        chol.solve_in_place(rhs.as_mut());
-        for (k, &v) in free.iter().enumerate() {
-            for j in 0..m {
-                w[v * m + j] = rhs[(k, j)];
-            }
-        }
-    }
+    let mut w = laplacian_solve(mesh, fixed, m, "weight extension (interior Laplacian)")?.solve(known, m)?;
     for v in 0..n {
         let row = &mut w[v * m..(v + 1) * m];
         row.iter_mut().for_each(|x| *x = x.max(0.0));
@@ -92,4 +54,32 @@ pub fn extend_weights_inward(mesh: &SimplexMesh, fixed: &[usize], known: &[f64],
         }
     }
     Ok(w)
+}
+
+/// The harmonic extension of `q` fields known at the vertices `fixed` (`known`: `|fixed| × q`,
+/// row-major) to every vertex: `K_ff x_f = −K_fb x_b` with the P1 stiffness `K`. Each column is
+/// clamped to the range of its known values (the continuous extension's maximum principle,
+/// which the discrete one can miss by round-off or on obtuse elements). Returns `n × q`,
+/// row-major. `what` names the field in errors.
+pub fn extend_harmonic(mesh: &SimplexMesh, fixed: &[usize], known: &[f64], q: usize, what: &str) -> Result<Vec<f64>> {
+    if known.len() != fixed.len() * q {
+        return Err(OvertoneError::size(what, format!("{} x {q}", fixed.len()), known.len()));
+    }
+    if fixed.is_empty() && mesh.n_vertices() > 0 {
+        return Err(OvertoneError::setting(
+            what,
+            "none known",
+            "at least one vertex must carry a value",
+        ));
+    }
+    let mut x = laplacian_solve(mesh, fixed, q, what)?.solve(known, q)?;
+    for j in 0..q {
+        let (lo, hi) = known
+            .iter()
+            .skip(j)
+            .step_by(q)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        x.iter_mut().skip(j).step_by(q).for_each(|v| *v = v.clamp(lo, hi));
+    }
+    Ok(x)
 }

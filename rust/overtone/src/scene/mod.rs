@@ -15,7 +15,7 @@ pub use character::{
     CharacterSettings, SurfaceMorphs,
 };
 pub use display_surface::{DisplaySurface, DISPLAY_SURFACE_MAX_DISTANCE};
-pub use extend_weights::extend_weights_inward;
+pub use extend_weights::{extend_harmonic, extend_weights_inward};
 pub use metronome::{metronome_beam, MetronomeBeam};
 pub use readers::{
     fast_cody_files, load_scene, parse_fast_cody_scene, parse_reference_scene, read_fast_cody_scene,

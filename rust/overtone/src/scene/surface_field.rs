@@ -1,7 +1,7 @@
 //! Per-vertex fields painted on a character's surface, carried to its lattice.
 
 use crate::error::{check_finite, OvertoneError, Result};
-use crate::scene::{extend_weights_inward, Character};
+use crate::scene::{extend_harmonic, Character};
 
 /// Carries a scalar field given per surface vertex (`n_s` values, the welded order the
 /// character was built from) to the lattice vertices (`n`): each lattice vertex of a tet that
@@ -33,18 +33,5 @@ pub fn lattice_field_from_surface(ch: &Character, field: &[f64], what: &str) -> 
     if fixed.len() == nl {
         return Ok(known);
     }
-    // Harmonic extension of the shifted field through two complementary columns (rows sum to
-    // one, so the weight normalisation of `extend_weights_inward` is a no-op).
-    let lo = known.iter().cloned().fold(f64::INFINITY, f64::min);
-    let hi = known.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let span = if hi > lo { hi - lo } else { 1.0 };
-    let pairs: Vec<f64> = known
-        .iter()
-        .flat_map(|&f| {
-            let t = (f - lo) / span;
-            [t, 1.0 - t]
-        })
-        .collect();
-    let ext = extend_weights_inward(&emb.lattice, &fixed, &pairs, 2)?;
-    Ok(ext.chunks_exact(2).map(|r| lo + span * r[0]).collect())
+    extend_harmonic(&emb.lattice, &fixed, &known, 1, what)
 }

@@ -1,10 +1,12 @@
-//! Linear solvers: sparse Cholesky with a reusable workspace, and the constrained (Schur
+//! Linear solvers: sparse Cholesky with a reusable workspace, quadratic minimisation with fixed
+//! values (Dirichlet), and the constrained (Schur
 //! complement) solve of the complementary-dynamics global step; Newton's method; the lowest
 //! eigenpairs of a pencil under linear constraints (thick-restart Lanczos).
 
 mod blendshape_projection;
 mod constrained_eigen;
 mod constrained_solve;
+mod fixed_value;
 mod newton;
 mod sparse_cholesky;
 pub mod thick_restart_lanczos;
@@ -15,5 +17,6 @@ pub use constrained_solve::{
     field_mut, field_ref, orthonormal_constraint_basis, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE,
     PARALLEL_MIN_VERTICES,
 };
+pub use fixed_value::FixedValueSolve;
 pub use newton::{newton_minimize, NewtonIteration, NewtonParams, NewtonProblem, NewtonReport};
 pub use sparse_cholesky::SparseCholesky;
