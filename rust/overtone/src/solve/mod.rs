@@ -5,6 +5,7 @@
 mod blendshape_projection;
 mod constrained_eigen;
 mod constrained_solve;
+mod dense_eigen;
 mod newton;
 mod sparse_cholesky;
 pub mod thick_restart_lanczos;
@@ -15,5 +16,6 @@ pub use constrained_solve::{
     field_mut, field_ref, orthonormal_constraint_basis, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE,
     PARALLEL_MIN_VERTICES,
 };
+pub use dense_eigen::{dense_generalized_eigen, Modes, DENSE_EIGEN_MAX_SIZE};
 pub use newton::{newton_minimize, NewtonIteration, NewtonParams, NewtonProblem, NewtonReport};
 pub use sparse_cholesky::SparseCholesky;
