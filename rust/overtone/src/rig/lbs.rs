@@ -1,6 +1,6 @@
 //! Linear blend skinning (LBS) and its Jacobian.
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 
 use crate::error::{check_finite, OvertoneError, Result};
 
@@ -253,14 +253,11 @@ impl LbsRig {
         &self.weights
     }
 
-    /// The scalar Jacobian `Ĵ` (`n × m(d+1)`), see the type docs.
+    /// The scalar Jacobian `Ĵ` (`n × m(d+1)`), see the type docs: [`lbs_basis`] of the rest
+    /// positions and the bone weights.
     pub fn scalar_jacobian(&self) -> Mat<f64> {
-        let (d, m) = (self.dim, self.n_bones);
-        Mat::from_fn(self.n_vertices(), m * (d + 1), |v, col| {
-            let (b, j) = (col / (d + 1), col % (d + 1));
-            let xh = if j < d { self.rest[v * d + j] } else { 1.0 };
-            self.weights[v * m + b] * xh
-        })
+        let m = self.n_bones;
+        lbs_basis(self.dim, &self.rest, m, |v, b| self.weights[v * m + b])
     }
 
     /// Rig parameters `p` from per-bone transforms (`m × d × (d+1)`, each row-major), for a
@@ -376,6 +373,47 @@ impl LbsRig {
     }
 }
 
+/// The scalar LBS basis `B̂` (`n × k(d+1)`) of `k` weight fields over rest positions `X`
+/// (`rest`, `n × d` row-major, `n = rest.len() / d`): with `X̂ = [X, 1]`,
+///
+/// `B̂[v, l(d+1) + j] = weight(v, l) · X̂_j(v)`,
+///
+/// one product per entry (`weight(v, l)` itself for the translation column `j = d`). It is the
+/// rig's scalar Jacobian `Ĵ` for bone weights, and the skinning subspace's `B̂` for weight
+/// fields; the `d`-coordinate form is [`lbs_jacobian`] `= I_d ⊗ B̂`.
+pub fn lbs_basis(dim: usize, rest: &[f64], n_fields: usize, weight: impl Fn(usize, usize) -> f64) -> Mat<f64> {
+    let d = dim;
+    let n = rest.len() / d.max(1);
+    Mat::from_fn(n, n_fields * (d + 1), |v, col| {
+        let (l, j) = (col / (d + 1), col % (d + 1));
+        let xh = if j < d { rest[v * d + j] } else { 1.0 };
+        weight(v, l) * xh
+    })
+}
+
+/// The LBS Jacobian `∂x/∂p` of `x_v = Σ_b W_vb T_b [X_v; 1]` for per-field affine maps `T_b`
+/// (`d × (d+1)`): `J = I_d ⊗ B̂` with `B̂ = `[`lbs_basis`]`(d, X, W)`, `n·d × k·d(d+1)`,
+/// coordinate-major rows (`i·n + v`). Column `(i·k + b)·(d+1) + j` moves coordinate `i` by
+/// `W_vb [X_v; 1]_j`. `rest` is `n × d` row-major, `weights` is `n × k`.
+pub fn lbs_jacobian(dim: usize, rest: &[f64], weights: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    let n = rest.len() / dim.max(1);
+    if rest.len() != n * dim || weights.nrows() != n {
+        return Err(OvertoneError::size(
+            "weights",
+            format!("{n} rows (one per vertex)"),
+            weights.nrows(),
+        ));
+    }
+    let k = weights.ncols();
+    let c = dim + 1;
+    let bhat = lbs_basis(dim, rest, k, |v, b| weights[(v, b)]);
+    let mut out = Mat::<f64>::zeros(n * dim, dim * k * c);
+    for i in 0..dim {
+        out.as_mut().submatrix_mut(i * n, i * k * c, n, k * c).copy_from(&bhat);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,6 +444,37 @@ mod tests {
                 assert!((via_matrix - direct).abs() < 1e-14);
             }
         }
+    }
+
+    /// `lbs_jacobian = I_d ⊗ lbs_basis` and the scalar Jacobian equal, bit for bit, the
+    /// entry-wise products `w_vb · X̂_j(v)` they are defined by.
+    #[test]
+    fn lbs_basis_and_jacobian_are_the_entrywise_products() {
+        let rest = vec![0.0, 0.0, 0.0, 1.0, 0.2, 0.0, 0.3, 1.0, 0.1, -0.5, 0.4, 0.9];
+        let weights = vec![1.0, 0.0, 0.25, 0.75, 0.5, 0.5, 0.1, 0.9];
+        let rig = LbsRig::new(3, &rest, &weights, 2).unwrap();
+        let (n, d, k, c) = (4, 3, 2, 4);
+        let xh = |v: usize, j: usize| if j < d { rest[v * d + j] } else { 1.0 };
+        let jh = rig.scalar_jacobian();
+        let w = Mat::from_fn(n, k, |v, b| rig.weights()[v * k + b]);
+        let jac = lbs_jacobian(d, &rest, w.as_ref()).unwrap();
+        assert_eq!((jac.nrows(), jac.ncols()), (n * d, d * k * c));
+        for v in 0..n {
+            for col in 0..k * c {
+                assert_eq!(jh[(v, col)].to_bits(), (w[(v, col / c)] * xh(v, col % c)).to_bits());
+            }
+            for i in 0..d {
+                for col in 0..d * k * c {
+                    let want = if col / (k * c) == i {
+                        jh[(v, col % (k * c))]
+                    } else {
+                        0.0
+                    };
+                    assert_eq!(jac[(i * n + v, col)].to_bits(), want.to_bits());
+                }
+            }
+        }
+        assert!(lbs_jacobian(d, &rest[..10], w.as_ref()).is_err());
     }
 
     #[test]

@@ -8,7 +8,7 @@ mod pull_back;
 mod rig_jump;
 
 pub use affine::{compose_affine, invert_affine, normalisation_pair};
-pub use lbs::{LbsRig, NEGATIVE_WEIGHT_TOLERANCE, WEIGHT_SUM_TOLERANCE};
+pub use lbs::{lbs_basis, lbs_jacobian, LbsRig, NEGATIVE_WEIGHT_TOLERANCE, WEIGHT_SUM_TOLERANCE};
 pub use orthogonality::{spectral_norm, RigConstraint};
 pub use pose_interpolation::PoseInterpolator;
 pub use pull_back::PullBack;

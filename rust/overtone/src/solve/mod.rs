@@ -6,6 +6,7 @@
 mod blendshape_projection;
 mod constrained_eigen;
 mod constrained_solve;
+mod dense_eigen;
 mod fixed_value;
 mod newton;
 mod sparse_cholesky;
@@ -17,6 +18,7 @@ pub use constrained_solve::{
     field_mut, field_ref, orthonormal_constraint_basis, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE,
     PARALLEL_MIN_VERTICES,
 };
+pub use dense_eigen::{dense_generalized_eigen, Modes, DENSE_EIGEN_MAX_SIZE};
 pub use fixed_value::FixedValueSolve;
 pub use newton::{newton_minimize, NewtonIteration, NewtonParams, NewtonProblem, NewtonReport};
 pub use sparse_cholesky::SparseCholesky;

@@ -14,14 +14,15 @@
 
 use serde::Serialize;
 
+use crate::dynamics::fast::skinning_eigenmodes;
 use crate::energy::{ElasticEnergy, EnergyModel};
 use crate::error::Result;
 use crate::fem::{lame_parameters, lumped_mass};
 use crate::mesh::{centered_triangle_grid, element_volumes, SimplexMesh};
+use crate::rig::lbs_jacobian;
 use crate::solve::NewtonParams;
 use crate::tutorial17::{
-    linear_modal_analysis, skinning_eigenmodes, ElastodynamicsParams, MassProjection, PenaltyPins, Subspace,
-    SubspaceElastodynamics,
+    linear_modal_analysis, ElastodynamicsParams, MassProjection, PenaltyPins, Subspace, SubspaceElastodynamics,
 };
 
 /// All settings of the experiment; [`Default`] is the tutorial's.
@@ -148,7 +149,11 @@ impl Beam {
         match kind {
             SpaceKind::Full => Ok(Subspace::full(nd)),
             SpaceKind::Lma => Subspace::reduced(linear_modal_analysis(&self.mesh, cfg.modes)?.basis, self.rest.clone()),
-            SpaceKind::Skinning => Subspace::reduced(skinning_eigenmodes(&self.mesh, cfg.modes)?.basis, vec![0.0; nd]),
+            SpaceKind::Skinning => {
+                let weights = skinning_eigenmodes(&self.mesh, None, cfg.modes)?.weights;
+                let basis = lbs_jacobian(self.mesh.dim(), self.mesh.vertices(), weights.as_ref())?;
+                Subspace::reduced(basis, vec![0.0; nd])
+            }
         }
     }
 

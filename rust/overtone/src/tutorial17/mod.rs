@@ -4,7 +4,9 @@
 //!
 //! * [`Subspace`]: the full space (`B = I`) or a dense basis with an offset.
 //! * [`linear_modal_analysis`]: the lowest vibration modes of linear elasticity (`K`, `M`).
-//! * [`skinning_eigenmodes`]: Laplacian eigenvectors used as LBS weights, `B = lbs_jacobian(X, W)`.
+//! * Skinning eigenmodes: Laplacian eigenvectors used as LBS weights,
+//!   [`skinning_eigenmodes`](crate::dynamics::fast::skinning_eigenmodes)`(mesh, None, k)` (the
+//!   unconstrained, dense case of the fast solver's eigenmodes), `B = `[`lbs_jacobian`](crate::rig::lbs_jacobian)`(d, X, W)`.
 //! * [`MassProjection`]: the mass-weighted projection `z = (BᵀMB)⁻¹ BᵀM (y − q)`.
 //! * [`SubspaceElastodynamics`]: backward Euler with inertia, an elastic energy, gravity and
 //!   penalty pins, minimised by Newton's method in the subspace coordinates.
@@ -16,12 +18,10 @@ pub mod cantilever;
 mod elastodynamics;
 mod modal;
 mod projection;
-mod skinning_eigenmodes;
 mod supernodal_llt;
 
 pub use basis::Subspace;
 pub use elastodynamics::{ElastodynamicsParams, PenaltyPins, SubspaceElastodynamics};
-pub use modal::{dense_generalized_eigen, linear_modal_analysis, Modes, DENSE_EIGEN_MAX_SIZE};
+pub use modal::linear_modal_analysis;
 pub use projection::{MassProjection, PROJECTION_RANK_TOLERANCE};
-pub use skinning_eigenmodes::{lbs_jacobian, skinning_eigenmodes, SkinningModes};
 pub use supernodal_llt::SupernodalLlt;

@@ -67,7 +67,7 @@ pub fn fast_precompute_key(
 /// with [`crate::OvertoneError::Cancelled`] when it is cancelled.
 pub fn build_fast_precompute(mesh: &SimplexMesh, a_hat: &Mat<f64>, fast: FastParams) -> Result<FastPrecomputeData> {
     crate::progress::check()?;
-    let modes = crate::progress::within(0.0, 0.85, || skinning_eigenmodes(mesh, a_hat, fast.modes))?;
+    let modes = crate::progress::within(0.0, 0.85, || skinning_eigenmodes(mesh, Some(a_hat), fast.modes))?;
     crate::progress::report(0.85, "rotation clusters (k-means)");
     crate::progress::check()?;
     let clusters = if fast.clusters == mesh.n_elements() {

@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use crate::dense_kernels::dot;
 use crate::error::{OvertoneError, Result};
+use crate::rig::lbs_basis;
 
 /// Vertex count from which reconstruction runs on several threads.
 const PARALLEL_MIN_VERTICES: usize = 2048;
@@ -36,16 +37,14 @@ pub struct SkinningBasis {
 
 impl SkinningBasis {
     /// Builds the basis from weight fields `w` (`n × k`), rest positions (`n × d` row-major) and
-    /// lumped masses (`n`). Columns of `B̂` that are dependent in the mass inner product are
-    /// dropped (eigenvalues of `B̂ᵀM̂B̂` below 1e-13 of the largest).
+    /// lumped masses (`n`): `B̂ = `[`lbs_basis`]`(d, X, w)` (`n × k(d+1)`), then `T` from the
+    /// eigendecomposition of the mass Gram matrix `B̂ᵀ M̂ B̂ = U S Uᵀ`, `T = U_keep S_keep^{-½}`.
+    /// Columns of `B̂` that are dependent in the mass inner product are dropped (eigenvalues of
+    /// `B̂ᵀM̂B̂` below 1e-13 of the largest). `rest` must hold exactly `n` rows.
     pub fn new(weights: &Mat<f64>, rest: &[f64], dim: usize, mass: &[f64]) -> Result<Self> {
         let (n, k) = (weights.nrows(), weights.ncols());
         let cols = k * (dim + 1);
-        let bhat = Mat::from_fn(n, cols, |v, c| {
-            let (l, j) = (c / (dim + 1), c % (dim + 1));
-            let xh = if j < dim { rest[v * dim + j] } else { 1.0 };
-            weights[(v, l)] * xh
-        });
+        let bhat = lbs_basis(dim, rest, k, |v, l| weights[(v, l)]);
         let mut gram = Mat::<f64>::zeros(cols, cols);
         for a in 0..cols {
             for b in 0..=a {

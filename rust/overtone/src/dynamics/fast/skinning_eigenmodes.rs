@@ -1,32 +1,45 @@
-//! Rig-orthogonal skinning eigenmodes.
+//! Skinning eigenmodes (Benchekroun et al. 2023): the lowest eigenvectors of the P1 stiffness
+//! (the negated cotangent Laplacian), used as linear-blend-skinning weight fields; rig-orthogonal
+//! when a rig constraint is given, plain Laplacian eigenvectors otherwise.
 
 use faer::Mat;
 
 use crate::dynamics::fast::weight_space_constraint;
-use crate::error::Result;
+use crate::error::{OvertoneError, Result};
 use crate::fem::{lumped_mass, scalar_stiffness, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
-use crate::solve::lowest_constrained_eigenpairs;
+use crate::solve::{dense_generalized_eigen, lowest_constrained_eigenpairs, DENSE_EIGEN_MAX_SIZE};
 
-/// Skinning weight fields whose subspaces are rig-orthogonal.
+/// Skinning weight fields and their eigenvalues.
 #[derive(Clone, Debug)]
 pub struct SkinningEigenmodes {
     /// `n × k`, columns `M`-orthonormal under the unit-density lumped mass.
     pub weights: Mat<f64>,
     /// Eigenvalues `λ` of `K w = λ M w` (units: 1/length²), ascending.
     pub values: Vec<f64>,
-    /// Independent rows of the weight-space constraint.
+    /// Independent rows of the weight-space constraint (0 without a constraint).
     pub constraint_rank: usize,
-    /// Rows of the weight-space constraint before reduction.
+    /// Rows of the weight-space constraint before reduction (0 without a constraint).
     pub constraint_rows: usize,
 }
 
-/// The `k` lowest weight fields of `K w = λ M w` subject to `C w = 0`, where `K` is the P1
-/// stiffness (`Σ_e vol_e ∇φᵀ∇φ`, the negated cotangent Laplacian), `M` the unit-density lumped
-/// mass and `C` the [weight-space form](weight_space_constraint) of the rig constraint
-/// `Â = Ĵᵀ diag(m ⊙ d)` (`c × n`). Every displacement `lbs_jacobian(X, w)·t` of such a field is
-/// rig-orthogonal: `Jᵀ M D B = 0` by construction.
-pub fn skinning_eigenmodes(mesh: &SimplexMesh, a_hat: &Mat<f64>, k: usize) -> Result<SkinningEigenmodes> {
+/// The `k` lowest weight fields `w` (`n × k`) of `K w = λ M w`, where `K` (`n × n`) is the P1
+/// stiffness `Σ_e vol_e ∇φᵀ∇φ` (the negated cotangent Laplacian `Ĝᵀ diag(vol) Ĝ`) and `M` the
+/// unit-density lumped mass (`n`). The subspace of a field is spanned by the columns of
+/// [`lbs_jacobian`](crate::rig::lbs_jacobian)`(d, X, w)`.
+///
+/// * `constraint = Some(Â)`: subject to `C w = 0`, where `C` is the
+///   [weight-space form](weight_space_constraint) of the rig constraint `Â = Ĵᵀ diag(m ⊙ d)`
+///   (`c × n`). Every displacement `lbs_jacobian(X, w)·t` of such a field is rig-orthogonal:
+///   `Jᵀ M D B = 0` by construction. Sparse (thick-restart Lanczos), any mesh size.
+/// * `constraint = None`: unconstrained. The constant field comes first (`λ = 0`): that is what
+///   lets the subspace reproduce rigid motions (and every affine map) exactly. Dense
+///   ([`dense_generalized_eigen`]), for meshes up to [`DENSE_EIGEN_MAX_SIZE`] vertices;
+///   `constraint_rank = constraint_rows = 0`.
+pub fn skinning_eigenmodes(mesh: &SimplexMesh, constraint: Option<&Mat<f64>>, k: usize) -> Result<SkinningEigenmodes> {
+    let Some(a_hat) = constraint else {
+        return unconstrained_skinning_eigenmodes(mesh, k);
+    };
     let vols = element_volumes(mesh);
     let mass = lumped_mass(mesh, &vols, 1.0);
     let g = DeformationJacobian::new(mesh);
@@ -38,5 +51,26 @@ pub fn skinning_eigenmodes(mesh: &SimplexMesh, a_hat: &Mat<f64>, k: usize) -> Re
         values: pairs.values,
         constraint_rank: pairs.constraint_rank,
         constraint_rows: rows.len() / mesh.n_vertices(),
+    })
+}
+
+/// [`skinning_eigenmodes`] without a constraint: dense, `n ≤` [`DENSE_EIGEN_MAX_SIZE`].
+fn unconstrained_skinning_eigenmodes(mesh: &SimplexMesh, k: usize) -> Result<SkinningEigenmodes> {
+    let n = mesh.n_vertices();
+    if n > DENSE_EIGEN_MAX_SIZE {
+        return Err(OvertoneError::Unsupported(format!(
+            "skinning eigenmodes are computed densely, limited to {DENSE_EIGEN_MAX_SIZE} vertices; the mesh has {n}"
+        )));
+    }
+    let jac = DeformationJacobian::new(mesh);
+    let vols = element_volumes(mesh);
+    let l = scalar_stiffness(&jac, &vols)?.to_dense();
+    let m = lumped_mass(mesh, &vols, 1.0);
+    let modes = dense_generalized_eigen(&l, &m, k)?;
+    Ok(SkinningEigenmodes {
+        weights: modes.basis,
+        values: modes.eigenvalues,
+        constraint_rank: 0,
+        constraint_rows: 0,
     })
 }
