@@ -149,6 +149,18 @@ std::string Deformer::cache_status() const noexcept {
   }
 }
 
+CacheState Deformer::cache_state() const noexcept {
+  if (!valid()) return CacheState::NotRequested;
+  switch ((*impl_->handle)->cache_state()) {
+    case ffi::CacheState::NotRequested: return CacheState::NotRequested;
+    case ffi::CacheState::Loaded: return CacheState::Loaded;
+    case ffi::CacheState::Built: return CacheState::Built;
+    case ffi::CacheState::Unusable: return CacheState::Unusable;
+    case ffi::CacheState::WriteFailed: return CacheState::WriteFailed;
+  }
+  return CacheState::NotRequested;
+}
+
 std::size_t Deformer::parts() const noexcept {
   return valid() ? (*impl_->handle)->part_count() : 0;
 }

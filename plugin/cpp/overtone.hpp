@@ -78,6 +78,16 @@ struct Part {
   const double* stiffness = nullptr;  // n values (see above), null: uniform; every part or none
 };
 
+// Where a deformer's precompute came from; hosts branch on this, and show cache_status() (the
+// text) as the detail. Same values as the C ABI's OVERTONE_CACHE_* and Python's CacheState.
+enum class CacheState : std::uint8_t {
+  NotRequested = 0,  // no sidecar path was given
+  Loaded = 1,        // loaded from the sidecar
+  Built = 2,         // built and written: no sidecar yet, or one for other inputs (silent)
+  Unusable = 3,      // built and written: the sidecar was unreadable or did not fit (warn)
+  WriteFailed = 4,   // built, but the sidecar could not be written (warn)
+};
+
 class Binding;
 
 class Deformer {
@@ -114,7 +124,10 @@ class Deformer {
   Status reset(const double* pose, const double* morph_weights = nullptr) noexcept;
   std::size_t targets() const noexcept { return targets_; }
   double residual() const noexcept;
+  // Where the precompute came from: the text for a TD ("loaded from sidecar", ...) and the state
+  // to branch on (NotRequested for a deformer that was not created).
   std::string cache_status() const noexcept;
+  CacheState cache_state() const noexcept;
   std::size_t vertices() const noexcept { return vertices_; }
   std::size_t bones() const noexcept { return bones_; }
   bool valid() const noexcept;

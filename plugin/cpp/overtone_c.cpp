@@ -182,6 +182,17 @@ OVERTONE_EXPORT int overtone_cache_status(const overtone_deformer* d, char* buf,
   return 0;
 }
 
+static_assert(static_cast<int>(overtone::CacheState::NotRequested) == OVERTONE_CACHE_NOT_REQUESTED &&
+                  static_cast<int>(overtone::CacheState::Loaded) == OVERTONE_CACHE_LOADED &&
+                  static_cast<int>(overtone::CacheState::Built) == OVERTONE_CACHE_BUILT &&
+                  static_cast<int>(overtone::CacheState::Unusable) == OVERTONE_CACHE_UNUSABLE &&
+                  static_cast<int>(overtone::CacheState::WriteFailed) == OVERTONE_CACHE_WRITE_FAILED,
+              "the C ABI's cache states are overtone::CacheState's values");
+
+OVERTONE_EXPORT int overtone_cache_state(const overtone_deformer* d) {
+  return d ? static_cast<int>(d->d.cache_state()) : -1;
+}
+
 OVERTONE_EXPORT size_t overtone_vertex_count(const overtone_deformer* d) {
   return d ? d->d.vertices() : 0;
 }

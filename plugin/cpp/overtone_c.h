@@ -71,6 +71,18 @@ double overtone_residual(const overtone_deformer* d);
 /* Where the precompute came from ("loaded from sidecar", "rebuilt (...) and saved", ...);
  * writes a NUL-terminated string truncated to `len`; returns 0, or -1 for a null deformer. */
 int overtone_cache_status(const overtone_deformer* d, char* buf, size_t len);
+/* Where the precompute came from, as a code to branch on (overtone_cache_status is the text to
+ * show). BUILT is the silent first build; UNUSABLE (the sidecar was unreadable or did not fit)
+ * and WRITE_FAILED deserve a warning. */
+enum {
+  OVERTONE_CACHE_NOT_REQUESTED = 0, /* no sidecar path was given */
+  OVERTONE_CACHE_LOADED = 1,        /* loaded from the sidecar */
+  OVERTONE_CACHE_BUILT = 2,         /* built and written: no sidecar yet, or one for other inputs */
+  OVERTONE_CACHE_UNUSABLE = 3,      /* built and written: the sidecar was unreadable or did not fit */
+  OVERTONE_CACHE_WRITE_FAILED = 4   /* built, but the sidecar could not be written */
+};
+/* One of OVERTONE_CACHE_*, or -1 for a null deformer. */
+int overtone_cache_state(const overtone_deformer* d);
 /* Surface vertices and bones the deformer was created with (0 for a null deformer). */
 size_t overtone_vertex_count(const overtone_deformer* d);
 size_t overtone_bone_count(const overtone_deformer* d);

@@ -357,6 +357,47 @@ static int pull_back(void) {
   return 0;
 }
 
+/* Creates a deformer with `sidecar` and returns its cache state (-2 if the create failed). */
+static int create_with_sidecar(const overtone_settings* s, const double* rest, const uint32_t* tris,
+                               const double* weights, const double* pose, const char* sidecar) {
+  char err[512], status[256];
+  overtone_deformer* d = NULL;
+  if (overtone_create(s, rest, 6, tris, 8, weights, 1, NULL, NULL, pose, sidecar, &d, err, sizeof err) != 0) {
+    printf("FAIL create with sidecar %s: %s\n", sidecar, err);
+    return -2;
+  }
+  int state = overtone_cache_state(d);
+  overtone_cache_status(d, status, sizeof status);
+  printf("C ABI cache %d: %s\n", state, status);
+  overtone_destroy(d);
+  return state;
+}
+
+/* BUILT on the first create with a sidecar, LOADED on the second, UNUSABLE once the file is
+ * corrupt, WRITE_FAILED where it cannot be written. */
+static int cache_states(const overtone_settings* s, const double* rest, const uint32_t* tris,
+                        const double* weights, const double* pose) {
+  const char* path = "target/cpp/test_c_abi.cache.ovt";
+  remove(path);
+  int built = create_with_sidecar(s, rest, tris, weights, pose, path);
+  int loaded = create_with_sidecar(s, rest, tris, weights, pose, path);
+  FILE* f = fopen(path, "wb");
+  if (f) {
+    fputs("not a sidecar", f);
+    fclose(f);
+  }
+  int unusable = create_with_sidecar(s, rest, tris, weights, pose, path);
+  remove(path);
+  int write_failed = create_with_sidecar(s, rest, tris, weights, pose, "target/cpp/no-such-dir/cache.ovt");
+  if (built != OVERTONE_CACHE_BUILT || loaded != OVERTONE_CACHE_LOADED || unusable != OVERTONE_CACHE_UNUSABLE ||
+      write_failed != OVERTONE_CACHE_WRITE_FAILED) {
+    printf("FAIL: cache states %d %d %d %d, expected %d %d %d %d\n", built, loaded, unusable, write_failed,
+           OVERTONE_CACHE_BUILT, OVERTONE_CACHE_LOADED, OVERTONE_CACHE_UNUSABLE, OVERTONE_CACHE_WRITE_FAILED);
+    return 1;
+  }
+  return 0;
+}
+
 int main(void) {
   if (settings_layout() != 0) return 1;
   if (pull_back() != 0) return 1;
@@ -408,7 +449,13 @@ int main(void) {
     return 1;
   }
   printf("C ABI ok (residual %.2e, cache: %s); panic contained: %s\n", overtone_residual(d), status, err);
+  if (overtone_cache_state(d) != OVERTONE_CACHE_NOT_REQUESTED || overtone_cache_state(NULL) != -1) {
+    printf("FAIL: cache state without a sidecar %d, of null %d\n", overtone_cache_state(d),
+           overtone_cache_state(NULL));
+    return 1;
+  }
   overtone_destroy(d);
+  if (cache_states(&s, rest, tris, weights, pose) != 0) return 1;
 
   /* A blendshape rig: one target lifting the top vertex; only the target weight animates. */
   double delta[18] = {0};

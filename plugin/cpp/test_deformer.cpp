@@ -187,6 +187,34 @@ int main(int argc, char** argv) {
   check(top > 1e-4 && worst <= 1e-12 * top, "strength 0.5 halves the output");
   std::printf("controls: strength 0.5 off by %.2e of %.3e\n", worst, top);
 
+  // Cache states: none without a sidecar; built, then loaded from the same sidecar; unusable
+  // (rebuilt, the text says why) once the file is corrupt; write failed where it cannot be written.
+  check(d.cache_state() == overtone::CacheState::NotRequested, "no sidecar: NotRequested");
+  check(overtone::Deformer().cache_state() == overtone::CacheState::NotRequested,
+        "a deformer that was not created: NotRequested");
+  const std::string sidecar = std::string(argv[0]) + ".cache.ovt";
+  std::remove(sidecar.c_str());
+  auto with_sidecar = [&](const std::string& path) {
+    overtone::Deformer c;
+    auto cst = c.create(settings, t.rest.data(), n, t.tris.data(), t.tris.size() / 3,
+                        t.weights.data(), 2, nullptr, pose(0).data(), path);
+    check(cst.ok, cst.message.c_str());
+    std::printf("cache %d: %s\n", static_cast<int>(c.cache_state()), c.cache_status().c_str());
+    return c.cache_state();
+  };
+  check(with_sidecar(sidecar) == overtone::CacheState::Built, "first create with a sidecar: Built");
+  check(with_sidecar(sidecar) == overtone::CacheState::Loaded, "same sidecar again: Loaded");
+  if (std::FILE* fp = std::fopen(sidecar.c_str(), "wb")) {
+    std::fputs("not a sidecar", fp);
+    std::fclose(fp);
+  }
+  check(with_sidecar(sidecar) == overtone::CacheState::Unusable, "corrupt sidecar: Unusable");
+  check(with_sidecar(sidecar) == overtone::CacheState::Loaded, "rewritten sidecar: Loaded");
+  std::remove(sidecar.c_str());
+  check(with_sidecar(std::string(argv[0]) + ".no-such-dir/cache.ovt") ==
+            overtone::CacheState::WriteFailed,
+        "sidecar in a missing directory: WriteFailed");
+
   std::printf("%s: %zu vertices, peak displacement %.4g, residual %.2e, cache: %s\n",
               failures ? "FAILED" : "ok", n, peak, d.residual(), d.cache_status().c_str());
   return failures ? 1 : 0;

@@ -155,6 +155,7 @@ class BakeJob:
             "step_seconds": self.step_s,
             "max_residual": self.session.max_residual,
             "cache": self.session.deformer.cache_status(),
+            "cache_state": self.session.deformer.cache_state(),
         }
 
     def cancel(self):
@@ -169,7 +170,8 @@ class BakeJob:
 def bake(ob, scene, progress=None):
     """Bakes the body of ``ob`` in one go; returns a dict of what it did (``paths``: one cache per
     object, ``temporary``: objects whose cache went to the temporary folder because the file is
-    unsaved)."""
+    unsaved, ``cache_state``: where the precompute came from, a :class:`native.CacheState`, and
+    ``cache`` its text)."""
     job = BakeJob(ob, scene)
     try:
         while not job.finished:

@@ -8,12 +8,24 @@ library's message; nothing the library does can raise anything else.
 """
 
 import ctypes
+import enum
 import os
 
 import numpy as np
 
 _LIB_NAME = "libovertone_c.so"
 _ERR_LEN = 2048
+
+
+class CacheState(enum.IntEnum):
+    """Where a deformer's precompute came from (``OVERTONE_CACHE_*`` in ``overtone_c.h``): branch
+    on this and show :meth:`Deformer.cache_status` (the text) as the detail."""
+
+    NOT_REQUESTED = 0  #: no sidecar path was given
+    LOADED = 1  #: loaded from the sidecar
+    BUILT = 2  #: built and written: no sidecar yet, or one for other inputs (nothing to report)
+    UNUSABLE = 3  #: built and written: the sidecar was unreadable or did not fit (warn)
+    WRITE_FAILED = 4  #: built, but the sidecar could not be written (warn)
 
 
 class NativeError(RuntimeError):
@@ -121,6 +133,8 @@ def load():
     lib.overtone_residual.restype = ctypes.c_double
     lib.overtone_cache_status.argtypes = [vp, cp, sz]
     lib.overtone_cache_status.restype = ctypes.c_int
+    lib.overtone_cache_state.argtypes = [vp]
+    lib.overtone_cache_state.restype = ctypes.c_int
     lib.overtone_vertex_count.argtypes = [vp]
     lib.overtone_vertex_count.restype = sz
     lib.overtone_bone_count.argtypes = [vp]
@@ -388,10 +402,18 @@ class Deformer(_Handle):
         return float(self._lib.overtone_residual(self._h)) if self._h else 0.0
 
     def cache_status(self):
+        """Where the precompute came from, as text to show (``"loaded from sidecar"``, ...); branch
+        on :meth:`cache_state` instead."""
         buf = ctypes.create_string_buffer(1024)
         if not self._h or self._lib.overtone_cache_status(self._h, buf, 1024) != 0:
             return "freed"
         return buf.value.decode("utf-8", "replace")
+
+    def cache_state(self):
+        """Where the precompute came from, a :class:`CacheState`; None once freed."""
+        if not self._h:
+            return None
+        return CacheState(self._lib.overtone_cache_state(self._h))
 
     def debug_panic(self):
         """Test hook: a Rust panic forced inside the library must come back as NativeError."""

@@ -41,14 +41,14 @@ def _progress(context):
     return Progress()
 
 
-def _cache_report(op, ob, status):
-    """A sidecar that was missing or built for other inputs is rebuilt silently (that is its job);
-    one that was unreadable (corrupt, truncated, foreign version) or could not be written is a
-    warning the TD should see."""
-    expected = ("no sidecar yet", "built for different inputs")
-    if status.startswith("rebuilt") and not any(e in status for e in expected):
+def _cache_report(op, ob, state, status):
+    """Branches on the deformer's :class:`native.CacheState`; ``status`` (its text) is the detail
+    shown. A sidecar that was missing or built for other inputs is rebuilt silently (BUILT: that
+    is its job); one that was unreadable (corrupt, truncated, foreign version) or did not fit
+    (UNUSABLE), or could not be written (WRITE_FAILED), is a warning the TD should see."""
+    if state == native.CacheState.UNUSABLE:
         op.report({'WARNING'}, f"Overtone: the sidecar of '{ob.name}' could not be used, {status}")
-    elif status.startswith("built; sidecar not written"):
+    elif state == native.CacheState.WRITE_FAILED:
         op.report({'WARNING'}, f"Overtone: '{ob.name}': {status}")
 
 
@@ -138,7 +138,7 @@ class OBJECT_OT_overtone_add(bpy.types.Operator):
         session.install(s)
         objects = self._objects
         ob = objects[0]
-        status = s.deformer.cache_status()
+        state, status = s.deformer.cache_state(), s.deformer.cache_status()
         names = ", ".join(o.name for o in objects)
         for o, p in zip(objects, s.binding.parts):
             op = o.overtone
@@ -155,7 +155,7 @@ class OBJECT_OT_overtone_add(bpy.types.Operator):
                     f"{s.binding.vertex_count} vertices" if len(objects) > 1 else
                     f"bound: {p.n} vertices")
             op.status = f"{what}, {len(s.binding.bone_names)} bones; {status}"
-        _cache_report(self, ob, status)
+        _cache_report(self, ob, state, status)
         live.update(context.scene, context.evaluated_depsgraph_get())
         self.report({'INFO'}, f"Overtone added to {names} ({status})")
         return {'FINISHED'}
@@ -263,7 +263,7 @@ class OBJECT_OT_overtone_bake(bpy.types.Operator):
         return {'CANCELLED'}
 
     def _done(self, ob, result):
-        _cache_report(self, ob, result["cache"])
+        _cache_report(self, ob, result["cache_state"], result["cache"])
         for name, path in zip(result["objects"], result["paths"]):
             o = bpy.data.objects[name]
             where = " (temporary folder until the .blend is saved)" if name in result["temporary"] else ""

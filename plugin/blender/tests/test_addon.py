@@ -197,16 +197,20 @@ def test_leak_group_changes_the_result_and_the_sidecar_key():
 
 
 def test_sidecar_is_reused_and_corrupt_sidecar_rebuilt_with_a_warning():
+    """The state is what the add-on branches on; the status line shows the library's text."""
     scene, ob, _ = tube_scene("reuse")
     bpy.ops.object.overtone_add()
     check("rebuilt" in ob.overtone.status, ob.overtone.status)
+    check(session.get(ob).deformer.cache_state() == native.CacheState.BUILT, ob.overtone.status)
     bpy.ops.object.overtone_add()
     check("loaded from sidecar" in ob.overtone.status, ob.overtone.status)
+    check(session.get(ob).deformer.cache_state() == native.CacheState.LOADED, ob.overtone.status)
     with open(session.get(ob).sidecar, "r+b") as f:
         f.seek(200)
         f.write(b"\xff" * 64)
     check(bpy.ops.object.overtone_add() == {'FINISHED'}, "a corrupt sidecar stopped the add")
     check("rebuilt" in ob.overtone.status and "corrupt" in ob.overtone.status, ob.overtone.status)
+    check(session.get(ob).deformer.cache_state() == native.CacheState.UNUSABLE, ob.overtone.status)
 
 
 def test_error_paths_report_and_leave_the_scene_intact():
@@ -323,7 +327,7 @@ def test_saved_file_reopens_and_previews_from_the_sidecar():
     check(session.get(ob) is None, "a session survived reopening the file")
     after = scenes.play(scene, ob, range(1, 21))
     check(np.abs(after - before).max() <= 1e-6, "the reopened file previews differently")
-    check(session.get(ob).deformer.cache_status() == "loaded from sidecar", session.get(ob).deformer.cache_status())
+    check(session.get(ob).deformer.cache_state() == native.CacheState.LOADED, session.get(ob).deformer.cache_status())
     check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake with the default // path failed")
     check(os.path.isfile(os.path.join(TMP, "overtone", "Tube.pc2")), "the bake is not next to the .blend")
 

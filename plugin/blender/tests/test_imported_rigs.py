@@ -23,7 +23,7 @@ import overtone  # noqa: E402
 from overtone import properties  # noqa: E402
 import runner  # noqa: E402
 import scenes  # noqa: E402
-from overtone import pc2, session, shape_key  # noqa: E402
+from overtone import native, pc2, session, shape_key  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="overtone-rigs-")
 RESIDUAL_TOL = 1e-8
@@ -430,7 +430,7 @@ def test_unsaved_bake_moves_next_to_the_blend_on_save():
     check(np.abs(after - before).max() == 0.0, "the moved cache plays differently")
     ob.overtone.live_preview = True
     scenes.play(bpy.context.scene, ob, range(1, 3))
-    check(session.get(ob).deformer.cache_status() == "loaded from sidecar",
+    check(session.get(ob).deformer.cache_state() == native.CacheState.LOADED,
           f"after reopening: {session.get(ob).deformer.cache_status()}")
 
 
@@ -455,7 +455,7 @@ def test_recent_precomputes_are_kept_and_status_stays_current():
     ob.overtone.youngs_modulus = properties.DEFAULT_YOUNGS_MODULUS
     scene.frame_set(3)
     s = session.get(ob)
-    check(s.sidecar == first and s.deformer.cache_status() == "loaded from sidecar",
+    check(s.sidecar == first and s.deformer.cache_state() == native.CacheState.LOADED,
           f"switching back did not reuse the first precompute: {s.deformer.cache_status()}")
     for e in (1e5, 3e5, 5e5, 6e5, 7e5):
         ob.overtone.youngs_modulus = e

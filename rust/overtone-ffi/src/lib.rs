@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use overtone::cache::CacheState;
 use overtone::deformer::{BodyInput, DeformerSettings, SurfaceDeformer, SurfacePart};
 use overtone::dynamics::{FastParams, Integrator, Material, RestShape};
 use overtone::progress::AtomicProgress;
@@ -60,6 +61,22 @@ mod ffi {
         gravity: [f64; 3],
     }
 
+    /// Where a deformer's precompute came from (`overtone::cache::CacheState`, same values):
+    /// hosts branch on it and show `cache_status` as the detail.
+    #[repr(u8)]
+    enum CacheState {
+        /// No sidecar path was given.
+        NotRequested = 0,
+        /// Loaded from the sidecar.
+        Loaded = 1,
+        /// Built and written: no sidecar yet, or one built for other inputs (silent).
+        Built = 2,
+        /// Built and written because the sidecar was unreadable or did not fit (warn).
+        Unusable = 3,
+        /// Built, but the sidecar could not be written (warn).
+        WriteFailed = 4,
+    }
+
     extern "Rust" {
         type Deformer;
         fn default_settings() -> Settings;
@@ -103,7 +120,10 @@ mod ffi {
         /// Relative rig-orthogonality residual of the last step, bones and blendshapes (0 before
         /// the first).
         fn residual(self: &Deformer) -> f64;
+        /// Where the precompute came from, as text for a TD (the detail behind `cache_state`).
         fn cache_status(self: &Deformer) -> String;
+        /// Where the precompute came from, as the code hosts branch on (never the text).
+        fn cache_state(self: &Deformer) -> CacheState;
         fn vertex_count(self: &Deformer) -> usize;
         fn bone_count(self: &Deformer) -> usize;
         /// Test hook: panics inside the bridge when `really` is true (proves hosts survive).
@@ -184,6 +204,18 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, St
                 .unwrap_or_else(|| "unknown panic".into());
             Err(format!("internal error in {what} (please report): {msg}"))
         }
+    }
+}
+
+/// The core's cache state as the bridge's enum (same values, checked by a test). A plain match
+/// on a field: it cannot panic, so it needs no `guarded` (like `residual` and `cache_status`).
+fn bridge_cache_state(state: CacheState) -> ffi::CacheState {
+    match state {
+        CacheState::NotRequested => ffi::CacheState::NotRequested,
+        CacheState::Loaded => ffi::CacheState::Loaded,
+        CacheState::Built => ffi::CacheState::Built,
+        CacheState::Unusable => ffi::CacheState::Unusable,
+        CacheState::WriteFailed => ffi::CacheState::WriteFailed,
     }
 }
 
@@ -657,6 +689,9 @@ impl Deformer {
     fn cache_status(&self) -> String {
         self.inner.cache_status().to_string()
     }
+    fn cache_state(&self) -> ffi::CacheState {
+        bridge_cache_state(self.inner.cache_status().state())
+    }
     fn vertex_count(&self) -> usize {
         self.inner.n_vertices()
     }
@@ -726,5 +761,22 @@ mod tests {
         assert_eq!(last, "gravity:f64x3");
         assert!(offsets[n - 1] + 24 <= std::mem::size_of::<ffi::Settings>());
         assert!(std::mem::size_of::<ffi::Settings>() - (offsets[n - 1] + 24) < 8);
+    }
+
+    /// The bridge's cache states carry the core's values (the C++, C and Python constants are
+    /// written from the same list).
+    #[test]
+    fn cache_states_cross_with_the_core_values() {
+        let all = [
+            CacheState::NotRequested,
+            CacheState::Loaded,
+            CacheState::Built,
+            CacheState::Unusable,
+            CacheState::WriteFailed,
+        ];
+        for (i, state) in all.into_iter().enumerate() {
+            assert_eq!(state as u8, i as u8);
+            assert_eq!(bridge_cache_state(state).repr, state as u8, "{state:?}");
+        }
     }
 }
