@@ -415,105 +415,13 @@ impl Character {
     ) -> Result<Character> {
         let ns = vertices.len() / 3;
         let m = n_bones;
-        if vertices.is_empty() || vertices.len() % 3 != 0 {
-            return Err(OvertoneError::size(
-                "surface vertices",
-                "a non-empty multiple of 3 numbers",
-                vertices.len(),
-            ));
-        }
-        crate::error::check_finite("surface vertices", vertices, 3)?;
-        if triangles.len() % 3 != 0 || triangles.is_empty() {
-            return Err(OvertoneError::size(
-                "triangles",
-                "a non-empty multiple of 3 indices",
-                triangles.len(),
-            ));
-        }
-        if let Some(&bad) = triangles.iter().find(|&&i| i >= ns) {
-            return Err(OvertoneError::IndexOutOfRange {
-                element: triangles.iter().position(|&i| i == bad).unwrap_or(0) / 3,
-                vertex: bad,
-                n_vertices: ns,
-            });
-        }
-        // Validates sizes, signs and normalisation of the weights (and the morph deltas).
-        let surface_rig = crate::rig::LbsRig::new(3, vertices, weights, m)?;
-        if world_frames.is_empty() {
-            return Err(OvertoneError::setting("frames", 0, "at least one pose is needed"));
-        }
-        if let Some(mo) = &morphs {
-            surface_rig.with_blendshapes(&mo.deltas, mo.n_targets)?;
-            if mo.weights.len() != world_frames.len() || mo.weights.iter().any(|w| w.len() != mo.n_targets) {
-                return Err(OvertoneError::size(
-                    "morph target weights",
-                    format!("{} frames x {} targets", world_frames.len(), mo.n_targets),
-                    format!("{} rows", mo.weights.len()),
-                ));
-            }
-        }
-        let (lo, hi) = crate::mesh::bounding_box(vertices);
-        let centre: [f64; 3] = std::array::from_fn(|i| 0.5 * (lo[i] + hi[i]));
-        let scale = (0..3).map(|i| 0.5 * (hi[i] - lo[i])).fold(0.0, f64::max);
-        if !(scale > 0.0) {
-            return Err(OvertoneError::setting("surface", name, "has zero extent"));
-        }
-        let normalised: Vec<f64> = vertices
-            .iter()
-            .enumerate()
-            .map(|(k, x)| (x - centre[k % 3]) / scale)
-            .collect();
+        check_surface_input(vertices, triangles, weights, m, &world_frames, morphs.as_ref())?;
+        let (centre, scale, normalised) = normalise_surface(name, vertices)?;
         crate::progress::check()?;
-        let resolution_choice = if settings.lattice_resolution == crate::embed::AUTO_LATTICE_RESOLUTION {
-            crate::progress::report(0.0, "choosing the lattice resolution");
-            Some(crate::embed::choose_lattice_resolution(&normalised, triangles)?)
-        } else {
-            None
-        };
-        let lattice_resolution = resolution_choice
-            .as_ref()
-            .map_or(settings.lattice_resolution, |c| c.resolution);
-        crate::progress::check()?;
-        crate::progress::report(0.1, "embedding the surface in the lattice");
-        let embedding = embed_surface(&normalised, triangles, lattice_resolution)?;
+        let (embedding, lattice_resolution, resolution_choice) = embed_normalised(settings, &normalised, triangles)?;
         let lat = &embedding.lattice;
-        // Surface vertices of each piece: a lattice vertex takes the weights of the nearest
-        // vertex of its own piece (overlapping pieces, e.g. a joint inside a limb, do not mix).
-        let (surface_piece, _) = crate::embed::surface_pieces(ns, triangles);
-        let mut by_piece: Vec<Vec<usize>> = vec![Vec::new(); embedding.pieces.max(1)];
-        for (v, &p) in surface_piece.iter().enumerate() {
-            by_piece[if p == usize::MAX { 0 } else { p }].push(v);
-        }
-        let nearest = |lv: usize| -> usize {
-            let p = lat.vertex(lv);
-            let piece = embedding.lattice_piece.get(lv).copied().unwrap_or(0);
-            let candidates = if by_piece[piece].is_empty() {
-                &by_piece[0]
-            } else {
-                &by_piece[piece]
-            };
-            candidates
-                .iter()
-                .copied()
-                .min_by(|&a, &b| {
-                    let da: f64 = (0..3).map(|i| (normalised[3 * a + i] - p[i]).powi(2)).sum();
-                    let db: f64 = (0..3).map(|i| (normalised[3 * b + i] - p[i]).powi(2)).sum();
-                    da.total_cmp(&db)
-                })
-                .expect("non-empty surface")
-        };
         let fixed = &embedding.surface_lattice_vertices;
-        // Nearest surface vertex of each lattice vertex on the surface cubes, in chunks (a
-        // cancellation is seen between them).
-        let mut near: Vec<usize> = Vec::with_capacity(fixed.len());
-        for chunk in fixed.chunks(512) {
-            crate::progress::check()?;
-            crate::progress::report(
-                0.2 + 0.5 * near.len() as f64 / fixed.len().max(1) as f64,
-                "carrying the weights to the lattice",
-            );
-            near.extend(chunk.par_iter().map(|&v| nearest(v)).collect::<Vec<_>>());
-        }
+        let near = nearest_surface_vertices(&embedding, &normalised, triangles)?;
         let known: Vec<f64> = near
             .iter()
             .flat_map(|&s| weights[s * m..(s + 1) * m].iter().copied())
@@ -522,116 +430,13 @@ impl Character {
         crate::progress::report(0.7, "harmonic weights inside the lattice");
         let host_weights = extend_weights_inward(lat, fixed, &known, m)?;
         crate::progress::check()?;
-        // Separate pieces get their own rig columns: column (piece, bone) carries the bone's
-        // weights on that piece only and the bone's transform. The skinned pose is unchanged,
-        // but the complementary displacement is then rig-orthogonal on every piece, so a piece
-        // (held by no elastic tissue to the others) cannot drift or spin off its bones.
-        let nl = lat.n_vertices();
-        let bone_of_column: Vec<usize> = if embedding.pieces > 1 {
-            let mut used = vec![false; embedding.pieces * m];
-            for v in 0..nl {
-                let p = embedding.lattice_piece[v];
-                for b in 0..m {
-                    if host_weights[v * m + b] > 0.0 {
-                        used[p * m + b] = true;
-                    }
-                }
-            }
-            (0..embedding.pieces * m).filter(|&c| used[c]).collect()
-        } else {
-            (0..m).collect()
-        };
+        let (bone_of_column, lattice_weights) = rig_columns_per_piece(&embedding, host_weights, m);
         let columns = bone_of_column.len();
-        let lattice_weights: Vec<f64> = if embedding.pieces > 1 {
-            let mut col = vec![usize::MAX; embedding.pieces * m];
-            for (c, &pb) in bone_of_column.iter().enumerate() {
-                col[pb] = c;
-            }
-            let mut w = vec![0.0; nl * columns];
-            for v in 0..nl {
-                let p = embedding.lattice_piece[v];
-                for b in 0..m {
-                    let x = host_weights[v * m + b];
-                    if x > 0.0 {
-                        w[v * columns + col[p * m + b]] = x;
-                    }
-                }
-            }
-            w
-        } else {
-            host_weights
-        };
         let bone_of_column: Vec<usize> = bone_of_column.iter().map(|&pb| pb % m).collect();
-        let painted_leak = match momentum_weights_surface {
-            None => None,
-            Some(d) => {
-                if crate::leak::validate_painted_leak(d, ns)? {
-                    // Painted where d >= 0, the default field elsewhere (blended below, once
-                    // the skeleton-derived default is known).
-                    let painted = |s: usize| d[s] != crate::leak::UNPAINTED;
-                    let mask: Vec<f64> = near.iter().map(|&s| if painted(s) { 1.0 } else { 0.0 }).collect();
-                    let values: Vec<f64> = near.iter().map(|&s| if painted(s) { d[s] } else { 0.0 }).collect();
-                    Some(PaintedLeak::Partial {
-                        mask: extend_harmonic(lat, fixed, &mask, 1, "painted leak mask")?,
-                        values: extend_harmonic(lat, fixed, &values, 1, "painted leak")?,
-                    })
-                } else {
-                    let known: Vec<f64> = near.iter().map(|&s| d[s]).collect();
-                    Some(PaintedLeak::Full(extend_harmonic(
-                        lat,
-                        fixed,
-                        &known,
-                        1,
-                        "painted leak",
-                    )?))
-                }
-            }
-        };
-        let (n_to, n_from) = normalisation_pair(centre, scale);
-        let mut frames = Vec::with_capacity(world_frames.len());
-        for (f, fr) in world_frames.iter().enumerate() {
-            if fr.len() != 12 * m {
-                return Err(OvertoneError::size(
-                    format!("pose {f}"),
-                    format!("{m} bones x 12 numbers"),
-                    fr.len(),
-                ));
-            }
-            crate::error::check_finite(&format!("pose {f}"), fr, 12)?;
-            let per_bone: Vec<[f64; 12]> = fr
-                .chunks_exact(12)
-                .map(|t| compose_affine(&n_to, &compose_affine(t, &n_from)))
-                .collect();
-            frames.push(bone_of_column.iter().flat_map(|&b| per_bone[b]).collect());
-        }
-        let blendshapes = match &morphs {
-            None => None,
-            Some(mo) => {
-                let nt = mo.n_targets;
-                // Known values per fixed lattice vertex: 3T components (target-major).
-                let known: Vec<f64> = near
-                    .iter()
-                    .flat_map(|&sv| (0..nt).flat_map(move |t| (0..3).map(move |i| (t, i, sv))))
-                    .map(|(t, i, sv)| mo.deltas[(t * ns + sv) * 3 + i] / scale)
-                    .collect();
-                let ext = extend_harmonic(lat, fixed, &known, 3 * nt, "morph deltas")?;
-                let nl = lat.n_vertices();
-                let mut deltas = vec![0.0; nt * nl * 3];
-                for v in 0..nl {
-                    for t in 0..nt {
-                        for i in 0..3 {
-                            deltas[(t * nl + v) * 3 + i] = ext[v * 3 * nt + 3 * t + i];
-                        }
-                    }
-                }
-                Some(crate::scene::SceneBlendshapes {
-                    deltas,
-                    n_targets: nt,
-                    weights: mo.weights.clone(),
-                })
-            }
-        };
-        let scene = Scene {
+        let painted_leak = painted_leak_on_lattice(momentum_weights_surface, ns, &near, lat, fixed)?;
+        let frames = normalised_frames(&world_frames, m, centre, scale, &bone_of_column)?;
+        let blendshapes = lattice_blendshapes(morphs.as_ref(), ns, scale, &near, lat, fixed)?;
+        let mut scene = Scene {
             name: name.to_string(),
             mesh: lat.clone(),
             weights: lattice_weights,
@@ -647,54 +452,18 @@ impl Character {
             dt: 1.0 / settings.fps,
             gravity: vec![0.0; 3],
         };
-        let mut scene = scene;
-        // The skeleton's core is measured on the body, not on the lattice: a lattice vertex of a
-        // cube the surface crosses may lie up to a cell outside it, and stands for the material
-        // of its nearest surface vertex (see `skeleton_defaults_on_body`).
-        let mut body_points = lat.vertices().to_vec();
-        for (&v, &s) in fixed.iter().zip(&near) {
-            body_points[3 * v..3 * v + 3].copy_from_slice(&normalised[3 * s..3 * s + 3]);
-        }
-        // The default leak (the skeleton-derived field, the depth field inside the body where no
-        // bone core is near) and stiffness; a painted leak replaces the default where painted.
-        crate::scene::apply_skeleton_defaults(&mut scene, &body_points, &embedding.outside_surface)?;
-        let mut default = scene.momentum_weights.take().ok_or_else(|| {
-            OvertoneError::setting("leak", name, "the skeleton-derived default leak field is missing")
-        })?;
-        // A separate piece whose default leak is zero everywhere (a small part far from every
-        // bone axis, with no lattice vertex below its surface) would have no rig constraint at
-        // all and drift freely (its rigid motions cost no elastic energy): such pieces take
-        // d = 1 (momentum kept, like interior material). Applied to the default field, before a
-        // painted leak is blended in, so every piece keeps the same default whether or not one
-        // piece is filled.
-        if embedding.pieces > 1 {
-            let mut peak = vec![0.0f64; embedding.pieces];
-            for (v, &x) in default.iter().enumerate() {
-                let p = embedding.lattice_piece[v];
-                peak[p] = peak[p].max(x);
-            }
-            for (v, x) in default.iter_mut().enumerate() {
-                if peak[embedding.lattice_piece[v]] <= 1e-9 {
-                    *x = 1.0;
-                }
-            }
-        }
-        scene.momentum_weights = Some(match painted_leak {
-            None => default,
-            Some(PaintedLeak::Full(known)) => known,
-            Some(PaintedLeak::Partial { mask, values }) => crate::leak::blend_painted(&default, &mask, &values),
-        });
+        scene.momentum_weights = Some(lattice_leak(
+            name,
+            &mut scene,
+            &embedding,
+            &normalised,
+            &near,
+            painted_leak,
+        )?);
         scene.validate()?;
         crate::progress::report(1.0, "lattice scene ready");
-        let (open, nonmanifold) = surface_defects(triangles);
-        let mut warnings = Vec::new();
-        if open > 0 || nonmanifold > 0 {
-            warnings.push(format!(
-                "the surface is not closed and manifold ({open} boundary edges, {nonmanifold} edges shared by more than two triangles); it was embedded by generalized winding number, check the lattice covers the body"
-            ));
-        }
         Ok(Character {
-            warnings,
+            warnings: surface_warnings(triangles),
             scene,
             embedding,
             surface: vertices.to_vec(),
@@ -756,6 +525,357 @@ impl Character {
         }
         out
     }
+}
+
+/// Checks the surface given to [`Character::from_surface_with_morphs`]: vertex and triangle
+/// counts, finite positions, indices in range, the weights (sizes, signs, normalisation; through
+/// [`crate::rig::LbsRig::new`]), at least one pose, and the morph deltas and weights.
+fn check_surface_input(
+    vertices: &[f64],
+    triangles: &[usize],
+    weights: &[f64],
+    m: usize,
+    world_frames: &[Vec<f64>],
+    morphs: Option<&SurfaceMorphs>,
+) -> Result<()> {
+    let ns = vertices.len() / 3;
+    if vertices.is_empty() || vertices.len() % 3 != 0 {
+        return Err(OvertoneError::size(
+            "surface vertices",
+            "a non-empty multiple of 3 numbers",
+            vertices.len(),
+        ));
+    }
+    crate::error::check_finite("surface vertices", vertices, 3)?;
+    if triangles.len() % 3 != 0 || triangles.is_empty() {
+        return Err(OvertoneError::size(
+            "triangles",
+            "a non-empty multiple of 3 indices",
+            triangles.len(),
+        ));
+    }
+    if let Some(&bad) = triangles.iter().find(|&&i| i >= ns) {
+        return Err(OvertoneError::IndexOutOfRange {
+            element: triangles.iter().position(|&i| i == bad).unwrap_or(0) / 3,
+            vertex: bad,
+            n_vertices: ns,
+        });
+    }
+    // Validates sizes, signs and normalisation of the weights (and the morph deltas).
+    let surface_rig = crate::rig::LbsRig::new(3, vertices, weights, m)?;
+    if world_frames.is_empty() {
+        return Err(OvertoneError::setting("frames", 0, "at least one pose is needed"));
+    }
+    if let Some(mo) = morphs {
+        surface_rig.with_blendshapes(&mo.deltas, mo.n_targets)?;
+        if mo.weights.len() != world_frames.len() || mo.weights.iter().any(|w| w.len() != mo.n_targets) {
+            return Err(OvertoneError::size(
+                "morph target weights",
+                format!("{} frames x {} targets", world_frames.len(), mo.n_targets),
+                format!("{} rows", mo.weights.len()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The surface in its normalised frame: bounding-box centre at the origin, longest half-extent
+/// 1. Returns `(centre, scale, normalised n × 3)`; a surface of zero extent is refused.
+fn normalise_surface(name: &str, vertices: &[f64]) -> Result<([f64; 3], f64, Vec<f64>)> {
+    let (lo, hi) = crate::mesh::bounding_box(vertices);
+    let centre: [f64; 3] = std::array::from_fn(|i| 0.5 * (lo[i] + hi[i]));
+    let scale = (0..3).map(|i| 0.5 * (hi[i] - lo[i])).fold(0.0, f64::max);
+    if !(scale > 0.0) {
+        return Err(OvertoneError::setting("surface", name, "has zero extent"));
+    }
+    let normalised: Vec<f64> = vertices
+        .iter()
+        .enumerate()
+        .map(|(k, x)| (x - centre[k % 3]) / scale)
+        .collect();
+    Ok((centre, scale, normalised))
+}
+
+/// Embeds the normalised surface in its lattice at the settings' resolution (chosen from the
+/// geometry when automatic). Returns the embedding, the resolution used and, when it was
+/// chosen, how.
+fn embed_normalised(
+    settings: &CharacterSettings,
+    normalised: &[f64],
+    triangles: &[usize],
+) -> Result<(Embedding, usize, Option<crate::embed::ResolutionChoice>)> {
+    let resolution_choice = if settings.lattice_resolution == crate::embed::AUTO_LATTICE_RESOLUTION {
+        crate::progress::report(0.0, "choosing the lattice resolution");
+        Some(crate::embed::choose_lattice_resolution(normalised, triangles)?)
+    } else {
+        None
+    };
+    let lattice_resolution = resolution_choice
+        .as_ref()
+        .map_or(settings.lattice_resolution, |c| c.resolution);
+    crate::progress::check()?;
+    crate::progress::report(0.1, "embedding the surface in the lattice");
+    let embedding = embed_surface(normalised, triangles, lattice_resolution)?;
+    Ok((embedding, lattice_resolution, resolution_choice))
+}
+
+/// Per lattice vertex of the surface cubes (`embedding.surface_lattice_vertices`), the nearest
+/// surface vertex of its own piece (overlapping pieces, e.g. a joint inside a limb, do not mix),
+/// in the normalised frame.
+fn nearest_surface_vertices(embedding: &Embedding, normalised: &[f64], triangles: &[usize]) -> Result<Vec<usize>> {
+    let ns = normalised.len() / 3;
+    let lat = &embedding.lattice;
+    // Surface vertices of each piece: a lattice vertex takes the weights of the nearest
+    // vertex of its own piece (overlapping pieces, e.g. a joint inside a limb, do not mix).
+    let (surface_piece, _) = crate::embed::surface_pieces(ns, triangles);
+    let mut by_piece: Vec<Vec<usize>> = vec![Vec::new(); embedding.pieces.max(1)];
+    for (v, &p) in surface_piece.iter().enumerate() {
+        by_piece[if p == usize::MAX { 0 } else { p }].push(v);
+    }
+    let nearest = |lv: usize| -> usize {
+        let p = lat.vertex(lv);
+        let piece = embedding.lattice_piece.get(lv).copied().unwrap_or(0);
+        let candidates = if by_piece[piece].is_empty() {
+            &by_piece[0]
+        } else {
+            &by_piece[piece]
+        };
+        candidates
+            .iter()
+            .copied()
+            .min_by(|&a, &b| {
+                let da: f64 = (0..3).map(|i| (normalised[3 * a + i] - p[i]).powi(2)).sum();
+                let db: f64 = (0..3).map(|i| (normalised[3 * b + i] - p[i]).powi(2)).sum();
+                da.total_cmp(&db)
+            })
+            .expect("non-empty surface")
+    };
+    let fixed = &embedding.surface_lattice_vertices;
+    // Nearest surface vertex of each lattice vertex on the surface cubes, in chunks (a
+    // cancellation is seen between them).
+    let mut near: Vec<usize> = Vec::with_capacity(fixed.len());
+    for chunk in fixed.chunks(512) {
+        crate::progress::check()?;
+        crate::progress::report(
+            0.2 + 0.5 * near.len() as f64 / fixed.len().max(1) as f64,
+            "carrying the weights to the lattice",
+        );
+        near.extend(chunk.par_iter().map(|&v| nearest(v)).collect::<Vec<_>>());
+    }
+    Ok(near)
+}
+
+/// The rig columns of the lattice scene and their weights (`nl × columns`, row-major), from the
+/// extended host weights (`nl × m`). Returns `(piece·m + bone per column, weights)`.
+fn rig_columns_per_piece(embedding: &Embedding, host_weights: Vec<f64>, m: usize) -> (Vec<usize>, Vec<f64>) {
+    let lat = &embedding.lattice;
+    // Separate pieces get their own rig columns: column (piece, bone) carries the bone's
+    // weights on that piece only and the bone's transform. The skinned pose is unchanged,
+    // but the complementary displacement is then rig-orthogonal on every piece, so a piece
+    // (held by no elastic tissue to the others) cannot drift or spin off its bones.
+    let nl = lat.n_vertices();
+    let bone_of_column: Vec<usize> = if embedding.pieces > 1 {
+        let mut used = vec![false; embedding.pieces * m];
+        for v in 0..nl {
+            let p = embedding.lattice_piece[v];
+            for b in 0..m {
+                if host_weights[v * m + b] > 0.0 {
+                    used[p * m + b] = true;
+                }
+            }
+        }
+        (0..embedding.pieces * m).filter(|&c| used[c]).collect()
+    } else {
+        (0..m).collect()
+    };
+    let columns = bone_of_column.len();
+    let lattice_weights: Vec<f64> = if embedding.pieces > 1 {
+        let mut col = vec![usize::MAX; embedding.pieces * m];
+        for (c, &pb) in bone_of_column.iter().enumerate() {
+            col[pb] = c;
+        }
+        let mut w = vec![0.0; nl * columns];
+        for v in 0..nl {
+            let p = embedding.lattice_piece[v];
+            for b in 0..m {
+                let x = host_weights[v * m + b];
+                if x > 0.0 {
+                    w[v * columns + col[p * m + b]] = x;
+                }
+            }
+        }
+        w
+    } else {
+        host_weights
+    };
+    (bone_of_column, lattice_weights)
+}
+
+/// A painted leak field (per surface vertex, [`crate::leak::UNPAINTED`] where unpainted) carried
+/// to the lattice: values at the surface cubes from the nearest surface vertex, harmonic inside.
+fn painted_leak_on_lattice(
+    momentum_weights_surface: Option<&[f64]>,
+    ns: usize,
+    near: &[usize],
+    lat: &crate::mesh::SimplexMesh,
+    fixed: &[usize],
+) -> Result<Option<PaintedLeak>> {
+    Ok(match momentum_weights_surface {
+        None => None,
+        Some(d) => {
+            if crate::leak::validate_painted_leak(d, ns)? {
+                // Painted where d >= 0, the default field elsewhere (blended below, once
+                // the skeleton-derived default is known).
+                let painted = |s: usize| d[s] != crate::leak::UNPAINTED;
+                let mask: Vec<f64> = near.iter().map(|&s| if painted(s) { 1.0 } else { 0.0 }).collect();
+                let values: Vec<f64> = near.iter().map(|&s| if painted(s) { d[s] } else { 0.0 }).collect();
+                Some(PaintedLeak::Partial {
+                    mask: extend_harmonic(lat, fixed, &mask, 1, "painted leak mask")?,
+                    values: extend_harmonic(lat, fixed, &values, 1, "painted leak")?,
+                })
+            } else {
+                let known: Vec<f64> = near.iter().map(|&s| d[s]).collect();
+                Some(PaintedLeak::Full(extend_harmonic(
+                    lat,
+                    fixed,
+                    &known,
+                    1,
+                    "painted leak",
+                )?))
+            }
+        }
+    })
+}
+
+/// The world skin transforms of every frame (`m × 12` per frame) conjugated into the normalised
+/// frame, one per rig column.
+fn normalised_frames(
+    world_frames: &[Vec<f64>],
+    m: usize,
+    centre: [f64; 3],
+    scale: f64,
+    bone_of_column: &[usize],
+) -> Result<Vec<Vec<f64>>> {
+    let (n_to, n_from) = normalisation_pair(centre, scale);
+    let mut frames = Vec::with_capacity(world_frames.len());
+    for (f, fr) in world_frames.iter().enumerate() {
+        if fr.len() != 12 * m {
+            return Err(OvertoneError::size(
+                format!("pose {f}"),
+                format!("{m} bones x 12 numbers"),
+                fr.len(),
+            ));
+        }
+        crate::error::check_finite(&format!("pose {f}"), fr, 12)?;
+        let per_bone: Vec<[f64; 12]> = fr
+            .chunks_exact(12)
+            .map(|t| compose_affine(&n_to, &compose_affine(t, &n_from)))
+            .collect();
+        frames.push(bone_of_column.iter().flat_map(|&b| per_bone[b]).collect());
+    }
+    Ok(frames)
+}
+
+/// Morph targets carried to the lattice: each delta component from the nearest surface vertex
+/// on the surface cubes, harmonic inside, scaled into the normalised frame (`T × nl × 3`).
+fn lattice_blendshapes(
+    morphs: Option<&SurfaceMorphs>,
+    ns: usize,
+    scale: f64,
+    near: &[usize],
+    lat: &crate::mesh::SimplexMesh,
+    fixed: &[usize],
+) -> Result<Option<crate::scene::SceneBlendshapes>> {
+    Ok(match morphs {
+        None => None,
+        Some(mo) => {
+            let nt = mo.n_targets;
+            // Known values per fixed lattice vertex: 3T components (target-major).
+            let known: Vec<f64> = near
+                .iter()
+                .flat_map(|&sv| (0..nt).flat_map(move |t| (0..3).map(move |i| (t, i, sv))))
+                .map(|(t, i, sv)| mo.deltas[(t * ns + sv) * 3 + i] / scale)
+                .collect();
+            let ext = extend_harmonic(lat, fixed, &known, 3 * nt, "morph deltas")?;
+            let nl = lat.n_vertices();
+            let mut deltas = vec![0.0; nt * nl * 3];
+            for v in 0..nl {
+                for t in 0..nt {
+                    for i in 0..3 {
+                        deltas[(t * nl + v) * 3 + i] = ext[v * 3 * nt + 3 * t + i];
+                    }
+                }
+            }
+            Some(crate::scene::SceneBlendshapes {
+                deltas,
+                n_targets: nt,
+                weights: mo.weights.clone(),
+            })
+        }
+    })
+}
+
+/// The lattice's leak field: the skeleton-derived default (which also sets the scene's default
+/// stiffness), with pieces that no bone reaches filled, and a painted field blended in.
+fn lattice_leak(
+    name: &str,
+    scene: &mut Scene,
+    embedding: &Embedding,
+    normalised: &[f64],
+    near: &[usize],
+    painted_leak: Option<PaintedLeak>,
+) -> Result<Vec<f64>> {
+    let lat = &embedding.lattice;
+    let fixed = &embedding.surface_lattice_vertices;
+    // The skeleton's core is measured on the body, not on the lattice: a lattice vertex of a
+    // cube the surface crosses may lie up to a cell outside it, and stands for the material
+    // of its nearest surface vertex (see `skeleton_defaults_on_body`).
+    let mut body_points = lat.vertices().to_vec();
+    for (&v, &s) in fixed.iter().zip(near) {
+        body_points[3 * v..3 * v + 3].copy_from_slice(&normalised[3 * s..3 * s + 3]);
+    }
+    // The default leak (the skeleton-derived field, the depth field inside the body where no
+    // bone core is near) and stiffness; a painted leak replaces the default where painted.
+    crate::scene::apply_skeleton_defaults(scene, &body_points, &embedding.outside_surface)?;
+    let mut default = scene
+        .momentum_weights
+        .take()
+        .ok_or_else(|| OvertoneError::setting("leak", name, "the skeleton-derived default leak field is missing"))?;
+    // A separate piece whose default leak is zero everywhere (a small part far from every
+    // bone axis, with no lattice vertex below its surface) would have no rig constraint at
+    // all and drift freely (its rigid motions cost no elastic energy): such pieces take
+    // d = 1 (momentum kept, like interior material). Applied to the default field, before a
+    // painted leak is blended in, so every piece keeps the same default whether or not one
+    // piece is filled.
+    if embedding.pieces > 1 {
+        let mut peak = vec![0.0f64; embedding.pieces];
+        for (v, &x) in default.iter().enumerate() {
+            let p = embedding.lattice_piece[v];
+            peak[p] = peak[p].max(x);
+        }
+        for (v, x) in default.iter_mut().enumerate() {
+            if peak[embedding.lattice_piece[v]] <= 1e-9 {
+                *x = 1.0;
+            }
+        }
+    }
+    Ok(match painted_leak {
+        None => default,
+        Some(PaintedLeak::Full(known)) => known,
+        Some(PaintedLeak::Partial { mask, values }) => crate::leak::blend_painted(&default, &mask, &values),
+    })
+}
+
+/// Warnings about the surface a TD should see (an open or non-manifold surface).
+fn surface_warnings(triangles: &[usize]) -> Vec<String> {
+    let (open, nonmanifold) = surface_defects(triangles);
+    let mut warnings = Vec::new();
+    if open > 0 || nonmanifold > 0 {
+        warnings.push(format!(
+            "the surface is not closed and manifold ({open} boundary edges, {nonmanifold} edges shared by more than two triangles); it was embedded by generalized winding number, check the lattice covers the body"
+        ));
+    }
+    warnings
 }
 
 /// The result of a character bake.
