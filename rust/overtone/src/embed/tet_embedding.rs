@@ -1,6 +1,7 @@
 //! Points (a display surface) carried by a tetrahedral mesh through barycentric coordinates.
 
 use crate::error::{check_finite, OvertoneError, Result};
+use crate::math::vec3::{cross, dot, sub};
 use crate::mesh::SimplexMesh;
 
 /// Barycentric coordinates below `−INSIDE_TOLERANCE` mark a point outside a tet.
@@ -130,20 +131,6 @@ fn barycentric(mesh: &SimplexMesh, t: usize, p: &[f64; 3]) -> [f64; 4] {
     let l2 = dot(&a, &cross(&r, &c)) / det;
     let l3 = dot(&a, &cross(&b, &r)) / det;
     [1.0 - l1 - l2 - l3, l1, l2, l3]
-}
-
-fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-fn sub(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
 /// Distance from `p` to tet `t`: 0 inside, else the nearest of its four faces.

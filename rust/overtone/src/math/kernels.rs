@@ -1,5 +1,16 @@
 //! Small dense kernels for the per-step hot loops.
 
+/// `Σ_i a_i b_i` summed in index order (one running sum). Not interchangeable with [`dot`], whose
+/// four partial sums round differently: the Lanczos iteration's results depend on this order.
+pub fn dot_sequential(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `‖a‖₂` through [`dot_sequential`].
+pub fn norm_sequential(a: &[f64]) -> f64 {
+    dot_sequential(a, a).sqrt()
+}
+
 /// `Σ_k a_k b_k` over the common length, with four independent partial sums (a fixed order, so
 /// deterministic; unlike one running sum it lets the CPU overlap the additions and vectorise).
 #[inline]

@@ -1,6 +1,7 @@
 //! Rigid-motion quantities of a particle set: linear and angular momentum, the best rigid fit of
 //! one pose onto another, and the damping of the non-rigid part of the velocity.
 
+use crate::math::vec3::cross;
 use crate::polar::closest_rotation_3d;
 use crate::shape_matching::stretch::inverse3;
 
@@ -19,21 +20,12 @@ fn centre(x: &[[f64; 3]], m: &[f64]) -> (f64, [f64; 3]) {
     (total, c)
 }
 
-#[inline]
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
 /// Linear momentum `Σ mᵢ vᵢ` and angular momentum about the origin `Σ mᵢ xᵢ × vᵢ`.
 pub fn momenta(x: &[[f64; 3]], v: &[[f64; 3]], m: &[f64]) -> ([f64; 3], [f64; 3]) {
     let mut p = [0.0; 3];
     let mut l = [0.0; 3];
     for ((xi, vi), &mi) in x.iter().zip(v).zip(m) {
-        let c = cross(*xi, *vi);
+        let c = cross(xi, vi);
         for k in 0..3 {
             p[k] += mi * vi[k];
             l[k] += mi * c[k];
@@ -83,7 +75,7 @@ pub fn damp_non_rigid_velocity(x: &[[f64; 3]], v: &mut [[f64; 3]], m: &[f64], k:
     let mut inertia = [0.0; 9];
     for ((xi, vi), &mi) in x.iter().zip(v.iter()).zip(m) {
         let r = [xi[0] - c[0], xi[1] - c[1], xi[2] - c[2]];
-        let rv = cross(r, *vi);
+        let rv = cross(&r, vi);
         let r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
         for a in 0..3 {
             vcm[a] += mi * vi[a];
@@ -104,7 +96,7 @@ pub fn damp_non_rigid_velocity(x: &[[f64; 3]], v: &mut [[f64; 3]], m: &[f64], k:
     };
     for (xi, vi) in x.iter().zip(v.iter_mut()) {
         let r = [xi[0] - c[0], xi[1] - c[1], xi[2] - c[2]];
-        let w = cross(omega, r);
+        let w = cross(&omega, &r);
         for a in 0..3 {
             vi[a] += k * (vcm[a] + w[a] - vi[a]);
         }

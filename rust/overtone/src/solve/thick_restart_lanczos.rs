@@ -15,6 +15,7 @@
 use faer::{Mat, MatRef, Side};
 
 use crate::error::{OvertoneError, Result};
+use crate::math::kernels::{dot_sequential as dot, norm_sequential as norm};
 use crate::progress::{check_cancelled, Progress};
 
 /// Limits and accuracy of one [`largest_eigenpairs`] run.
@@ -41,14 +42,6 @@ pub struct LanczosResult {
     pub converged: bool,
     /// Operator applications used.
     pub applies: usize,
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn norm(a: &[f64]) -> f64 {
-    dot(a, a).sqrt()
 }
 
 /// Removes from `w` its components along the first `cols` columns of `v` (twice).
