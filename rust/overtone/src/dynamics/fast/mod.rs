@@ -3,7 +3,9 @@
 //! subspace basis (`skinning_basis`), the rotation clusters (`rotation_clusters`, `kmeans`), the
 //! cached precompute (`precompute`, stored in a `cache` sidecar) and the solver (`solver`).
 
+mod kernels;
 mod kmeans;
+mod model;
 mod precompute;
 mod rotation_clusters;
 mod skinning_basis;
@@ -12,9 +14,10 @@ mod solver;
 mod weight_space_constraint;
 
 pub use kmeans::{kmeans, KMeans};
+pub use model::{FastParams, FastPrecompute, ReducedModel};
 pub use precompute::{build_fast_precompute, fast_precompute_key, FastPrecomputeData};
 pub use rotation_clusters::{element_features, RotationClusters};
 pub use skinning_basis::SkinningBasis;
 pub use skinning_eigenmodes::{skinning_eigenmodes, SkinningEigenmodes};
-pub use solver::{FastParams, FastPrecompute, FastSolver, ReducedModel};
+pub use solver::FastSolver;
 pub use weight_space_constraint::weight_space_constraint;
