@@ -313,13 +313,8 @@ impl FullOrderSolver {
     /// error the state (positions, velocities, displacement, rig positions, the rotation warm
     /// starts) is bit-identical to before the call.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
-        let iterations = self.advance(p_next)?;
-        let (residual, relative_residual) = self.constraint_residual();
-        Ok(StepReport {
-            iterations,
-            residual,
-            relative_residual,
-        })
+        // `advance` then `constraint_residual` (the trait's provided method).
+        crate::dynamics::CdSolver::step(self, p_next)
     }
 
     /// The step without the residual diagnostic; returns the iterations taken.

@@ -240,13 +240,8 @@ impl NewtonCdSolver {
     /// that finds no decrease, or `iterations` used up, is not an error: the step keeps the last
     /// accepted (energy-decreasing, feasible) iterate and [`Self::last_newton_report`] says so.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
-        let iterations = self.advance(p_next)?;
-        let (residual, relative_residual) = self.constraint_residual();
-        Ok(StepReport {
-            iterations,
-            residual,
-            relative_residual,
-        })
+        // `advance` then `constraint_residual` (the trait's provided method).
+        crate::dynamics::CdSolver::step(self, p_next)
     }
 
     /// The step without the residual diagnostic; returns the Newton iterations taken (errors as

@@ -144,103 +144,68 @@ fn transpose_into(u: &[f64], d: usize, out: &mut [f64]) {
     }
 }
 
+/// The [`CdSolver`] methods every solver implements by its inherent method of the same name
+/// (inherent methods take precedence over the trait's in `Type::method` paths).
+macro_rules! delegate_to_inherent {
+    ($t:ty) => {
+        fn dim(&self) -> usize {
+            <$t>::dim(self)
+        }
+        fn n_vertices(&self) -> usize {
+            <$t>::n_vertices(self)
+        }
+        fn rig(&self) -> &LbsRig {
+            <$t>::rig(self)
+        }
+        fn reset(&mut self, p: &[f64]) -> Result<()> {
+            <$t>::reset(self, p)
+        }
+        fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
+            <$t>::match_rig_velocity(self, p_next, dt)
+        }
+        fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
+            <$t>::advance(self, p_next)
+        }
+        fn constraint_residual(&mut self) -> (f64, f64) {
+            <$t>::constraint_residual(self)
+        }
+        fn set_damping(&mut self, zeta: f64) -> Result<()> {
+            <$t>::set_damping(self, zeta)
+        }
+    };
+}
+
+/// The output methods of the full-order solvers, whose state (`positions()`, `displacement()`)
+/// is coordinate-major `n·d`, and whose inherent `constraint_rank` is the trait's.
+macro_rules! full_order_output {
+    ($t:ty) => {
+        fn constraint_rank(&self) -> ConstraintRank {
+            <$t>::constraint_rank(self)
+        }
+        fn write_displacement(&mut self, out: &mut [f64]) {
+            transpose_into(self.displacement(), <$t>::dim(self), out);
+        }
+        fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
+            write_full_frame(self.positions(), self.displacement(), frame, disp)
+        }
+    };
+}
+
 impl CdSolver for FullOrderSolver {
-    fn dim(&self) -> usize {
-        FullOrderSolver::dim(self)
-    }
-    fn n_vertices(&self) -> usize {
-        FullOrderSolver::n_vertices(self)
-    }
-    fn rig(&self) -> &LbsRig {
-        FullOrderSolver::rig(self)
-    }
-    fn reset(&mut self, p: &[f64]) -> Result<()> {
-        FullOrderSolver::reset(self, p)
-    }
-    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
-        FullOrderSolver::match_rig_velocity(self, p_next, dt)
-    }
-    fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
-        FullOrderSolver::advance(self, p_next)
-    }
-    fn constraint_residual(&mut self) -> (f64, f64) {
-        FullOrderSolver::constraint_residual(self)
-    }
+    delegate_to_inherent!(FullOrderSolver);
+    full_order_output!(FullOrderSolver);
     fn blendshape_residual(&self) -> (f64, f64) {
         FullOrderSolver::blendshape_residual(self)
-    }
-    fn constraint_rank(&self) -> ConstraintRank {
-        FullOrderSolver::constraint_rank(self)
-    }
-    fn write_displacement(&mut self, out: &mut [f64]) {
-        transpose_into(self.displacement(), FullOrderSolver::dim(self), out);
-    }
-    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
-        write_full_frame(self.positions(), self.displacement(), frame, disp)
-    }
-    fn set_damping(&mut self, zeta: f64) -> Result<()> {
-        FullOrderSolver::set_damping(self, zeta)
     }
 }
 
 impl CdSolver for NewtonCdSolver {
-    fn dim(&self) -> usize {
-        NewtonCdSolver::dim(self)
-    }
-    fn n_vertices(&self) -> usize {
-        NewtonCdSolver::n_vertices(self)
-    }
-    fn rig(&self) -> &LbsRig {
-        NewtonCdSolver::rig(self)
-    }
-    fn reset(&mut self, p: &[f64]) -> Result<()> {
-        NewtonCdSolver::reset(self, p)
-    }
-    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
-        NewtonCdSolver::match_rig_velocity(self, p_next, dt)
-    }
-    fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
-        NewtonCdSolver::advance(self, p_next)
-    }
-    fn constraint_residual(&mut self) -> (f64, f64) {
-        NewtonCdSolver::constraint_residual(self)
-    }
-    fn constraint_rank(&self) -> ConstraintRank {
-        NewtonCdSolver::constraint_rank(self)
-    }
-    fn write_displacement(&mut self, out: &mut [f64]) {
-        transpose_into(self.displacement(), NewtonCdSolver::dim(self), out);
-    }
-    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
-        write_full_frame(self.positions(), self.displacement(), frame, disp)
-    }
-    fn set_damping(&mut self, zeta: f64) -> Result<()> {
-        NewtonCdSolver::set_damping(self, zeta)
-    }
+    delegate_to_inherent!(NewtonCdSolver);
+    full_order_output!(NewtonCdSolver);
 }
 
 impl CdSolver for FastSolver {
-    fn dim(&self) -> usize {
-        FastSolver::dim(self)
-    }
-    fn n_vertices(&self) -> usize {
-        FastSolver::n_vertices(self)
-    }
-    fn rig(&self) -> &LbsRig {
-        FastSolver::rig(self)
-    }
-    fn reset(&mut self, p: &[f64]) -> Result<()> {
-        FastSolver::reset(self, p)
-    }
-    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
-        FastSolver::match_rig_velocity(self, p_next, dt)
-    }
-    fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
-        FastSolver::advance(self, p_next)
-    }
-    fn constraint_residual(&mut self) -> (f64, f64) {
-        FastSolver::constraint_residual(self)
-    }
+    delegate_to_inherent!(FastSolver);
     fn blendshape_residual(&self) -> (f64, f64) {
         FastSolver::blendshape_residual(self)
     }
@@ -262,9 +227,6 @@ impl CdSolver for FastSolver {
             }
         }
         max_norm(disp, d)
-    }
-    fn set_damping(&mut self, zeta: f64) -> Result<()> {
-        FastSolver::set_damping(self, zeta)
     }
     fn fast_precompute(&self) -> Option<&FastPrecompute> {
         Some(self.precompute())

@@ -70,24 +70,14 @@ pub fn simulate_with_sidecar(
     tolerance: Option<f64>,
     sidecar: Option<&std::path::Path>,
 ) -> Result<Simulation> {
-    let (mut solver, precompute_ms) = build_solver(scene, kind, iterations, tolerance, sidecar)?;
     let mut positions = Vec::with_capacity(scene.frames.len());
     let mut collect = |_: usize, frame: &[f64], _: &[f64]| -> Result<()> {
         positions.push(frame.to_vec());
         Ok(())
     };
-    let run = run_frames(scene, solver.as_mut(), &mut collect)?;
-    Ok(Simulation {
-        positions,
-        steps: run.steps,
-        step_ms: run.step_ms,
-        precompute_ms,
-        constraint_rank: solver.constraint_rank(),
-        max_displacement: run.max_displacement,
-        fast: solver.fast_precompute().cloned(),
-        blendshape_relative_residual: run.blendshape_residual,
-        cuts: run.cuts,
-    })
+    let mut sim = simulate_streaming(scene, kind, iterations, tolerance, sidecar, &mut collect)?;
+    sim.positions = positions;
+    Ok(sim)
 }
 
 struct FrameRun {
