@@ -4,12 +4,11 @@
 use std::path::Path;
 
 use crate::cache::CacheStatus;
-use crate::dynamics::{FastParams, FastSolver, FullOrderSolver, StepReport};
+use crate::dynamics::{CdSolver, FastParams, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
-use crate::leak::default_momentum_weights;
 use crate::progress::{NoProgress, Progress};
 use crate::rig::{compose_affine, normalisation_pair, RigJump};
-use crate::scene::{Character, CharacterSettings, SceneDynamics, SurfaceMorphs};
+use crate::scene::{Character, CharacterSettings, SceneDynamics, SolverKind, SurfaceMorphs};
 
 /// Settings of a [`SurfaceDeformer`]; every field documents its default.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,11 +37,6 @@ impl Default for DeformerSettings {
     }
 }
 
-enum Solver {
-    Fast(Box<FastSolver>),
-    Full(Box<FullOrderSolver>),
-}
-
 /// Complementary dynamics for a host's skinned surface.
 ///
 /// Created once from the rest surface, its LBS weights, an optional painted leak field and the
@@ -53,7 +47,8 @@ enum Solver {
 /// solver a step allocates nothing.
 pub struct SurfaceDeformer {
     character: Character,
-    solver: Solver,
+    /// The lattice scene's solver (fast, full-order ARAP, or Newton for a neo-Hookean model).
+    solver: Box<dyn CdSolver>,
     to_normalised: [f64; 12],
     from_normalised: [f64; 12],
     pose: Vec<f64>,
@@ -298,13 +293,7 @@ impl SurfaceDeformer {
         crate::progress::check()?;
         crate::progress::report(0.25, "solver precompute");
         let sc = &character.scene;
-        let rig = sc.rig()?;
-        let mut p0 = vec![0.0; rig.n_params()];
-        sc.frame_params_into(&rig, 0, &mut p0)?;
-        let dw = match &sc.momentum_weights {
-            Some(d) => d.clone(),
-            None => default_momentum_weights(&sc.mesh)?,
-        };
+        let (rig, p0, dw) = crate::scene::rig_start(sc)?;
         // A painted stiffness (per surface vertex) multiplies the skeleton-derived default.
         let stiffness = match (&settings.dynamics.stiffness, &sc.dynamics.stiffness) {
             (None, default) => default.clone(),
@@ -331,37 +320,18 @@ impl SurfaceDeformer {
         // World length units → the normalised frame (lengths divided by the scale).
         let gravity = settings.gravity.iter().map(|g| g / character.scale).collect();
         let params = dynamics.solver_params(sc.dt, 10, None, gravity);
-        let (solver, cache) = match settings.fast {
-            Some(fp) => {
-                let s = crate::progress::within(0.25, 0.99, || {
-                    FastSolver::with_sidecar(&sc.mesh, rig, &dw, &sc.material, &params, fp, &p0, sidecar)
-                })?;
-                let cache = s.precompute().cache.clone();
-                (Solver::Fast(Box::new(s)), cache)
-            }
-            None => (
-                Solver::Full(Box::new(FullOrderSolver::new(
-                    &sc.mesh,
-                    rig,
-                    &dw,
-                    &sc.material,
-                    &params,
-                    &p0,
-                )?)),
-                CacheStatus::NotRequested,
-            ),
-        };
+        let kind = settings.fast.map_or(SolverKind::Full, SolverKind::Fast);
+        let solver = crate::progress::within(0.25, 0.99, || {
+            crate::scene::new_solver(sc, rig, &params, kind, &p0, &dw, sidecar)
+        })?;
+        let cache = solver
+            .fast_precompute()
+            .map_or(CacheStatus::NotRequested, |f| f.cache.clone());
         crate::progress::check()?;
         crate::progress::report(1.0, "ready");
         let (to_normalised, from_normalised) = normalisation_pair(character.centre, character.scale);
         let n_lattice = sc.mesh.n_vertices();
-        let jump = dynamics.cut_distance.map(|c| {
-            let r = match &solver {
-                Solver::Fast(s) => s.rig(),
-                Solver::Full(s) => s.rig(),
-            };
-            (RigJump::new(r), c)
-        });
+        let jump = dynamics.cut_distance.map(|c| (RigJump::new(solver.rig()), c));
         let preroll_frames = (dynamics.preroll / sc.dt).round() as usize;
         let mut deformer = Self {
             pose: vec![0.0; 12 * n_bones],
@@ -389,10 +359,7 @@ impl SurfaceDeformer {
     /// gravity or a bind-rest offset before the first output frame).
     fn preroll(&mut self) -> Result<()> {
         for _ in 0..self.preroll_frames {
-            match &mut self.solver {
-                Solver::Fast(s) => s.step(&self.params)?,
-                Solver::Full(s) => s.step(&self.params)?,
-            };
+            self.solver.step(&self.params)?;
         }
         Ok(())
     }
@@ -441,20 +408,14 @@ impl SurfaceDeformer {
         let blend = if self.n_targets() == 0 {
             0.0
         } else {
-            match &self.solver {
-                Solver::Fast(s) => s.blendshape_residual().1,
-                Solver::Full(s) => s.blendshape_residual().1,
-            }
+            self.solver.blendshape_residual().1
         };
         r.relative_residual.max(blend)
     }
 
     /// Blendshape targets `T` (0 for a bones-only rig).
     pub fn n_targets(&self) -> usize {
-        match &self.solver {
-            Solver::Fast(s) => s.rig().n_targets(),
-            Solver::Full(s) => s.rig().n_targets(),
-        }
+        self.solver.rig().n_targets()
     }
 
     /// Converts a world pose and the blendshape weights into rig parameters in `self.params`
@@ -475,10 +436,7 @@ impl SurfaceDeformer {
                 &compose_affine(t, &self.from_normalised),
             ));
         }
-        let rig = match &self.solver {
-            Solver::Fast(s) => s.rig(),
-            Solver::Full(s) => s.rig(),
-        };
+        let rig = self.solver.rig();
         for (c, &b) in self.character.bone_of_column.iter().enumerate() {
             self.column_pose[12 * c..12 * c + 12].copy_from_slice(&self.pose[12 * b..12 * b + 12]);
         }
@@ -494,10 +452,7 @@ impl SurfaceDeformer {
     /// [`reset`](Self::reset) with the frame's `T` blendshape weights.
     pub fn reset_with_morphs(&mut self, pose: &[f64], morph_weights: &[f64]) -> Result<()> {
         self.load_params(pose, morph_weights)?;
-        match &mut self.solver {
-            Solver::Fast(s) => s.reset(&self.params)?,
-            Solver::Full(s) => s.reset(&self.params)?,
-        }
+        self.solver.reset(&self.params)?;
         self.params_prev.copy_from_slice(&self.params);
         self.last = None;
         self.preroll()
@@ -515,10 +470,7 @@ impl SurfaceDeformer {
                 "must be a finite number >= 0",
             ));
         }
-        match &mut self.solver {
-            Solver::Fast(s) => s.set_damping(damping)?,
-            Solver::Full(s) => s.set_damping(damping)?,
-        }
+        self.solver.set_damping(damping)?;
         self.strength = strength;
         Ok(())
     }
@@ -548,36 +500,20 @@ impl SurfaceDeformer {
             .as_ref()
             .is_some_and(|(j, c)| j.jump(&self.params_prev, p) > c * j.diagonal());
         if cut {
-            match &mut self.solver {
-                Solver::Fast(s) => s.reset(p)?,
-                Solver::Full(s) => s.reset(p)?,
-            }
+            self.solver.reset(p)?;
             self.cuts += 1;
         }
-        let report = match &mut self.solver {
+        let report = if cut {
             // At rest after the restart: u_c = 0 meets the constraint exactly.
-            _ if cut => StepReport {
+            StepReport {
                 iterations: 0,
                 residual: 0.0,
                 relative_residual: 0.0,
-            },
-            Solver::Fast(s) => {
-                let r = s.step(p)?;
-                self.lattice_u.fill(0.0);
-                s.add_displacement(&mut self.lattice_u);
-                r
             }
-            Solver::Full(s) => {
-                let r = s.step(p)?;
-                let u = s.displacement();
-                let nl = self.lattice_u.len() / 3;
-                for v in 0..nl {
-                    for i in 0..3 {
-                        self.lattice_u[3 * v + i] = u[i * nl + v];
-                    }
-                }
-                r
-            }
+        } else {
+            let r = self.solver.step(p)?;
+            self.solver.write_displacement(&mut self.lattice_u);
+            r
         };
         if cut {
             self.lattice_u.fill(0.0);

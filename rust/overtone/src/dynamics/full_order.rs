@@ -8,7 +8,7 @@ use crate::dynamics::time_integration::{
     extrapolate_from, lowest_angular_frequency_full, restore_fields, save_fields, Damping, FramePlan, FrameStepper,
     SubstepSolver,
 };
-use crate::dynamics::{validate_solver_inputs, Material, RestShape, SolverParams, StepReport};
+use crate::dynamics::{validate_solver_inputs, ConstraintRank, Material, RestShape, SolverParams, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::fem::{
     lame_parameters, lumped_mass, scalar_stiffness, scalar_stiffness_triplets, DeformationJacobian,
@@ -313,13 +313,8 @@ impl FullOrderSolver {
     /// error the state (positions, velocities, displacement, rig positions, the rotation warm
     /// starts) is bit-identical to before the call.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
-        let iterations = self.advance(p_next)?;
-        let (residual, relative_residual) = self.constraint_residual();
-        Ok(StepReport {
-            iterations,
-            residual,
-            relative_residual,
-        })
+        // `advance` then `constraint_residual` (the trait's provided method).
+        crate::dynamics::CdSolver::step(self, p_next)
     }
 
     /// The step without the residual diagnostic; returns the iterations taken.
@@ -779,10 +774,13 @@ impl FullOrderSolver {
     pub fn masses(&self) -> &[f64] {
         &self.mass
     }
-    /// Number of independent rig-orthogonality constraints per coordinate (after dropping
-    /// redundant ones) and the number given.
-    pub fn constraint_rank(&self) -> (usize, usize) {
-        (self.solve.rank(), self.solve.n_constraints())
+    /// Rig-orthogonality constraints per coordinate: independent ones kept (after dropping
+    /// redundant ones), and given.
+    pub fn constraint_rank(&self) -> ConstraintRank {
+        ConstraintRank {
+            kept: self.solve.rank(),
+            given: self.solve.n_constraints(),
+        }
     }
     /// The rig.
     pub fn rig(&self) -> &LbsRig {

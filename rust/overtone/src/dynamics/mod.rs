@@ -1,4 +1,4 @@
-//! Complementary dynamics solvers.
+//! Complementary dynamics solvers, all behind one stepping interface, [`CdSolver`].
 //!
 //! * [`FullOrderSolver`]: full-order ARAP local/global (Zhang et al. 2020; seed tutorial 23).
 //! * [`NewtonCdSolver`]: hyperelastic complementary dynamics by Newton's method.
@@ -16,5 +16,5 @@ pub use fast::{FastParams, FastPrecompute, FastSolver, ReducedModel};
 pub use full_order::FullOrderSolver;
 pub use newton_cd::{NewtonCdSolver, NEWTON_CD_TOLERANCE};
 pub use params::{Integrator, Material, RestShape, SolverParams, DEFAULT_DAMPING, MAX_SUBSTEPS};
-pub use solver::{validate_solver_inputs, ConstraintRank, StepReport};
+pub use solver::{validate_solver_inputs, CdSolver, ConstraintRank, StepReport};
 pub use time_integration::{auto_substeps, Damping, FramePlan};

@@ -7,7 +7,7 @@ use crate::dynamics::time_integration::{
     extrapolate_from, lowest_angular_frequency_full, restore_fields, save_fields, Damping, FramePlan, FrameStepper,
     SubstepSolver,
 };
-use crate::dynamics::{validate_solver_inputs, Material, RestShape, SolverParams, StepReport};
+use crate::dynamics::{validate_solver_inputs, ConstraintRank, Material, RestShape, SolverParams, StepReport};
 use crate::energy::{ElasticEnergy, EnergyModel};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, DeformationJacobian};
@@ -48,6 +48,8 @@ pub struct NewtonCdSolver {
     dt: f64,
     /// Mass-proportional damping `α` (1/s) of the complementary velocity.
     damping_mass: f64,
+    /// The damping ratio `ζ` it was bound with (`params.damping`; fixed, see `set_damping`).
+    zeta: f64,
     rest: RestShape,
     /// `∇Ψ(J p)` of the step in progress (rest = rig), subtracted from the energy's gradient.
     g_rig: Vec<f64>,
@@ -175,6 +177,7 @@ impl NewtonCdSolver {
             solve,
             dt: tau,
             damping_mass: damping.mass,
+            zeta: params.damping,
             rest: params.rest,
             g_rig: vec![0.0; nd],
             frames: FrameStepper::new(plan),
@@ -237,17 +240,40 @@ impl NewtonCdSolver {
     /// that finds no decrease, or `iterations` used up, is not an error: the step keeps the last
     /// accepted (energy-decreasing, feasible) iterate and [`Self::last_newton_report`] says so.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
+        // `advance` then `constraint_residual` (the trait's provided method).
+        crate::dynamics::CdSolver::step(self, p_next)
+    }
+
+    /// The step without the residual diagnostic; returns the Newton iterations taken (errors as
+    /// [`step`](Self::step); on error the state is unchanged).
+    pub fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
         self.rig.check_params(p_next)?;
         let mut frames = std::mem::take(&mut self.frames);
         let result = frames.advance(self, p_next);
         self.frames = frames;
-        let iterations = result?;
-        let (residual, relative_residual) = self.constraint_residual();
-        Ok(StepReport {
-            iterations,
-            residual,
-            relative_residual,
-        })
+        result
+    }
+
+    /// The damping ratio `ζ` the body was bound with (`params.damping`). Newton's damping is
+    /// mass-proportional, `α = 2ζω₁`, folded into the first factorization, so it is fixed at
+    /// construction: `Ok(())` when `zeta` equals the bound value, otherwise an
+    /// [`OvertoneError::Setting`] naming `damping` (rebind to change it). The solver never
+    /// changes.
+    pub fn set_damping(&mut self, zeta: f64) -> Result<()> {
+        if !(zeta.is_finite() && zeta >= 0.0) {
+            return Err(OvertoneError::setting("damping", zeta, "must be a finite number >= 0"));
+        }
+        if zeta == self.zeta {
+            return Ok(());
+        }
+        Err(OvertoneError::setting(
+            "damping",
+            zeta,
+            format!(
+                "the Newton (neo-Hookean) solver's damping is fixed when it is bound (damping {}); rebind to change it",
+                self.zeta
+            ),
+        ))
     }
 
     /// One backward-Euler solve of length `τ` toward `p_next` (checked by the caller); returns
@@ -340,9 +366,12 @@ impl NewtonCdSolver {
     pub fn masses(&self) -> &[f64] {
         &self.mass
     }
-    /// Independent rig-orthogonality constraints per coordinate, and the number given.
-    pub fn constraint_rank(&self) -> (usize, usize) {
-        (self.solve.rank() / self.dim, self.solve.n_constraints() / self.dim)
+    /// Rig-orthogonality constraints per coordinate: independent ones kept, and given.
+    pub fn constraint_rank(&self) -> ConstraintRank {
+        ConstraintRank {
+            kept: self.solve.rank() / self.dim,
+            given: self.solve.n_constraints() / self.dim,
+        }
     }
     /// The rig.
     pub fn rig(&self) -> &LbsRig {

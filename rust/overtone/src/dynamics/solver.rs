@@ -1,7 +1,8 @@
-//! What every complementary-dynamics solver shares: the report of a step, the rank of the
+//! What every complementary-dynamics solver shares: the stepping interface [`CdSolver`] (with
+//! its implementations for the three solvers), the report of a step, the rank of the
 //! rig-orthogonality constraint, and the checks made on the inputs.
 
-use crate::dynamics::{Material, SolverParams};
+use crate::dynamics::{FastPrecompute, FastSolver, FullOrderSolver, Material, NewtonCdSolver, SolverParams};
 use crate::error::{OvertoneError, Result};
 use crate::leak::validate_momentum_weights;
 use crate::mesh::SimplexMesh;
@@ -49,4 +50,185 @@ pub fn validate_solver_inputs(
     validate_momentum_weights(momentum_weights, n)?;
     material.validate()?;
     params.validate(d)
+}
+
+/// The stepping interface of every complementary-dynamics solver ([`FullOrderSolver`],
+/// [`NewtonCdSolver`], [`FastSolver`]), as the scene runner and the host deformer use it.
+///
+/// The state is the rig parameters `p` plus the complementary displacement `u_c` (and their
+/// velocities). Every `Err` leaves the state bit-identical to before the call. Poses are rig
+/// parameter vectors of length [`LbsRig::n_params`]. `Send + Sync` as the three solvers are,
+/// so a host's deformer holding a `Box<dyn CdSolver>` stays both.
+pub trait CdSolver: Send + Sync {
+    /// Spatial dimension `d` (2 or 3).
+    fn dim(&self) -> usize;
+    /// Number of simulated vertices `n`.
+    fn n_vertices(&self) -> usize;
+    /// The rig.
+    fn rig(&self) -> &LbsRig;
+    /// Puts the body at rest in pose `p`: `u_c = 0`, zero velocity.
+    fn reset(&mut self, p: &[f64]) -> Result<()>;
+    /// Gives the body its rig's velocity toward `p_next`, `dt` physics seconds later (`dt > 0`),
+    /// with no complementary velocity; positions and `u_c` are unchanged.
+    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()>;
+    /// One frame toward pose `p_next` without the residual diagnostic (what the step timings
+    /// measure); returns the iterations taken.
+    fn advance(&mut self, p_next: &[f64]) -> Result<usize>;
+    /// [`advance`](Self::advance) then [`constraint_residual`](Self::constraint_residual).
+    fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
+        let iterations = self.advance(p_next)?;
+        let (residual, relative_residual) = self.constraint_residual();
+        Ok(StepReport {
+            iterations,
+            residual,
+            relative_residual,
+        })
+    }
+    /// `(‖Jᵀ M D u_c‖₂, relative)` of the current state, bone and blendshape rows together
+    /// (see [`StepReport`] for units); `&mut` for the full-order solvers' workspace.
+    fn constraint_residual(&mut self) -> (f64, f64);
+    /// `(‖G u_c‖₂, ‖G u_c‖₂/(‖G‖₂‖u_c‖₂))` against the blendshape columns alone (zeros without
+    /// blendshapes).
+    fn blendshape_residual(&self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
+    /// Rig-orthogonality rows per coordinate: independent ones kept, and given.
+    fn constraint_rank(&self) -> ConstraintRank;
+    /// The complementary displacement `u_c` into `out` (`n × d`, row-major, overwritten).
+    /// Does not allocate.
+    fn write_displacement(&mut self, out: &mut [f64]);
+    /// The final positions `J p + u_c` into `frame` (`n × 3`, row-major, z = 0 in 2D) and `u_c`
+    /// into `disp` (`n × d`, row-major); returns `max_v ‖u_c,v‖` (length units).
+    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64;
+    /// The damping ratio `ζ ≥ 0` of the lowest mode from the next step on. Errors when `ζ` is
+    /// out of range or the solver cannot change its damping after construction (an
+    /// [`OvertoneError::Setting`] naming `damping`); on error the solver is unchanged.
+    fn set_damping(&mut self, zeta: f64) -> Result<()>;
+    /// The fast solver's precompute report (`None` for the full-order solvers).
+    fn fast_precompute(&self) -> Option<&FastPrecompute> {
+        None
+    }
+}
+
+/// Frame output of the full-order solvers, whose state is coordinate-major (`x`, `u`: `n·d`):
+/// positions to `n × 3` rows (z = 0 in 2D), displacement to `n × d` rows; returns the largest
+/// displacement `max_v ‖u_v‖`.
+fn write_full_frame(x: &[f64], u: &[f64], frame: &mut [f64], disp: &mut [f64]) -> f64 {
+    let n = frame.len() / 3;
+    let d = u.len() / n;
+    for v in 0..n {
+        for i in 0..3 {
+            frame[v * 3 + i] = if i < d { x[i * n + v] } else { 0.0 };
+        }
+        for i in 0..d {
+            disp[v * d + i] = u[i * n + v];
+        }
+    }
+    max_norm(disp, d)
+}
+
+/// `max_v ‖u_v‖₂` of an `n × d` row-major field.
+fn max_norm(u: &[f64], d: usize) -> f64 {
+    u.chunks_exact(d)
+        .map(|v| v.iter().map(|x| x * x).sum::<f64>().sqrt())
+        .fold(0.0, f64::max)
+}
+
+/// A coordinate-major field `u` (`n·d`) into `out` (`n × d`, row-major).
+fn transpose_into(u: &[f64], d: usize, out: &mut [f64]) {
+    let n = u.len() / d;
+    for v in 0..n {
+        for i in 0..d {
+            out[d * v + i] = u[i * n + v];
+        }
+    }
+}
+
+/// The [`CdSolver`] methods every solver implements by its inherent method of the same name
+/// (inherent methods take precedence over the trait's in `Type::method` paths).
+macro_rules! delegate_to_inherent {
+    ($t:ty) => {
+        fn dim(&self) -> usize {
+            <$t>::dim(self)
+        }
+        fn n_vertices(&self) -> usize {
+            <$t>::n_vertices(self)
+        }
+        fn rig(&self) -> &LbsRig {
+            <$t>::rig(self)
+        }
+        fn reset(&mut self, p: &[f64]) -> Result<()> {
+            <$t>::reset(self, p)
+        }
+        fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
+            <$t>::match_rig_velocity(self, p_next, dt)
+        }
+        fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
+            <$t>::advance(self, p_next)
+        }
+        fn constraint_residual(&mut self) -> (f64, f64) {
+            <$t>::constraint_residual(self)
+        }
+        fn set_damping(&mut self, zeta: f64) -> Result<()> {
+            <$t>::set_damping(self, zeta)
+        }
+    };
+}
+
+/// The output methods of the full-order solvers, whose state (`positions()`, `displacement()`)
+/// is coordinate-major `n·d`, and whose inherent `constraint_rank` is the trait's.
+macro_rules! full_order_output {
+    ($t:ty) => {
+        fn constraint_rank(&self) -> ConstraintRank {
+            <$t>::constraint_rank(self)
+        }
+        fn write_displacement(&mut self, out: &mut [f64]) {
+            transpose_into(self.displacement(), <$t>::dim(self), out);
+        }
+        fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
+            write_full_frame(self.positions(), self.displacement(), frame, disp)
+        }
+    };
+}
+
+impl CdSolver for FullOrderSolver {
+    delegate_to_inherent!(FullOrderSolver);
+    full_order_output!(FullOrderSolver);
+    fn blendshape_residual(&self) -> (f64, f64) {
+        FullOrderSolver::blendshape_residual(self)
+    }
+}
+
+impl CdSolver for NewtonCdSolver {
+    delegate_to_inherent!(NewtonCdSolver);
+    full_order_output!(NewtonCdSolver);
+}
+
+impl CdSolver for FastSolver {
+    delegate_to_inherent!(FastSolver);
+    fn blendshape_residual(&self) -> (f64, f64) {
+        FastSolver::blendshape_residual(self)
+    }
+    fn constraint_rank(&self) -> ConstraintRank {
+        self.precompute().constraint_rows
+    }
+    fn write_displacement(&mut self, out: &mut [f64]) {
+        out.fill(0.0);
+        self.add_displacement(out);
+    }
+    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
+        let (n, d) = (FastSolver::n_vertices(self), FastSolver::dim(self));
+        let mut skinned = vec![0.0; n * d];
+        FastSolver::rig(self).apply(self.rig_params(), &mut skinned);
+        CdSolver::write_displacement(self, disp);
+        for v in 0..n {
+            for i in 0..d {
+                frame[v * 3 + i] = skinned[i * n + v] + disp[v * d + i];
+            }
+        }
+        max_norm(disp, d)
+    }
+    fn fast_precompute(&self) -> Option<&FastPrecompute> {
+        Some(self.precompute())
+    }
 }

@@ -23,6 +23,7 @@ pub use readers::{
     SCENE_FORMAT,
 };
 pub use scene_dynamics::{DynamicsKeys, SceneDynamics, DEFAULT_CUT_DISTANCE};
+pub(crate) use simulate::{new_solver, rig_start};
 pub use simulate::{
     simulate, simulate_full, simulate_streaming, simulate_with_sidecar, FrameCallback, Simulation, SolverKind,
 };

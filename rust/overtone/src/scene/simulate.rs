@@ -1,9 +1,10 @@
-//! Running a scene through the full-order solver.
+//! Running a scene through a complementary-dynamics solver ([`CdSolver`]).
 
 use std::time::Instant;
 
 use crate::dynamics::{
-    FastParams, FastPrecompute, FastSolver, FullOrderSolver, Integrator, NewtonCdSolver, StepReport,
+    CdSolver, ConstraintRank, FastParams, FastPrecompute, FastSolver, FullOrderSolver, Integrator, NewtonCdSolver,
+    SolverParams, StepReport,
 };
 use crate::energy::EnergyModel;
 use crate::error::{OvertoneError, Result};
@@ -23,8 +24,8 @@ pub struct Simulation {
     pub step_ms: Vec<f64>,
     /// Wall-clock milliseconds of the precompute (operators, leak field, factorizations).
     pub precompute_ms: f64,
-    /// Independent constraints kept per coordinate, and given.
-    pub constraint_rank: (usize, usize),
+    /// Rig-orthogonality constraints per coordinate: independent ones kept, and given.
+    pub constraint_rank: ConstraintRank,
     /// Per frame, `max_v ‖u_c,v‖` (the size of the secondary motion).
     pub max_displacement: Vec<f64>,
     /// The fast solver's precompute (eigenvalues, clusters, structural orthogonality, stages).
@@ -69,24 +70,14 @@ pub fn simulate_with_sidecar(
     tolerance: Option<f64>,
     sidecar: Option<&std::path::Path>,
 ) -> Result<Simulation> {
-    let (mut solver, precompute_ms) = build_solver(scene, kind, iterations, tolerance, sidecar)?;
     let mut positions = Vec::with_capacity(scene.frames.len());
     let mut collect = |_: usize, frame: &[f64], _: &[f64]| -> Result<()> {
         positions.push(frame.to_vec());
         Ok(())
     };
-    let run = run_frames(scene, solver.as_mut(), &mut collect)?;
-    Ok(Simulation {
-        positions,
-        steps: run.steps,
-        step_ms: run.step_ms,
-        precompute_ms,
-        constraint_rank: solver.constraint_rank(),
-        max_displacement: run.max_displacement,
-        fast: solver.fast_precompute(),
-        blendshape_relative_residual: run.blendshape_residual,
-        cuts: run.cuts,
-    })
+    let mut sim = simulate_streaming(scene, kind, iterations, tolerance, sidecar, &mut collect)?;
+    sim.positions = positions;
+    Ok(sim)
 }
 
 struct FrameRun {
@@ -117,7 +108,7 @@ fn apply_strength(s: f64, frame: &mut [f64], disp: &mut [f64], d: usize) {
 /// The scene's [`SceneDynamics`](crate::scene::SceneDynamics) apply here: `preroll` seconds of
 /// steps at the first pose before frame 0, a restart (`reset`) at a frame whose rig jump
 /// exceeds `cut_distance` × the body's diagonal, and `strength` on every output displacement.
-fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallback) -> Result<FrameRun> {
+fn run_frames(scene: &Scene, solver: &mut dyn CdSolver, on_frame: &mut FrameCallback) -> Result<FrameRun> {
     let (n, d) = (scene.mesh.n_vertices(), scene.mesh.dim());
     let dyn_ = &scene.dynamics;
     let mut frame = vec![0.0; n * 3];
@@ -168,7 +159,7 @@ fn run_frames(scene: &Scene, solver: &mut dyn Stepper, on_frame: &mut FrameCallb
         };
         p_prev.copy_from_slice(&p);
         run.step_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        let (residual, relative_residual) = solver.residual();
+        let (residual, relative_residual) = solver.constraint_residual();
         run.steps.push(StepReport {
             iterations,
             residual,
@@ -208,7 +199,7 @@ pub fn simulate_streaming(
         precompute_ms,
         constraint_rank: solver.constraint_rank(),
         max_displacement: run.max_displacement,
-        fast: solver.fast_precompute(),
+        fast: solver.fast_precompute().cloned(),
         blendshape_relative_residual: run.blendshape_residual,
         cuts: run.cuts,
     })
@@ -221,7 +212,7 @@ fn build_solver(
     iterations: usize,
     tolerance: Option<f64>,
     sidecar: Option<&std::path::Path>,
-) -> Result<(Box<dyn Stepper>, f64)> {
+) -> Result<(Box<dyn CdSolver>, f64)> {
     scene.validate()?;
     if scene.model != ElasticModel::Arap && kind != SolverKind::Full {
         return Err(OvertoneError::Unsupported(format!(
@@ -237,6 +228,18 @@ fn build_solver(
         )));
     }
     let t0 = Instant::now();
+    let (rig, p0, dw) = rig_start(scene)?;
+    let params = scene
+        .dynamics
+        .solver_params(scene.dt, iterations, tolerance, scene.gravity.clone());
+    let solver = new_solver(scene, rig, &params, kind, &p0, &dw, sidecar)?;
+    let precompute_ms = t0.elapsed().as_secs_f64() * 1e3;
+    Ok((solver, precompute_ms))
+}
+
+/// What every solver of `scene` starts from: its rig, the rig parameters of frame 0 and the
+/// momentum weights (the scene's, or [`default_momentum_weights`]; one `≥ 0` per vertex).
+pub(crate) fn rig_start(scene: &Scene) -> Result<(LbsRig, Vec<f64>, Vec<f64>)> {
     let rig = scene.rig()?;
     let mut p0 = vec![0.0; rig.n_params()];
     scene.frame_params_into(&rig, 0, &mut p0)?;
@@ -244,21 +247,39 @@ fn build_solver(
         Some(dw) => dw.clone(),
         None => default_momentum_weights(&scene.mesh)?,
     };
-    let params = scene
-        .dynamics
-        .solver_params(scene.dt, iterations, tolerance, scene.gravity.clone());
-    let solver: Box<dyn Stepper> = match kind {
+    Ok((rig, p0, dw))
+}
+
+/// The solver of `kind` for `scene`'s mesh, material and model, at rest in pose `p0`: the
+/// full-order kind runs Newton's method ([`NewtonCdSolver`]) for a neo-Hookean scene and ARAP
+/// local/global ([`FullOrderSolver`], with the scene's example poses) otherwise; the fast kind
+/// runs [`FastSolver`], its eigenmodes and clusters loaded from (or saved to) `sidecar`.
+///
+/// * `rig`: the scene's rig ([`Scene::rig`]); `p0`: its parameters of the first frame.
+/// * `dw`: the momentum weights (the diagonal of `D`, one `≥ 0` per vertex).
+///
+/// The caller validates the scene and the model/kind pairing (see `build_solver`).
+pub(crate) fn new_solver(
+    scene: &Scene,
+    rig: LbsRig,
+    params: &SolverParams,
+    kind: SolverKind,
+    p0: &[f64],
+    dw: &[f64],
+    sidecar: Option<&std::path::Path>,
+) -> Result<Box<dyn CdSolver>> {
+    Ok(match kind {
         SolverKind::Full if scene.model == ElasticModel::NeoHookean => Box::new(NewtonCdSolver::new(
             &scene.mesh,
             rig,
-            &dw,
+            dw,
             EnergyModel::NeoHookean,
             &scene.material,
-            &params,
-            &p0,
+            params,
+            p0,
         )?),
         SolverKind::Full => {
-            let mut solver = FullOrderSolver::new(&scene.mesh, rig, &dw, &scene.material, &params, &p0)?;
+            let mut solver = FullOrderSolver::new(&scene.mesh, rig, dw, &scene.material, params, p0)?;
             if let Some(ex) = &scene.examples {
                 solver.set_examples(&ex.poses, ex.manifold.clone(), ex.beta)?;
             }
@@ -267,153 +288,12 @@ fn build_solver(
         SolverKind::Fast(fp) => Box::new(FastSolver::with_sidecar(
             &scene.mesh,
             rig,
-            &dw,
+            dw,
             &scene.material,
-            &params,
+            params,
             fp,
-            &p0,
+            p0,
             sidecar,
         )?),
-    };
-    let precompute_ms = t0.elapsed().as_secs_f64() * 1e3;
-    Ok((solver, precompute_ms))
-}
-
-/// The common stepping interface of the two solvers, as the simulation loop uses it.
-trait Stepper {
-    /// One step without diagnostics (what the step timings measure); returns iterations.
-    fn advance(&mut self, p: &[f64]) -> Result<usize>;
-    /// Puts the body at rest in pose `p` (a cut).
-    fn reset(&mut self, p: &[f64]) -> Result<()>;
-    /// Gives the body its rig's velocity toward `p_next`, `dt` physics seconds later, with no
-    /// complementary velocity (see [`FullOrderSolver::match_rig_velocity`]).
-    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()>;
-    /// `(‖JᵀMD u_c‖, relative)` of the current state.
-    fn residual(&mut self) -> (f64, f64);
-    fn rig(&self) -> &LbsRig;
-    /// Writes the final positions (`n × 3`, row-major, z = 0 in 2D) into `frame`, using `disp`
-    /// (`n × d`) as workspace; returns `max_v ‖u_c,v‖`.
-    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64;
-    fn constraint_rank(&self) -> (usize, usize);
-    fn fast_precompute(&self) -> Option<FastPrecompute> {
-        None
-    }
-    /// `(‖G u_c‖, relative)` against the blendshape columns (zeros without blendshapes).
-    fn blendshape_residual(&self) -> (f64, f64) {
-        (0.0, 0.0)
-    }
-}
-
-/// Frame output of the full-order solvers, whose state is coordinate-major: positions to
-/// `n × 3` rows, displacement to `n × d` rows; returns the largest displacement.
-fn write_full_frame(x: &[f64], u: &[f64], frame: &mut [f64], disp: &mut [f64]) -> f64 {
-    let n = frame.len() / 3;
-    let d = u.len() / n;
-    for v in 0..n {
-        for i in 0..3 {
-            frame[v * 3 + i] = if i < d { x[i * n + v] } else { 0.0 };
-        }
-        for i in 0..d {
-            disp[v * d + i] = u[i * n + v];
-        }
-    }
-    max_norm(disp, d)
-}
-
-fn max_norm(u: &[f64], d: usize) -> f64 {
-    u.chunks_exact(d)
-        .map(|v| v.iter().map(|x| x * x).sum::<f64>().sqrt())
-        .fold(0.0, f64::max)
-}
-
-impl Stepper for FullOrderSolver {
-    fn advance(&mut self, p: &[f64]) -> Result<usize> {
-        FullOrderSolver::advance(self, p)
-    }
-    fn reset(&mut self, p: &[f64]) -> Result<()> {
-        FullOrderSolver::reset(self, p)
-    }
-    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
-        FullOrderSolver::match_rig_velocity(self, p_next, dt)
-    }
-    fn residual(&mut self) -> (f64, f64) {
-        self.constraint_residual()
-    }
-    fn rig(&self) -> &LbsRig {
-        FullOrderSolver::rig(self)
-    }
-    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
-        write_full_frame(self.positions(), self.displacement(), frame, disp)
-    }
-    fn constraint_rank(&self) -> (usize, usize) {
-        FullOrderSolver::constraint_rank(self)
-    }
-    fn blendshape_residual(&self) -> (f64, f64) {
-        FullOrderSolver::blendshape_residual(self)
-    }
-}
-
-impl Stepper for NewtonCdSolver {
-    fn advance(&mut self, p: &[f64]) -> Result<usize> {
-        Ok(NewtonCdSolver::step(self, p)?.iterations)
-    }
-    fn reset(&mut self, p: &[f64]) -> Result<()> {
-        NewtonCdSolver::reset(self, p)
-    }
-    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
-        NewtonCdSolver::match_rig_velocity(self, p_next, dt)
-    }
-    fn residual(&mut self) -> (f64, f64) {
-        self.constraint_residual()
-    }
-    fn rig(&self) -> &LbsRig {
-        NewtonCdSolver::rig(self)
-    }
-    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
-        write_full_frame(self.positions(), self.displacement(), frame, disp)
-    }
-    fn constraint_rank(&self) -> (usize, usize) {
-        NewtonCdSolver::constraint_rank(self)
-    }
-}
-
-impl Stepper for FastSolver {
-    fn advance(&mut self, p: &[f64]) -> Result<usize> {
-        FastSolver::advance(self, p)
-    }
-    fn reset(&mut self, p: &[f64]) -> Result<()> {
-        FastSolver::reset(self, p)
-    }
-    fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
-        FastSolver::match_rig_velocity(self, p_next, dt)
-    }
-    fn residual(&mut self) -> (f64, f64) {
-        self.constraint_residual()
-    }
-    fn rig(&self) -> &LbsRig {
-        FastSolver::rig(self)
-    }
-    fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
-        let (n, d) = (self.n_vertices(), self.dim());
-        let mut skinned = vec![0.0; n * d];
-        self.rig().apply(self.rig_params(), &mut skinned);
-        disp.fill(0.0);
-        self.add_displacement(disp);
-        for v in 0..n {
-            for i in 0..d {
-                frame[v * 3 + i] = skinned[i * n + v] + disp[v * d + i];
-            }
-        }
-        max_norm(disp, d)
-    }
-    fn constraint_rank(&self) -> (usize, usize) {
-        let r = self.precompute().constraint_rows;
-        (r.kept, r.given)
-    }
-    fn fast_precompute(&self) -> Option<FastPrecompute> {
-        Some(self.precompute().clone())
-    }
-    fn blendshape_residual(&self) -> (f64, f64) {
-        FastSolver::blendshape_residual(self)
-    }
+    })
 }
