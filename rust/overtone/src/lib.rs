@@ -25,5 +25,3 @@ pub mod solve;
 pub mod tutorial17;
 
 pub use error::{OvertoneError, Result};
-// Temporary aliases while callers move to `math::` (removed at the end of this restructuring).
-pub use math::{kernels as dense_kernels, polar};

@@ -14,8 +14,8 @@ use crate::fem::{
     lame_parameters, lumped_mass, scalar_stiffness, scalar_stiffness_triplets, DeformationJacobian,
     PARALLEL_MIN_ELEMENTS,
 };
+use crate::math::polar::{closest_rotation_2d, closest_rotation_3d};
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
-use crate::polar::{closest_rotation_2d, closest_rotation_3d};
 use crate::rig::{LbsRig, RigConstraint};
 use crate::shape_matching::stretch::{
     polar_stretch_2d, polar_stretch_3d, stretch_len, stretch_matrix_2d, stretch_matrix_3d,

@@ -1,7 +1,7 @@
 //! Co-rotational linear elasticity.
 //!
 //! `ψ(F) = μ ‖F − R‖²_F + λ/2 (tr S − d)²` with the polar decomposition `F = R S` (`R` the
-//! rotation closest to `F`, reflection-safe for inverted elements, see [`crate::polar`]).
+//! rotation closest to `F`, reflection-safe for inverted elements, see [`crate::math::polar`]).
 //! Because `R` maximises `tr(RᵀF)`, `∂ tr S/∂F = R` and `P = 2μ (F − R) + λ (tr S − d) R`.
 //! The Hessian needs `dR = R Ω` with `Ω` skew: from `F = RS`,
 //! `RᵀdF − dFᵀR = ΩS + SΩ`, i.e. `ω = (tr S · I − S)⁻¹ axial(RᵀdF − dFᵀR)` in 3D and
@@ -10,7 +10,7 @@
 //! (`dR = 0`), which keeps the Hessian finite.
 
 use crate::energy::invariants::{fill_nan, shape_ok};
-use crate::polar::{closest_rotation_2d, closest_rotation_3d, ROTATION_ACCURACY};
+use crate::math::polar::{closest_rotation_2d, closest_rotation_3d, ROTATION_ACCURACY};
 
 /// Relative size of `det(tr S · I − S)` (vs `tr(S)³`) below which `dR` is taken as zero.
 pub const POLAR_FOLD_TOLERANCE: f64 = 1e-12;

@@ -1,7 +1,7 @@
 //! ARAP elastic energy and its gradient (used for verification and reporting).
 
 use crate::fem::DeformationJacobian;
-use crate::polar::closest_rotation;
+use crate::math::polar::closest_rotation;
 
 /// `E(x) = Σ_e (μ vol_e / 2) ‖F_e − R_e‖²_F` with `R_e` the rotation closest to `F_e`
 /// (`element_weights[e] = μ·vol_e`). Units: energy (J when μ is in Pa and lengths in m).

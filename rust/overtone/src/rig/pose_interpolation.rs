@@ -9,7 +9,7 @@
 
 use nalgebra::{Matrix3, Rotation3, UnitQuaternion};
 
-use crate::polar::{closest_rotation_2d, closest_rotation_3d, ROTATION_ACCURACY};
+use crate::math::polar::{closest_rotation_2d, closest_rotation_3d, ROTATION_ACCURACY};
 use crate::rig::LbsRig;
 
 /// One bone's path between two poses.

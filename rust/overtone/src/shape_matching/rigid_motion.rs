@@ -1,8 +1,8 @@
 //! Rigid-motion quantities of a particle set: linear and angular momentum, the best rigid fit of
 //! one pose onto another, and the damping of the non-rigid part of the velocity.
 
+use crate::math::polar::closest_rotation_3d;
 use crate::math::vec3::cross;
-use crate::polar::closest_rotation_3d;
 use crate::shape_matching::stretch::inverse3;
 
 /// Total mass, centre of mass.

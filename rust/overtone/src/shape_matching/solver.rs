@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use crate::error::{OvertoneError, Result};
-use crate::polar::{closest_rotation_3d, closest_rotation_3d_x4};
+use crate::math::polar::{closest_rotation_3d, closest_rotation_3d_x4};
 use crate::shape_matching::rigid_motion::damp_non_rigid_velocity;
 use crate::shape_matching::stretch::{det3, inverse3, mul3, polar_stretch_3d, stretch_matrix_3d, stretch_of_3d};
 use crate::shape_matching::{ExampleManifold, ManifoldScope, Regions, ShapeMatchingParams};

@@ -1,7 +1,7 @@
 //! The polar decomposition `A = R S` of a region's (or element's) linear map, and the stretch
 //! `S` as a vector.
 //!
-//! `R` is the rotation closest to `A` ([`crate::polar`]) and `S = Rᵀ A`, symmetrised (it is
+//! `R` is the rotation closest to `A` ([`crate::math::polar`]) and `S = Rᵀ A`, symmetrised (it is
 //! symmetric up to the rotation's accuracy). For a non-inverted `A` this is the polar
 //! decomposition of the seed's eq. (1): `S = √(AᵀA)`, `R = A S⁻¹`.
 //!
@@ -16,7 +16,7 @@
 //! seed only says "six numbers"; the `√2` weighting is our choice, see `example_manifold.rs`.)
 
 pub use crate::math::mat3::{det3, inverse3, mul3};
-use crate::polar::{closest_rotation_2d, closest_rotation_3d};
+use crate::math::polar::{closest_rotation_2d, closest_rotation_3d};
 
 /// Numbers per stretch vector in dimension `dim`: 6 (3D) or 3 (2D).
 pub const fn stretch_len(dim: usize) -> usize {

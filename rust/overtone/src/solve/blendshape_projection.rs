@@ -163,7 +163,7 @@ impl BlendshapeProjection {
     pub fn project_in_place(&mut self, u: &mut [f64]) {
         let dn = u.len();
         for k in 0..self.rank {
-            self.tmp[k] = crate::dense_kernels::dot(&self.v[k * dn..(k + 1) * dn], u);
+            self.tmp[k] = crate::math::kernels::dot(&self.v[k * dn..(k + 1) * dn], u);
         }
         for k in 0..self.rank {
             let (tk, wk) = (self.tmp[k], &self.w[k * dn..(k + 1) * dn]);

@@ -4,9 +4,9 @@
 
 use faer::{Mat, Side};
 
-use crate::dense_kernels::{add_transposed_product3, dot, dot3};
 use crate::error::{OvertoneError, Result};
-use crate::polar::{closest_rotation_2d, closest_rotation_3d, closest_rotation_3d_x4};
+use crate::math::kernels::{add_transposed_product3, dot, dot3};
+use crate::math::polar::{closest_rotation_2d, closest_rotation_3d, closest_rotation_3d_x4};
 use serde::{Deserialize, Serialize};
 
 /// Accuracy (radians) of the per-cluster rotations.

@@ -3,8 +3,8 @@
 use faer::{Mat, Side};
 use rayon::prelude::*;
 
-use crate::dense_kernels::dot;
 use crate::error::{OvertoneError, Result};
+use crate::math::kernels::dot;
 use crate::rig::lbs_basis;
 
 /// Vertex count from which reconstruction runs on several threads.

@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use faer::Mat;
 
-use crate::dense_kernels::{add_transposed_product3, dot};
 use crate::dynamics::fast::kernels::{
     rotations_into, rows_times_coordinates, subtract_transposed_product, ClusterSpace, DenseCholesky, RigRows,
 };
@@ -17,6 +16,7 @@ use crate::dynamics::time_integration::{
 };
 use crate::dynamics::{validate_solver_inputs, Material, RestShape, SolverParams, StepReport};
 use crate::error::{OvertoneError, Result};
+use crate::math::kernels::{add_transposed_product3, dot};
 use crate::mesh::SimplexMesh;
 use crate::rig::LbsRig;
 
@@ -335,13 +335,8 @@ impl FastSolver {
 
     /// Advances one step to rig pose `p_next`. Does not allocate.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
-        let iterations = self.advance(p_next)?;
-        let (residual, relative_residual) = self.constraint_residual();
-        Ok(StepReport {
-            iterations,
-            residual,
-            relative_residual,
-        })
+        // `advance` then `constraint_residual` (the trait's provided method).
+        crate::dynamics::CdSolver::step(self, p_next)
     }
 
     /// The step without the residual diagnostic; returns the iterations taken. Does not
