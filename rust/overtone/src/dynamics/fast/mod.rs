@@ -1,7 +1,9 @@
 //! Fast complementary dynamics (Benchekroun et al. 2023), everything in one place: the
 //! rig-orthogonal skinning eigenmodes (`skinning_eigenmodes`, `weight_space_constraint`), the
 //! subspace basis (`skinning_basis`), the rotation clusters (`rotation_clusters`, `kmeans`), the
-//! cached precompute (`precompute`, stored in a `cache` sidecar) and the solver (`solver`).
+//! eigenmodes-and-clusters precompute (`precompute`), the reduced model built from them (`model`:
+//! reduced operators per unit shear modulus, the payload of the `cache` sidecar), the per-step
+//! kernels (`kernels`) and the solver (`solver`: model, system, state and workspace).
 
 mod kernels;
 mod kmeans;
