@@ -2,7 +2,7 @@
 """Which top-level modules of the `overtone` crate import which, and the import cycles.
 
 Reads every `.rs` file under `rust/overtone/src`, attributes it to its top-level module (the
-first path component: `dynamics/fast.rs` -> `dynamics`, `leak.rs` -> `leak`) and collects the
+first path component: `dynamics/fast/solver.rs` -> `dynamics`, `leak.rs` -> `leak`) and collects the
 `crate::<module>` paths it mentions (in `use` items and in qualified paths). Prints
 
   * the edges `a -> b` with the files of `a` that import `b`;

@@ -93,3 +93,58 @@ fn newton_steps_never_increase_the_energy_and_end_quadratically() {
         }
     }
 }
+
+/// Through the one solver interface: the Newton solver keeps the contract like the others, and
+/// a damping change it cannot honour after binding is refused with a setting error (the state
+/// unchanged, the next step identical to a twin's), never ignored.
+#[test]
+fn newton_behind_the_solver_trait_refuses_a_damping_change_and_keeps_its_state() {
+    use overtone::dynamics::CdSolver;
+    let mut scene = frog();
+    scene.frames.truncate(4);
+    let rig = LbsRig::new(3, scene.mesh.vertices(), &scene.weights, scene.n_bones).unwrap();
+    let p0 = rig.params_from_transforms(&scene.frames[0]).unwrap();
+    let dw = default_momentum_weights(&scene.mesh).unwrap();
+    let params = SolverParams {
+        dt: scene.dt,
+        gravity: scene.gravity.clone(),
+        ..Default::default()
+    };
+    let build = || -> Box<dyn CdSolver> {
+        Box::new(
+            NewtonCdSolver::new(
+                &scene.mesh,
+                rig.clone(),
+                &dw,
+                EnergyModel::NeoHookean,
+                &scene.material,
+                &params,
+                &p0,
+            )
+            .unwrap(),
+        )
+    };
+    let (mut a, mut b) = (build(), build());
+    let p1 = a.rig().params_from_transforms(&scene.frames[1]).unwrap();
+    a.step(&p1).unwrap();
+    b.step(&p1).unwrap();
+    assert!(a.set_damping(params.damping).is_ok(), "the bound damping is accepted");
+    let err = a.set_damping(params.damping + 0.2).unwrap_err();
+    assert!(err.to_string().contains("rebind"), "{err}");
+    assert!(a.set_damping(f64::NAN).is_err());
+    let p2 = a.rig().params_from_transforms(&scene.frames[2]).unwrap();
+    let (ra, rb) = (a.step(&p2).unwrap(), b.step(&p2).unwrap());
+    assert_eq!(ra.iterations, rb.iterations);
+    assert!(
+        ra.relative_residual <= RELATIVE_RESIDUAL_BOUND,
+        "{:e}",
+        ra.relative_residual
+    );
+    let n = a.n_vertices() * a.dim();
+    let (mut da, mut db) = (vec![0.0; n], vec![0.0; n]);
+    a.write_displacement(&mut da);
+    b.write_displacement(&mut db);
+    assert!(da == db, "a refused damping change altered the state");
+    assert_eq!(a.constraint_rank(), b.constraint_rank());
+    assert!(a.constraint_rank().kept <= a.constraint_rank().given);
+}
