@@ -2,6 +2,10 @@
 //! its implementations for the three solvers), the report of a step, the rank of the
 //! rig-orthogonality constraint, and the checks made on the inputs.
 
+// The impls below forward to inherent methods of the same names: if one is ever removed, the
+// call would resolve to the trait method itself; make that a compile error.
+#![deny(unconditional_recursion)]
+
 use crate::dynamics::{FastPrecompute, FastSolver, FullOrderSolver, Material, NewtonCdSolver, SolverParams};
 use crate::error::{OvertoneError, Result};
 use crate::leak::validate_momentum_weights;
@@ -224,6 +228,9 @@ impl CdSolver for FastSolver {
         for v in 0..n {
             for i in 0..d {
                 frame[v * 3 + i] = skinned[i * n + v] + disp[v * d + i];
+            }
+            if d == 2 {
+                frame[v * 3 + 2] = 0.0;
             }
         }
         max_norm(disp, d)

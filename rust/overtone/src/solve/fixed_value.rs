@@ -25,6 +25,8 @@ pub struct FixedValueSolve {
     n_fixed: usize,
     /// Most right-hand sides per solve.
     max_rhs: usize,
+    /// What the solved fields are, for errors.
+    what: String,
     /// `(free row, fixed slot, A value)` in the order the entries of `A` were given.
     coupling: Vec<(usize, usize, f64)>,
     /// `A_ff` factored; `None` when no vertex is free.
@@ -90,6 +92,7 @@ impl FixedValueSolve {
             fixed_slot,
             n_fixed: fixed.len(),
             max_rhs,
+            what: what.to_string(),
             coupling,
             chol,
         })
@@ -107,19 +110,19 @@ impl FixedValueSolve {
     pub fn solve(&mut self, known: &[f64], q: usize) -> Result<Vec<f64>> {
         if q > self.max_rhs {
             return Err(OvertoneError::size(
-                "fixed values",
+                format!("{}: fixed values", self.what),
                 format!("at most {} columns", self.max_rhs),
                 q,
             ));
         }
         if known.len() != self.n_fixed * q {
             return Err(OvertoneError::size(
-                "fixed values",
+                format!("{}: fixed values", self.what),
                 format!("{} x {q}", self.n_fixed),
                 known.len(),
             ));
         }
-        check_finite("fixed values", known, q.max(1))?;
+        check_finite(&format!("{}: fixed values", self.what), known, q.max(1))?;
         let mut x = vec![0.0; self.n * q];
         for (v, &k) in self.fixed_slot.iter().enumerate() {
             if k != usize::MAX {

@@ -279,7 +279,7 @@ impl ReducedModel {
 
     /// Multiplies the stiffness operators `B̂ᵀL̂B̂`, `K̂_c`, `K̂ᴶ_c` and `B̂ᵀL̂Ĵ` (stored per unit
     /// shear modulus) by `mu`, in place, in that order.
-    pub fn scale_by_shear_modulus(&mut self, mu: f64) {
+    pub(crate) fn scale_by_shear_modulus(&mut self, mu: f64) {
         for x in self
             .btlb
             .iter_mut()
