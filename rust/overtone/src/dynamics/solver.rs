@@ -132,7 +132,7 @@ fn write_full_frame(x: &[f64], u: &[f64], frame: &mut [f64], disp: &mut [f64]) -
 }
 
 /// `max_v ‖u_v‖₂` of an `n × d` row-major field.
-fn max_norm(u: &[f64], d: usize) -> f64 {
+pub(crate) fn max_norm(u: &[f64], d: usize) -> f64 {
     u.chunks_exact(d)
         .map(|v| v.iter().map(|x| x * x).sum::<f64>().sqrt())
         .fold(0.0, f64::max)
@@ -221,19 +221,7 @@ impl CdSolver for FastSolver {
         self.add_displacement(out);
     }
     fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
-        let (n, d) = (FastSolver::n_vertices(self), FastSolver::dim(self));
-        let mut skinned = vec![0.0; n * d];
-        FastSolver::rig(self).apply(self.rig_params(), &mut skinned);
-        CdSolver::write_displacement(self, disp);
-        for v in 0..n {
-            for i in 0..d {
-                frame[v * 3 + i] = skinned[i * n + v] + disp[v * d + i];
-            }
-            if d == 2 {
-                frame[v * 3 + 2] = 0.0;
-            }
-        }
-        max_norm(disp, d)
+        FastSolver::write_frame(self, frame, disp)
     }
     fn fast_precompute(&self) -> Option<&FastPrecompute> {
         Some(self.precompute())

@@ -115,6 +115,8 @@ struct FastWorkspace {
     rvec: Vec<f64>,
     coeff: Vec<f64>,
     z_prev: Vec<f64>,
+    /// The skinned positions `J p` (coordinate-major `n·d`) of a written frame.
+    skinned: Vec<f64>,
 }
 
 impl FastSystem {
@@ -175,9 +177,9 @@ impl FastState {
 }
 
 impl FastWorkspace {
-    /// Buffers for `d` coordinates, `r̂ = rr`, `c̃ = c`, `n_params` rig parameters, `n_clusters`
-    /// clusters and `modes` weight fields.
-    fn new(d: usize, rr: usize, c: usize, n_params: usize, n_clusters: usize, modes: usize) -> Self {
+    /// Buffers for `d` coordinates, `n` vertices, `r̂ = rr`, `c̃ = c`, `n_params` rig parameters,
+    /// `n_clusters` clusters and `modes` weight fields.
+    fn new(d: usize, n: usize, rr: usize, c: usize, n_params: usize, n_clusters: usize, modes: usize) -> Self {
         Self {
             p_ext: vec![0.0; d * c],
             warm_start: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
@@ -193,6 +195,7 @@ impl FastWorkspace {
             rvec: vec![0.0; n_clusters * d * d],
             coeff: vec![0.0; d * modes * (d + 1)],
             z_prev: vec![0.0; d * rr],
+            skinned: vec![0.0; n * d],
         }
     }
 }
@@ -266,7 +269,7 @@ impl FastSolver {
         // State and workspace.
         let (d, rr, c, n_params) = (model.dim(), model.rr, ops.jh.ncols(), rig.n_params());
         let state = FastState::at_rest(d, rr, c, n_params, model.n_clusters);
-        let work = FastWorkspace::new(d, rr, c, n_params, model.n_clusters, model.modes);
+        let work = FastWorkspace::new(d, model.n_vertices(), rr, c, n_params, model.n_clusters, model.modes);
         let mut solver = Self {
             rig,
             model,
@@ -579,6 +582,25 @@ impl FastSolver {
     pub fn add_displacement(&mut self, out: &mut [f64]) {
         self.model.basis.field_coefficients(&self.state.z, &mut self.work.coeff);
         self.model.basis.add_reconstruction(&self.work.coeff, out);
+    }
+
+    /// The final positions `J p + u_c` into `frame` (`n × 3`, row-major; z = 0 in 2D) and `u_c`
+    /// into `disp` (`n × d`, row-major); returns `max_v ‖u_c,v‖₂`. Does not allocate.
+    pub fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
+        let (n, d) = (self.n_vertices(), self.dim());
+        self.rig.apply(&self.state.p_full, &mut self.work.skinned);
+        disp.fill(0.0);
+        self.add_displacement(disp);
+        let skinned = &self.work.skinned;
+        for v in 0..n {
+            for i in 0..d {
+                frame[v * 3 + i] = skinned[i * n + v] + disp[v * d + i];
+            }
+            if d == 2 {
+                frame[v * 3 + 2] = 0.0;
+            }
+        }
+        crate::dynamics::solver::max_norm(disp, d)
     }
 
     /// Spatial dimension `d`.
