@@ -6,7 +6,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProp
 from . import session
 
 # The library's defaults (checked against the native library by the add-on tests).
-DEFAULT_YOUNGS_MODULUS = 5e4
+DEFAULT_YOUNGS_MODULUS = 2.5e4
 DEFAULT_POISSON_RATIO = 0.4
 DEFAULT_DENSITY = 1000.0
 DEFAULT_LATTICE_RESOLUTION = 0  # automatic: chosen from the mesh's thickness

@@ -73,6 +73,7 @@ impl DynamicsArgs {
             frequency: self.frequency,
             rest: self.rest.clone(),
             stiffness: None,
+            fill: None,
             time_scale: self.time_scale,
             preroll: self.preroll,
             strength: self.strength,

@@ -176,7 +176,7 @@ enum Command {
         #[arg(long)]
         surface: Option<PathBuf>,
         /// Young's modulus (glTF characters: in the normalised frame, longest half-extent 1;
-        /// default 5e4).
+        /// default 2.5e4).
         #[arg(long)]
         youngs_modulus: Option<f64>,
         /// Poisson ratio (default 0.4).

@@ -374,6 +374,8 @@ fn deformer_settings(settings: &ffi::Settings, stiffness: &[f64], n: usize) -> R
         frequency: (nonneg("frequency", settings.frequency)? != 0.0).then_some(settings.frequency),
         rest,
         stiffness: stiffness_field(stiffness, n)?,
+        // The lattice's material shares come from the embedding, never from the host.
+        fill: None,
         time_scale: settings.time_scale,
         preroll: nonneg("preroll", settings.preroll)?,
         strength: nonneg("strength", settings.strength)?,

@@ -307,6 +307,7 @@ impl SurfaceDeformer {
         };
         let dynamics = SceneDynamics {
             stiffness,
+            fill: sc.dynamics.fill.clone(),
             ..settings.dynamics.clone()
         };
         dynamics.validate(sc.mesh.n_vertices())?;

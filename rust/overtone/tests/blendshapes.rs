@@ -400,8 +400,8 @@ fn scene_json_and_sidecar_key_cover_blendshapes() {
     let fp = FastParams { modes: 8, clusters: 24 };
     let rows = rc.per_coordinate_rows();
     let mut deltas = rig.deltas().to_vec();
-    let k1 = fast_precompute_key(&sc.mesh, &rows, &deltas, fp, &[]);
+    let k1 = fast_precompute_key(&sc.mesh, &rows, &deltas, fp, &[], &[]);
     deltas[5] += 1e-9;
-    let k2 = fast_precompute_key(&sc.mesh, &rows, &deltas, fp, &[]);
+    let k2 = fast_precompute_key(&sc.mesh, &rows, &deltas, fp, &[], &[]);
     assert_ne!(k1, k2);
 }

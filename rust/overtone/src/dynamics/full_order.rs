@@ -15,7 +15,7 @@ use crate::fem::{
     PARALLEL_MIN_ELEMENTS,
 };
 use crate::math::polar::{closest_rotation_2d, closest_rotation_3d};
-use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
+use crate::mesh::{spatial_element_order, SimplexMesh};
 use crate::rig::{LbsRig, RigConstraint};
 use crate::shape_matching::stretch::{
     polar_stretch_2d, polar_stretch_3d, stretch_len, stretch_matrix_2d, stretch_matrix_3d,
@@ -142,7 +142,7 @@ impl FullOrderSolver {
         // Elements in a spatial order for memory locality; outputs are per vertex, so the
         // element order is internal.
         let mesh = &mesh.with_element_order(&spatial_element_order(mesh));
-        let vols = element_volumes(mesh);
+        let vols = params.effective_volumes(mesh)?;
         let mass = lumped_mass(mesh, &vols, material.density);
         let mut element_weights: Vec<f64> = match params.element_stiffness(mesh)? {
             None => vols.iter().map(|v| lame.mu * v).collect(),

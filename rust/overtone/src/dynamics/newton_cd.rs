@@ -99,6 +99,11 @@ impl NewtonCdSolver {
         newton.validate()?;
         let lame = lame_parameters(material.youngs_modulus, material.poisson_ratio)?;
         let mesh = &mesh.with_element_order(&spatial_element_order(mesh));
+        if !params.fill.is_empty() {
+            return Err(OvertoneError::Unsupported(
+                "an embedding lattice's material shares (fill) are supported by the ARAP solvers (--solver full or fast); Newton's method (neo-Hookean) runs on a tet mesh that is the body".into(),
+            ));
+        }
         if !params.stiffness.is_empty() {
             return Err(OvertoneError::Unsupported(
                 "a painted stiffness field is supported by the ARAP solvers (--solver full or fast, material model arap); Newton's method (neo-Hookean) takes a uniform material".into(),

@@ -127,6 +127,13 @@ pub struct SolverParams {
     /// Per-vertex multiplier of Young's modulus (`n` values `> 0`; an element takes the mean of
     /// its vertices'); empty means 1 everywhere. Default empty.
     pub stiffness: Vec<f64>,
+    /// Per-vertex share of the material a lattice vertex stands for (`n` values in `(0, 1]`;
+    /// an element takes the mean of its vertices'): an embedding lattice keeps every cube the
+    /// surface crosses whole, and `fill` scales each element's volume in the mass and the
+    /// stiffness (`m = ρ Σ fill_e vol_e / (d+1)`, weight `μ fill_e vol_e`) so the lattice has the
+    /// body's mass and stiffness rather than its cubes'. Empty means 1 everywhere (a tet mesh
+    /// that is the body). Default empty.
+    pub fill: Vec<f64>,
 }
 
 impl Default for SolverParams {
@@ -142,6 +149,7 @@ impl Default for SolverParams {
             frequency: None,
             rest: RestShape::Bind,
             stiffness: Vec::new(),
+            fill: Vec::new(),
         }
     }
 }
@@ -184,6 +192,28 @@ impl SolverParams {
                 })
                 .collect(),
         ))
+    }
+
+    /// Element volumes scaled by the [`fill`](Self::fill) (the mean of each element's
+    /// vertices'): the volumes the mass and the stiffness are assembled from. Refuses a fill
+    /// whose length is not the vertex count.
+    pub fn effective_volumes(&self, mesh: &crate::mesh::SimplexMesh) -> Result<Vec<f64>> {
+        let mut vols = crate::mesh::element_volumes(mesh);
+        if self.fill.is_empty() {
+            return Ok(vols);
+        }
+        if self.fill.len() != mesh.n_vertices() {
+            return Err(OvertoneError::size(
+                "fill field",
+                format!("{} values (one per vertex)", mesh.n_vertices()),
+                self.fill.len(),
+            ));
+        }
+        for (e, v) in vols.iter_mut().enumerate() {
+            let el = mesh.element(e);
+            *v *= el.iter().map(|&i| self.fill[i]).sum::<f64>() / el.len() as f64;
+        }
+        Ok(vols)
     }
 
     /// Checks ranges for a `dim`-dimensional scene; an empty gravity means zero.
@@ -249,6 +279,18 @@ impl SolverParams {
                 "stiffness",
                 s,
                 format!("the stiffness multiplier of vertex {v} must be a finite number > 0"),
+            ));
+        }
+        if let Some((v, f)) = self
+            .fill
+            .iter()
+            .enumerate()
+            .find(|(_, f)| !(f.is_finite() && **f > 0.0 && **f <= 1.0))
+        {
+            return Err(OvertoneError::setting(
+                "fill",
+                f,
+                format!("the material share of vertex {v} must be a number in (0, 1]"),
             ));
         }
         if self.gravity.iter().any(|g| !g.is_finite()) {

@@ -41,6 +41,10 @@ pub struct Embedding {
     /// The body's own boundary, on which the default leak is zero, is the surface, not the
     /// lattice's boundary (see [`crate::leak::default_momentum_weights_in_body`]).
     pub outside_surface: Vec<bool>,
+    /// Per lattice vertex, the share of the body's material it stands for (see
+    /// [`super::material_share`]): 1 inside, `½ + s/h` near the surface, down to
+    /// [`super::MIN_MATERIAL_SHARE`] outside it.
+    pub material_share: Vec<f64>,
 }
 
 impl Embedding {
@@ -269,8 +273,18 @@ pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -
     let lattice = oriented_lattice(kuhn.vertices, kuhn.tets)?;
     crate::progress::check()?;
     let outside_surface = outside_flags(&lattice, &surface_corner, &lattice_piece, vertices, &piece_tris);
+    let material_share = super::material_share::material_shares(
+        lattice.vertices(),
+        cell,
+        &surface_corner,
+        &outside_surface,
+        &lattice_piece,
+        &piece_tris,
+        vertices,
+    );
     Ok(Embedding {
         outside_surface,
+        material_share,
         lattice,
         corners,
         barycentric,

@@ -151,7 +151,7 @@ fn tet_distance(mesh: &SimplexMesh, t: usize, p: &[f64; 3]) -> f64 {
 }
 
 /// Distance from `p` to the triangle `(a, b, c)` (closest point by Voronoi regions).
-fn triangle_distance(p: &[f64; 3], a: &[f64; 3], b: &[f64; 3], c: &[f64; 3]) -> f64 {
+pub(crate) fn triangle_distance(p: &[f64; 3], a: &[f64; 3], b: &[f64; 3], c: &[f64; 3]) -> f64 {
     let (ab, ac, ap) = (sub(b, a), sub(c, a), sub(p, a));
     let (d1, d2) = (dot(&ab, &ap), dot(&ac, &ap));
     let at = |s: f64, t: f64| -> f64 {

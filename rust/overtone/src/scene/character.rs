@@ -21,11 +21,12 @@ pub struct CharacterSettings {
     /// across, at most 25k tetrahedra).
     pub lattice_resolution: usize,
     /// Material, in the normalised frame where the character's longest half-extent is 1.
-    /// Default `E = 5·10⁴`, `ν = 0.4`, `ρ = 1000`: the lowest complementary mode at 7-15 Hz on
-    /// the characters measured (CesiumMan, Fox, the mannequin, the robot) and a peak secondary
-    /// motion of 0.25-1.3 % of the diagonal on their clips; `2·10⁵` gave 14-30 Hz and
-    /// 0.05-0.26 %, and `2·10⁴` left a thin limb still swinging (0.7 % of the diagonal) after a
-    /// 1 s hold.
+    /// Default `E = 2.5·10⁴`, `ν = 0.4`, `ρ = 1000`: with the lattice's material shares (see
+    /// [`crate::embed::Embedding::material_share`]) the lowest complementary mode is at 6-12 Hz
+    /// on the characters measured (CesiumMan, Fox, the mannequin, the robot) and the peak
+    /// secondary motion 0.27-1.5 % of the diagonal on their clips; `2·10⁵` (with whole cubes)
+    /// gave 14-30 Hz and 0.05-0.26 %. The thin-limb test's limb still settles below 0.3 % of
+    /// the diagonal 1 s after the rig stops (0.25 %).
     pub material: Material,
     /// Sampling rate of the animation, frames per second (default 24); `dt = 1/fps`.
     pub fps: f64,
@@ -42,7 +43,7 @@ impl Default for CharacterSettings {
         Self {
             lattice_resolution: DEFAULT_LATTICE_RESOLUTION,
             material: Material {
-                youngs_modulus: 5e4,
+                youngs_modulus: 2.5e4,
                 poisson_ratio: 0.4,
                 density: 1000.0,
             },
@@ -446,7 +447,11 @@ impl Character {
             examples: None,
             blendshapes,
             normalisation: Some(crate::scene::Normalisation { centre, scale }),
-            dynamics: crate::scene::SceneDynamics::default(),
+            // The cubes the surface crosses carry only the part of the body inside them.
+            dynamics: crate::scene::SceneDynamics {
+                fill: Some(embedding.material_share.clone()),
+                ..crate::scene::SceneDynamics::default()
+            },
             model: ElasticModel::Arap,
             material: settings.material,
             dt: 1.0 / settings.fps,

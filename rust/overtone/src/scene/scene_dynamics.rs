@@ -28,6 +28,10 @@ pub struct SceneDynamics {
     pub rest: RestShape,
     /// Per-vertex multiplier of Young's modulus (`n` values > 0). Default uniform.
     pub stiffness: Option<Vec<f64>>,
+    /// Per-vertex material share of an embedding lattice ([`SolverParams::fill`]: the mass and
+    /// stiffness of the cubes the surface crosses scaled to the part inside the body), set by
+    /// the character builder. `None` (default): the mesh is the body.
+    pub fill: Option<Vec<f64>>,
     /// Physics seconds per animation second (> 0). Default 1; 2 makes the jiggle twice as fast.
     pub time_scale: f64,
     /// Seconds the rig is held at the first pose before the first frame (≥ 0), so the body
@@ -50,6 +54,7 @@ impl Default for SceneDynamics {
             frequency: None,
             rest: RestShape::Rig,
             stiffness: None,
+            fill: None,
             time_scale: 1.0,
             preroll: 0.0,
             strength: 1.0,
@@ -109,6 +114,15 @@ impl SceneDynamics {
         if let Some(c) = self.cut_distance {
             positive("cut_distance", c)?;
         }
+        if let Some(f) = &self.fill {
+            if f.len() != n_vertices {
+                return Err(OvertoneError::size(
+                    "fill",
+                    format!("{n_vertices} values (one per vertex)"),
+                    f.len(),
+                ));
+            }
+        }
         if let Some(s) = &self.stiffness {
             if s.len() != n_vertices {
                 return Err(OvertoneError::size(
@@ -146,6 +160,7 @@ impl SceneDynamics {
             frequency: self.frequency,
             rest: self.rest,
             stiffness: self.stiffness.clone().unwrap_or_default(),
+            fill: self.fill.clone().unwrap_or_default(),
         }
     }
 }
@@ -167,6 +182,9 @@ pub struct DynamicsKeys {
     pub rest: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stiffness: Option<Vec<f64>>,
+    /// Per-vertex material shares of an embedding lattice (written by `export` for characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<Vec<f64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_scale: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -208,6 +226,9 @@ impl DynamicsKeys {
         if let Some(s) = &self.stiffness {
             out.stiffness = Some(s.clone());
         }
+        if let Some(f) = &self.fill {
+            out.fill = Some(f.clone());
+        }
         if let Some(t) = self.time_scale {
             out.time_scale = t;
         }
@@ -232,6 +253,7 @@ impl DynamicsKeys {
             frequency: dy.frequency,
             rest: Some(dy.rest.name().into()),
             stiffness: dy.stiffness.clone(),
+            fill: dy.fill.clone(),
             time_scale: Some(dy.time_scale),
             preroll: Some(dy.preroll),
             strength: Some(dy.strength),

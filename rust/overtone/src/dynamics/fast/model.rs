@@ -11,7 +11,7 @@ use crate::dynamics::fast::{build_fast_precompute, fast_precompute_key, Skinning
 use crate::dynamics::{ConstraintRank, Material, SolverParams};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian, Lame};
-use crate::mesh::{element_volumes, SimplexMesh};
+use crate::mesh::SimplexMesh;
 use crate::rig::{spectral_norm, LbsRig, RigConstraint};
 use serde::{Deserialize, Serialize};
 
@@ -116,9 +116,17 @@ pub(super) struct FastOperators {
 }
 
 impl FastOperators {
-    pub(super) fn new(mesh: &SimplexMesh, rig: &LbsRig, material: &Material, momentum_weights: &[f64]) -> Result<Self> {
+    /// The element volumes are the [effective](SolverParams::effective_volumes) ones: scaled
+    /// by an embedding lattice's material shares (`params.fill`) when it has them.
+    pub(super) fn new(
+        mesh: &SimplexMesh,
+        rig: &LbsRig,
+        material: &Material,
+        params: &SolverParams,
+        momentum_weights: &[f64],
+    ) -> Result<Self> {
         let lame = lame_parameters(material.youngs_modulus, material.poisson_ratio)?;
-        let vols = element_volumes(mesh);
+        let vols = params.effective_volumes(mesh)?;
         let mass = lumped_mass(mesh, &vols, material.density);
         let jh = rig.extended_jacobian();
         let rc = RigConstraint::new(rig, &mass, momentum_weights)?;
@@ -155,7 +163,14 @@ impl ReducedModel {
         } else {
             vols.iter().zip(&element_stiffness).map(|(v, s)| v * s).collect()
         };
-        let key = fast_precompute_key(mesh, &rc.per_coordinate_rows(), rig.deltas(), fast, &element_stiffness);
+        let key = fast_precompute_key(
+            mesh,
+            &rc.per_coordinate_rows(),
+            rig.deltas(),
+            fast,
+            &element_stiffness,
+            &params.fill,
+        );
         let (model, cache_status) = load_or_build(
             sidecar,
             &key,

@@ -36,7 +36,8 @@ impl FastPrecomputeData {
 /// The key of a fast precompute: the mesh, the scalar constraint rows (`Â = Ĵᵀ diag(m ⊙ d)`
 /// and the blendshape rows; they carry the weights, rest positions, leak field and density),
 /// the blendshape deltas themselves (`T × n × d`; they also enter the rig terms through `J̃`),
-/// the subspace size and the per-element stiffness multipliers (empty: uniform). The shear
+/// the subspace size, the per-element stiffness multipliers (empty: uniform) and the per-vertex
+/// material shares of an embedding lattice (`fill`, empty: whole elements). The shear
 /// modulus, the time step and the damping do not enter: the stored reduced operators are per
 /// unit shear modulus, and the system matrix is factored when the solver is built.
 pub fn fast_precompute_key(
@@ -45,6 +46,7 @@ pub fn fast_precompute_key(
     deltas: &[f64],
     fast: FastParams,
     element_stiffness: &[f64],
+    fill: &[f64],
 ) -> [u8; 32] {
     let a: Vec<f64> = (0..a_hat.nrows() * a_hat.ncols())
         .map(|i| a_hat[(i / a_hat.ncols(), i % a_hat.ncols())])
@@ -59,6 +61,7 @@ pub fn fast_precompute_key(
         .f64s("blendshape deltas", deltas)
         .usizes("modes, clusters", &[fast.modes, fast.clusters])
         .f64s("element stiffness multipliers", element_stiffness)
+        .f64s("vertex material shares (fill)", fill)
         .finish()
 }
 

@@ -240,7 +240,7 @@ impl FastSolver {
         };
 
         // Operators.
-        let ops = FastOperators::new(mesh, &rig, material, momentum_weights)?;
+        let ops = FastOperators::new(mesh, &rig, material, params, momentum_weights)?;
         stage("operators");
 
         // The model per unit shear modulus, from the sidecar or built (each stage timed).

@@ -71,6 +71,8 @@ struct SceneFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stiffness: Option<Vec<f64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    fill: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     time_scale: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     preroll: Option<f64>,
@@ -235,6 +237,7 @@ pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
             frequency: f.frequency,
             rest: f.rest,
             stiffness: f.stiffness,
+            fill: f.fill,
             time_scale: f.time_scale,
             preroll: f.preroll,
             strength: f.strength,
@@ -288,6 +291,7 @@ pub fn scene_to_json(scene: &Scene) -> String {
         frequency: dk.frequency,
         rest: dk.rest,
         stiffness: dk.stiffness,
+        fill: dk.fill,
         time_scale: dk.time_scale,
         preroll: dk.preroll,
         strength: dk.strength,
