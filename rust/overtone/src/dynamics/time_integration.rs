@@ -59,6 +59,12 @@ pub fn lowest_vibrating(values: impl Iterator<Item = f64> + Clone) -> Option<f64
         .fold(None, |a: Option<f64>, l| Some(a.map_or(l, |a| a.min(l))))
 }
 
+/// The modes that share the damping calibration: those with `ω ≤ BAND_WIDTH · ω₁` (see
+/// [`Damping::band_laplacian_energy`]).
+pub const BAND_WIDTH: f64 = 1.5;
+/// At most this many lowest vibrating modes calibrate the damping.
+pub const BAND_MODES: usize = 8;
+
 /// How a solver advances one frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FramePlan {
@@ -129,6 +135,39 @@ impl Damping {
             mass: zeta * omega1,
             stiffness: zeta * omega1 / rho_l,
         }
+    }
+
+    /// The Laplacian energy `ρ_eff` to pass to [`rayleigh_split`](Self::rayleigh_split) so that
+    /// the ratio lands on the band of low modes a rig drives, not on the lowest mode alone.
+    ///
+    /// `modes` are `(ω_k, ρ_k)` of the lowest vibrating modes (rad/s, Laplacian energy of the
+    /// unit-mass mode), `modes[0]` the lowest. Mode `k` gets `ζ_k = (α + βρ_k)/(2ω_k)`; with
+    /// `α = ζω₁` it gets exactly `ζ` for `β_k = ζ(2ω_k − ω₁)/ρ_k`. The band is the modes with
+    /// `ω_k ≤` [`BAND_WIDTH`]` · ω₁` (at most [`BAND_MODES`]); `β` is the median of their `β_k`,
+    /// returned as `ρ_eff = ζω₁/β = ω₁ / median_k((2ω_k − ω₁)/ρ_k)`. With one mode in the band this
+    /// is `ρ₁` (the lowest mode gets `ζ`). Why: on a lattice the lowest mode can carry an
+    /// unusually high `ρ/ω²` (a torsion-like mode the rig barely excites), so calibrating on it
+    /// alone left the modes that move 15-30 % under-damped; the median keeps half the band at or
+    /// above `ζ` and does not over-damp the rest as a minimum would. Scales like `ρ` with `μ`.
+    pub fn band_laplacian_energy(modes: &[(f64, f64)]) -> f64 {
+        let (w1, rho1) = modes[0];
+        let mut per_mode: Vec<f64> = modes
+            .iter()
+            .take(BAND_MODES)
+            .filter(|(w, rho)| *w <= BAND_WIDTH * w1 && *rho > 0.0 && rho.is_finite())
+            .map(|(w, rho)| (2.0 * w - w1) / rho)
+            .collect();
+        if per_mode.is_empty() {
+            return rho1;
+        }
+        per_mode.sort_by(f64::total_cmp);
+        let m = per_mode.len();
+        let median = if m % 2 == 1 {
+            per_mode[m / 2]
+        } else {
+            0.5 * (per_mode[m / 2 - 1] + per_mode[m / 2])
+        };
+        w1 / median
     }
 
     /// Mass-proportional damping only, `α = 2ζω₁` (mode `ω` gets `ζω₁/ω`).
@@ -271,12 +310,24 @@ pub fn lowest_mode_in_subspace(
     lowest_ritz_pair(&gram, &kbt)
 }
 
-/// The lowest vibrating eigenpair of `K c = λ G c` for a small dense stiffness `K` and Gram
-/// (mass) matrix `G` (`r × r`, symmetrised here): `G` is first diagonalised and directions
-/// with eigenvalues below `10⁻¹⁰` of its largest are dropped, then `K` is solved in the
-/// `G`-orthonormal coordinates. Returns `λ` (the smallest eigenvalue above `10⁻⁹` of the
-/// largest, see [`lowest_vibrating`]) and the eigenvector `c` (`r`, `cᵀ G c = 1`).
+/// The lowest vibrating eigenpair of `K c = λ G c` (see [`lowest_ritz_pairs`]).
 pub(crate) fn lowest_ritz_pair(gram: &faer::Mat<f64>, k: &faer::Mat<f64>) -> Result<(f64, Vec<f64>)> {
+    let mut pairs = lowest_ritz_pairs(gram, k, 1)?;
+    Ok(pairs.swap_remove(0))
+}
+
+/// The lowest `count` (at least one, fewer when the subspace has fewer) vibrating eigenpairs
+/// of `K c = λ G c` for a small dense stiffness `K` and Gram (mass) matrix `G` (`r × r`,
+/// symmetrised here), ascending: `G` is first diagonalised and directions with eigenvalues
+/// below `10⁻¹⁰` of its largest are dropped, then `K` is solved in the `G`-orthonormal
+/// coordinates. The first pair is the lowest vibrating one (the smallest eigenvalue above
+/// `10⁻⁹` of the largest, see [`lowest_vibrating`]); each pair is `λ` and the eigenvector `c`
+/// (`r`, `cᵀ G c = 1`).
+pub(crate) fn lowest_ritz_pairs(
+    gram: &faer::Mat<f64>,
+    k: &faer::Mat<f64>,
+    count: usize,
+) -> Result<Vec<(f64, Vec<f64>)>> {
     use crate::error::OvertoneError;
     use faer::{Mat, Side};
     let r = gram.nrows();
@@ -306,22 +357,31 @@ pub(crate) fn lowest_ritz_pair(gram: &faer::Mat<f64>, k: &faer::Mat<f64>) -> Res
             "the subspace has no positive-energy mode".into(),
         )
     })?;
-    let j = vals.iter().position(|&v| v == lambda).unwrap_or(0);
-    // Coefficients of the Ritz vector on the basis columns (unit mass norm).
-    let coeff = (0..r)
-        .map(|a| (0..keep.len()).map(|q| y[(a, q)] * eig.U()[(q, j)]).sum())
-        .collect();
-    Ok((lambda, coeff))
+    let mut order: Vec<usize> = (0..vals.len()).filter(|&j| vals[j] >= lambda).collect();
+    order.sort_by(|&a, &b| vals[a].total_cmp(&vals[b]));
+    // Coefficients of the Ritz vectors on the basis columns (unit mass norm).
+    Ok(order
+        .into_iter()
+        .take(count.max(1))
+        .map(|j| {
+            let coeff = (0..r)
+                .map(|a| (0..keep.len()).map(|q| y[(a, q)] * eig.U()[(q, j)]).sum())
+                .collect();
+            (vals[j], coeff)
+        })
+        .collect())
 }
 
 /// The lowest angular frequency `ω₁` (rad/s) of a full-order body: the lowest vibrating
 /// eigenvalue of the linearised ARAP stiffness ([`crate::fem::arap_rest_stiffness_matrix`],
 /// `w_e = μ vol_e s_e`) against the lumped mass, under the bone rows `Â u_i = 0` of every
 /// coordinate, by shift-invert Krylov–Schur on the `n·d` vector problem
-/// ([`crate::solve::lowest_constrained_eigenpairs`]). The lowest few eigenpairs are computed so
-/// that the rigid drift a vanishing leak field leaves unconstrained (zero energy) is skipped.
-/// The blendshape rows are left out of the estimate. Returns `(ω₁, ρ_L)` with `ρ_L = u₁ᵀ(L̂ ⊗
-/// I)u₁` the Laplacian energy of the unit-mass mode (see [`Damping::rayleigh_split`]).
+/// ([`crate::solve::lowest_constrained_eigenpairs`]). The lowest `d(d+1)/2 +` [`BAND_MODES`]
+/// eigenpairs are computed, so that the rigid drift a vanishing leak field leaves
+/// unconstrained (zero energy) is skipped and the damping band is covered. The blendshape rows
+/// are left out of the estimate. Returns `(ω₁, ρ_eff)`: `ρ_eff` from the Laplacian energies
+/// `ρ_k = u_kᵀ(L̂ ⊗ I)u_k` of the unit-mass vibrating modes by
+/// [`Damping::band_laplacian_energy`] (see [`Damping::rayleigh_split`]).
 pub fn lowest_angular_frequency_full(
     mesh: &crate::mesh::SimplexMesh,
     jac: &crate::fem::DeformationJacobian,
@@ -342,22 +402,28 @@ pub fn lowest_angular_frequency_full(
     }
     let mass_d: Vec<f64> = (0..d * n).map(|q| mass[q % n]).collect();
     let rigid = d * (d + 1) / 2;
-    let want = (rigid + 1).min(d * n - 1).max(1);
+    let want = (rigid + BAND_MODES).min(d * n - 1).max(1);
     let eig = crate::solve::lowest_constrained_eigenpairs(&k, &mass_d, &rows, want)?;
     let lambda =
         lowest_vibrating(eig.values.iter().cloned()).ok_or_else(|| crate::error::OvertoneError::Factorization {
             what: "lowest vibration mode".into(),
             reason: "the constrained stiffness has no positive eigenvalue".into(),
         })?;
-    let j = eig.values.iter().position(|&v| v == lambda).unwrap_or(0);
+    let first = eig.values.iter().position(|&v| v == lambda).unwrap_or(0);
     let l = crate::fem::scalar_stiffness(jac, w)?;
-    let mut rho = 0.0;
-    for i in 0..d {
-        let ui = faer::Mat::from_fn(n, 1, |v, _| eig.vectors[(i * n + v, j)]);
-        let lu = &l * &ui;
-        rho += (0..n).map(|v| ui[(v, 0)] * lu[(v, 0)]).sum::<f64>();
-    }
-    Ok((lambda.sqrt(), rho))
+    // (ω_k, ρ_k) of the vibrating modes from the lowest on (ascending).
+    let modes: Vec<(f64, f64)> = (first..eig.values.len())
+        .map(|j| {
+            let mut rho = 0.0;
+            for i in 0..d {
+                let ui = faer::Mat::from_fn(n, 1, |v, _| eig.vectors[(i * n + v, j)]);
+                let lu = &l * &ui;
+                rho += (0..n).map(|v| ui[(v, 0)] * lu[(v, 0)]).sum::<f64>();
+            }
+            (eig.values[j].max(0.0).sqrt(), rho)
+        })
+        .collect();
+    Ok((lambda.sqrt(), Damping::band_laplacian_energy(&modes)))
 }
 
 /// Refuses a frame length that is not a finite number > 0 (seconds).

@@ -8,6 +8,7 @@ use faer::Mat;
 
 use crate::cache::{load_or_build, CacheStatus};
 use crate::dynamics::fast::{build_fast_precompute, fast_precompute_key, SkinningBasis};
+use crate::dynamics::time_integration::{Damping, BAND_MODES};
 use crate::dynamics::{ConstraintRank, Material, SolverParams};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian, Lame};
@@ -202,8 +203,9 @@ pub struct ReducedModel {
     /// `ω₁²` per unit shear modulus: the lowest vibrating eigenvalue of the model's own
     /// linearised stiffness in the subspace ([`clustered_arap_stiffness`]).
     pub(super) arap_lambda: f64,
-    /// The lowest mode's Laplacian energy `ρ_L` per unit shear modulus (see
-    /// [`Damping::rayleigh_split`](crate::dynamics::time_integration::Damping::rayleigh_split)).
+    /// The damping's calibration energy `ρ_eff` per unit shear modulus: the Laplacian energies
+    /// of the model's lowest vibrating modes combined over the band by
+    /// [`Damping::band_laplacian_energy`] (see [`Damping::rayleigh_split`]).
     pub(super) laplacian_rayleigh: f64,
     /// Per cluster `K̂_c` (`d × r̂`, row-major), concatenated (scaled by `μ`).
     pub(super) k_basis: Vec<f64>,
@@ -454,16 +456,25 @@ fn build_reduced_model(
             0.0
         }
     });
-    let (arap_lambda, coeff) = crate::dynamics::time_integration::lowest_ritz_pair(&gram, &stiffness)?;
-    // Laplacian energy of the unit-mass lowest mode: Σ_i c_iᵀ (B̂ᵀL̂B̂) c_i.
-    let laplacian_rayleigh: f64 = (0..d)
-        .map(|i| {
-            let ci = &coeff[i * rr..(i + 1) * rr];
-            (0..rr)
-                .map(|a| (0..rr).map(|b| ci[a] * btlb_sym[a * rr + b] * ci[b]).sum::<f64>())
-                .sum::<f64>()
+    let pairs = crate::dynamics::time_integration::lowest_ritz_pairs(&gram, &stiffness, BAND_MODES)?;
+    let arap_lambda = pairs[0].0;
+    // (ω_k, ρ_k) per unit shear modulus, ρ_k = Σ_i c_iᵀ (B̂ᵀL̂B̂) c_i of the unit-mass mode; the
+    // damping's calibration energy over the band (see `Damping::band_laplacian_energy`).
+    let modes: Vec<(f64, f64)> = pairs
+        .iter()
+        .map(|(lambda, coeff)| {
+            let rho = (0..d)
+                .map(|i| {
+                    let ci = &coeff[i * rr..(i + 1) * rr];
+                    (0..rr)
+                        .map(|a| (0..rr).map(|b| ci[a] * btlb_sym[a * rr + b] * ci[b]).sum::<f64>())
+                        .sum::<f64>()
+                })
+                .sum();
+            (lambda.max(0.0).sqrt(), rho)
         })
-        .sum();
+        .collect();
+    let laplacian_rayleigh = Damping::band_laplacian_energy(&modes);
     stage("lowest vibration mode");
     let ab = a_hat * &bd;
     let bb = bd.transpose() * &bd;
