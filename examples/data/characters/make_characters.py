@@ -2,6 +2,7 @@
 hop-and-swing followed by a still hold, and exports it with Blender's own glTF exporter.
 
     python make_characters.py OUT.glb [--variant mannequin|robot] [--render DIR]
+    python make_characters.py OUT.glb --variant riggedfigure --source RiggedFigure.glb [--render DIR]
 
 Variants (both T-pose, +Z up in Blender, exported +Y up by the exporter):
 
@@ -11,6 +12,10 @@ Variants (both T-pose, +Z up in Blender, exported +Y up by the exporter):
 * ``robot``: Mixamo-like units: built in centimetres under an armature object of scale 0.01;
   two skinned meshes bound to the same armature (``Body``: thin limb capsules; ``Joints``: a
   sphere at every joint, separate surface pieces), 24 bones, automatic weights.
+* ``riggedfigure``: not built here: Khronos's RiggedFigure.glb (CC BY 4.0, (c) 2017 Cesium)
+  imported with Blender's glTF importer, its own clip deleted, the same motion keyed on its 19
+  bones (RIGGEDFIGURE_BONES; rotations carried over about world axes at rest by Retarget, the
+  hop scaled by its height over the mannequin's); mesh, weights and bind pose as imported.
 
 The animation (24 fps): frames 1-36 a hop with hip sway, spine bend and large arm swings, frames
 37-72 a still hold in a pose far from the bind pose (arms lowered, knees bent).
@@ -245,22 +250,10 @@ def bind(meshes, rig):
               f"{unweighted} unweighted vertices")
 
 
-def key_animation(rig, unit):
-    """Hop-and-swing (frames 1-36), then a still hold (37-72) away from the bind pose."""
-    pb = rig.pose.bones
-    for b in pb:
-        b.rotation_mode = "XYZ"
-
-    def key(frame, rotations, hips_offset=(0, 0, 0)):
-        for b in pb:
-            b.rotation_euler = Euler((0, 0, 0))
-        for name, r in rotations.items():
-            if name in pb:
-                pb[name].rotation_euler = Euler(tuple(math.radians(a) for a in r))
-        pb["Hips"].location = Vector(hips_offset) * unit
-        for b in pb:
-            b.keyframe_insert("rotation_euler", frame=frame)
-        pb["Hips"].keyframe_insert("location", frame=frame)
+def motion_keys():
+    """The keys of the hop-and-swing (frames 1-36) and the still hold (37-72), as
+    (frame, rotations, hips_offset): Euler XYZ degrees per bone in the local axes of the
+    humanoid_joints rig, and a Hips offset in metres (x: sway, z: crouch/hop)."""
 
     def swing(phase, hop):
         a = math.sin(phase)
@@ -281,12 +274,12 @@ def key_animation(rig, unit):
             "RightLeg": (60 * hop, 0, 0),
         }
 
-    key(1, {})
+    keys = [(1, {}, (0, 0, 0))]
     for i, f in enumerate(range(5, MOTION_END + 1, 4)):
         phase = 2.2 * i
         hop = 1.0 if i % 2 == 0 else 0.0
         z = 0.0 if hop else 0.18
-        key(f, swing(phase, hop), (0.03 * math.sin(phase), 0, z - 0.10 * hop))
+        keys.append((f, swing(phase, hop), (0.03 * math.sin(phase), 0, z - 0.10 * hop)))
     hold = {
         "LeftArm": (0, 0, -60), "RightArm": (0, 0, 60),
         "LeftForeArm": (0, 0, 30), "RightForeArm": (0, 0, -30),
@@ -294,8 +287,74 @@ def key_animation(rig, unit):
         "LeftLeg": (45, 0, 0), "RightLeg": (45, 0, 0),
         "Spine1": (8, 0, 0), "Head": (-10, 0, 15),
     }
-    key(MOTION_END + 4, hold, (0, 0, -0.06))
-    key(HOLD_END, hold, (0, 0, -0.06))
+    keys.append((MOTION_END + 4, hold, (0, 0, -0.06)))
+    keys.append((HOLD_END, hold, (0, 0, -0.06)))
+    return keys
+
+
+class Retarget:
+    """Carries motion_keys() over to a rig with other bone names and rest axes: each rotation
+    is turned into the same rotation about world axes at rest (a rotation R in a humanoid_joints
+    bone's local axes L becomes L R L^T in the world, then T^T (L R L^T) T in the target bone's
+    local axes T), and the Hips offset is applied along world axes (z up), scaled by `scale`."""
+
+    def __init__(self, rig, names, scale):
+        bpy.ops.object.select_all(action="DESELECT")
+        ref = make_armature("Reference", humanoid_joints(fingers=False), 1.0)
+        self.ref_axes = {b.name: b.matrix_local.to_3x3() for b in ref.data.bones}
+        ref_data = ref.data
+        bpy.data.objects.remove(ref)
+        bpy.data.armatures.remove(ref_data)
+        world = rig.matrix_world.to_3x3().normalized()
+        self.axes = {b.name: world @ b.matrix_local.to_3x3() for b in rig.data.bones}
+        self.names = names
+        self.scale = scale
+        self.previous = {}
+
+    def rotation(self, ref_name, degrees):
+        target = self.names[ref_name]
+        r = Euler(tuple(math.radians(a) for a in degrees)).to_matrix()
+        lr, tr = self.ref_axes[ref_name], self.axes[target]
+        local = tr.transposed() @ (lr @ r @ lr.transposed()) @ tr
+        e = local.to_euler("XYZ", self.previous.get(target, Euler((0, 0, 0))))
+        self.previous[target] = e
+        return target, e
+
+    def location(self, offset):
+        return self.axes[self.names["Hips"]].transposed() @ (Vector(offset) * self.scale)
+
+
+def key_animation(rig, unit, retarget=None):
+    """Keys motion_keys() on `rig`: directly (a humanoid_joints rig built with `unit`), or through
+    a Retarget. Every bone gets a rotation key on every key frame, the hips a location key.
+
+    Without a Retarget the Hips offset is a pose location in the Hips bone's local axes, whose
+    local z is world -Y there: mannequin.glb and robot.glb lurch forward and back by the "hop"
+    offset rather than rising. Kept as is so that those files regenerate unchanged."""
+    pb = rig.pose.bones
+    for b in pb:
+        b.rotation_mode = "XYZ"
+    hips = retarget.names["Hips"] if retarget else "Hips"
+    for frame, rotations, hips_offset in motion_keys():
+        for b in pb:
+            b.rotation_euler = Euler((0, 0, 0))
+        for name, r in rotations.items():
+            if retarget:
+                if name in retarget.names:
+                    target, e = retarget.rotation(name, r)
+                    pb[target].rotation_euler = e
+            elif name in pb:
+                pb[name].rotation_euler = Euler(tuple(math.radians(a) for a in r))
+        if retarget:
+            # Bones left at rest on this key: their next Euler continues from zero.
+            rotated = {retarget.names[n] for n in rotations if n in retarget.names}
+            retarget.previous = {t: e for t, e in retarget.previous.items() if t in rotated}
+            pb[hips].location = retarget.location(hips_offset)
+        else:
+            pb[hips].location = Vector(hips_offset) * unit
+        for b in pb:
+            b.keyframe_insert("rotation_euler", frame=frame)
+        pb[hips].keyframe_insert("location", frame=frame)
     for fc in rig.animation_data.action.fcurves if hasattr(rig.animation_data.action, "fcurves") else []:
         for kp in fc.keyframe_points:
             kp.interpolation = "BEZIER"
@@ -321,16 +380,92 @@ def render(meshes, rig, out_dir, frames):
         bpy.ops.render.render(write_still=True)
 
 
+# Khronos RiggedFigure's bones for the humanoid_joints names (no clavicles, one upper-torso bone
+# for Spine1 + Spine2: Spine1's bend is dropped).
+RIGGEDFIGURE_BONES = {
+    "Hips": "torso_joint_1", "Spine": "torso_joint_2", "Spine2": "torso_joint_3",
+    "Neck": "neck_joint_1", "Head": "neck_joint_2",
+    "LeftArm": "arm_joint_L_1", "LeftForeArm": "arm_joint_L_2", "LeftHand": "arm_joint_L_3",
+    "RightArm": "arm_joint_R_1", "RightForeArm": "arm_joint_R_2", "RightHand": "arm_joint_R_3",
+    "LeftUpLeg": "leg_joint_L_1", "LeftLeg": "leg_joint_L_2", "LeftFoot": "leg_joint_L_3",
+    "LeftToeBase": "leg_joint_L_5",
+    "RightUpLeg": "leg_joint_R_1", "RightLeg": "leg_joint_R_2", "RightFoot": "leg_joint_R_3",
+    "RightToeBase": "leg_joint_R_5",
+}
+# Height of the mannequin (metres): the motion is scaled by the imported figure's height over it.
+MANNEQUIN_HEIGHT = 1.78
+
+
+def import_riggedfigure(source):
+    """Imports Khronos RiggedFigure.glb with Blender's glTF importer and drops its animation."""
+    bpy.ops.import_scene.gltf(filepath=source)
+    rig = next(ob for ob in bpy.context.scene.objects if ob.type == "ARMATURE")
+    meshes = [ob for ob in bpy.context.scene.objects
+              if ob.type == "MESH" and any(m.type == "ARMATURE" and m.object == rig for m in ob.modifiers)]
+    for ob in bpy.data.objects:
+        if ob.animation_data:
+            ob.animation_data_clear()
+    for action in list(bpy.data.actions):
+        bpy.data.actions.remove(action)
+    for b in rig.pose.bones:
+        b.location = (0, 0, 0)
+        b.rotation_quaternion = (1, 0, 0, 0)
+        b.scale = (1, 1, 1)
+    # The importer's bone display shape (not part of the figure).
+    for ob in list(bpy.context.scene.objects):
+        if ob.type == "MESH" and ob not in meshes:
+            bpy.data.objects.remove(ob)
+    scene = bpy.context.scene
+    scene.render.fps = FPS
+    scene.frame_start = 1
+    scene.frame_end = HOLD_END
+    missing = [t for t in RIGGEDFIGURE_BONES.values() if t not in rig.data.bones]
+    if missing:
+        raise SystemExit(f"bones not found in {source}: {missing}")
+    print(f"{rig.name}: {len(rig.data.bones)} bones: {', '.join(b.name for b in rig.data.bones)}")
+    for ref, target in RIGGEDFIGURE_BONES.items():
+        print(f"  {ref:>12} -> {target}")
+    return rig, meshes
+
+
+def mesh_height(meshes):
+    zs = [(ob.matrix_world @ v.co).z for ob in meshes for v in ob.data.vertices]
+    return max(zs) - min(zs)
+
+
+def export(out):
+    bpy.ops.object.select_all(action="SELECT")
+    bpy.ops.export_scene.gltf(filepath=out, export_format="GLB", export_animations=True,
+                              export_apply=False, export_yup=True, export_skins=True,
+                              export_morph=False, export_frame_range=True)
+    print(f"wrote {out} ({os.path.getsize(out)} bytes)")
+
+
 def main():
     argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
     out = argv[0]
     variant = "mannequin"
     render_dir = None
+    source = None
     if "--variant" in argv:
         variant = argv[argv.index("--variant") + 1]
     if "--render" in argv:
         render_dir = argv[argv.index("--render") + 1]
+    if "--source" in argv:
+        source = argv[argv.index("--source") + 1]
     reset_scene()
+    if variant == "riggedfigure":
+        if not source:
+            raise SystemExit("--variant riggedfigure needs --source PATH/RiggedFigure.glb")
+        rig, meshes = import_riggedfigure(source)
+        height = mesh_height(meshes)
+        scale = height / MANNEQUIN_HEIGHT
+        print(f"height {height:.3f} m, motion scale {scale:.3f}")
+        key_animation(rig, 1.0, Retarget(rig, RIGGEDFIGURE_BONES, scale))
+        export(out)
+        if render_dir:
+            render(meshes, rig, render_dir, [1, 5, 9, 12, 17, 24, 36, 72])
+        return
     if variant == "mannequin":
         unit = 1.0
         bones = humanoid_joints(fingers=True)
@@ -350,11 +485,7 @@ def main():
         # Mixamo's convention: centimetre data under an armature object scaled by 0.01.
         rig.scale = (0.01, 0.01, 0.01)
     key_animation(rig, unit)
-    bpy.ops.object.select_all(action="SELECT")
-    bpy.ops.export_scene.gltf(filepath=out, export_format="GLB", export_animations=True,
-                              export_apply=False, export_yup=True, export_skins=True,
-                              export_morph=False, export_frame_range=True)
-    print(f"wrote {out} ({os.path.getsize(out)} bytes)")
+    export(out)
     if render_dir:
         render(meshes, rig, render_dir, [1, 12, 24, 36, 72])
 
