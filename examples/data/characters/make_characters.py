@@ -11,14 +11,19 @@ Variants (both T-pose, +Z up in Blender, exported +Y up by the exporter):
   (bone-heat) weights, metres, object scale 1.
 * ``robot``: Mixamo-like units: built in centimetres under an armature object of scale 0.01;
   two skinned meshes bound to the same armature (``Body``: thin limb capsules; ``Joints``: a
-  sphere at every joint, separate surface pieces), 24 bones, automatic weights.
+  sphere at every joint, separate surface pieces), 20 bones, automatic weights.
 * ``riggedfigure``: not built here: Khronos's RiggedFigure.glb (CC BY 4.0, (c) 2017 Cesium)
   imported with Blender's glTF importer, its own clip deleted, the same motion keyed on its 19
   bones (RIGGEDFIGURE_BONES; rotations carried over about world axes at rest by Retarget, the
   hop scaled by its height over the mannequin's); mesh, weights and bind pose as imported.
 
-The animation (24 fps): frames 1-36 a hop with hip sway, spine bend and large arm swings, frames
-37-72 a still hold in a pose far from the bind pose (arms lowered, knees bent).
+The animation (24 fps): frames 1-36 a hop (the hips rise 0.18 m, about 10% of the height, world
+up, at frames 9, 17, 25 and 33 and crouch 0.10 m on the landings) with hip sway, spine bend and
+large arm swings, frames 40-72 a still hold in a pose far from the bind pose (arms lowered 65
+degrees toward the sides, elbows and knees bent). All three variants are keyed by the same
+key_animation through a Retarget (mannequin and robot onto their own humanoid_joints bones), so
+the hips offset is along world axes; riggedfigure keeps its original arm keys (motion_keys'
+`legacy`: hold arms swung forward, elbows bending backward in the swing).
 
 ``--render DIR`` writes Workbench renders of a few frames of the armature-deformed mesh.
 The script ends with ``os._exit`` (bpy 4.5 can hang at interpreter exit).
@@ -250,14 +255,29 @@ def bind(meshes, rig):
               f"{unweighted} unweighted vertices")
 
 
-def motion_keys():
+def motion_keys(legacy=False):
     """The keys of the hop-and-swing (frames 1-36) and the still hold (37-72), as
-    (frame, rotations, hips_offset): Euler XYZ degrees per bone in the local axes of the
-    humanoid_joints rig, and a Hips offset in metres (x: sway, z: crouch/hop)."""
+    (frame, rotations, hips_offset): Euler XYZ degrees per bone in the local (rest) axes of the
+    humanoid_joints rig, and a Hips offset in metres along world axes (x: sway, z up: crouch
+    -0.10 on the landings, +0.18 (about 10% of the 1.78 m height) at the tops of the hops,
+    -0.06 in the hold, where the bent knees lower the hips by about as much).
+
+    At rest (T-pose) an arm bone's local x is world -Y on the left, +Y on the right (forward /
+    back), its z world up: a negative x rotation lowers either arm toward the side, a z rotation
+    swings it about the vertical; the forearm's z rotation bends the elbow in front (negative on
+    the left, positive on the right, with the arm as rotated). The legs' local x is world x: a
+    negative UpLeg x rotation lifts the thigh forward, a positive Leg x bends the knee, a negative
+    Foot x (by their sum) keeps the foot level.
+
+    `legacy`: the keys riggedfigure_keyed.glb was made with (elbows bending 10-90 degrees
+    backward in the swing rather than 10-50 in front, the arms swung 60 degrees forward about
+    the vertical in the hold rather than lowered, no foot keys), kept so that that file
+    regenerates byte-identical."""
 
     def swing(phase, hop):
         a = math.sin(phase)
         c = math.cos(phase)
+        elbow = 50 + 40 * a if legacy else -(30 + 20 * a)
         return {
             "Hips": (6 * a, 0, 12 * c),
             "Spine": (10 * a, 0, -6 * c),
@@ -266,12 +286,13 @@ def motion_keys():
             "Neck": (-10 * a, 0, 0),
             "LeftArm": (60 * a, 0, -40 + 55 * c),
             "RightArm": (-60 * a, 0, 40 - 55 * c),
-            "LeftForeArm": (0, 0, 50 + 40 * a),
-            "RightForeArm": (0, 0, -50 - 40 * a),
+            "LeftForeArm": (0, 0, elbow),
+            "RightForeArm": (0, 0, -elbow),
             "LeftUpLeg": (-35 * hop, 0, 0),
             "RightUpLeg": (-35 * hop, 0, 0),
             "LeftLeg": (60 * hop, 0, 0),
             "RightLeg": (60 * hop, 0, 0),
+            **({} if legacy else {"LeftFoot": (-25 * hop, 0, 0), "RightFoot": (-25 * hop, 0, 0)}),
         }
 
     keys = [(1, {}, (0, 0, 0))]
@@ -280,9 +301,20 @@ def motion_keys():
         hop = 1.0 if i % 2 == 0 else 0.0
         z = 0.0 if hop else 0.18
         keys.append((f, swing(phase, hop), (0.03 * math.sin(phase), 0, z - 0.10 * hop)))
+    if legacy:
+        arms = {
+            "LeftArm": (0, 0, -60), "RightArm": (0, 0, 60),
+            "LeftForeArm": (0, 0, 30), "RightForeArm": (0, 0, -30),
+        }
+    else:
+        # Lowered 65 degrees from the T-pose toward the sides, a little forward, elbows bent.
+        arms = {
+            "LeftArm": (-65, 0, -10), "RightArm": (-65, 0, 10),
+            "LeftForeArm": (0, 0, -30), "RightForeArm": (0, 0, 30),
+            "LeftFoot": (-20, 0, 0), "RightFoot": (-20, 0, 0),
+        }
     hold = {
-        "LeftArm": (0, 0, -60), "RightArm": (0, 0, 60),
-        "LeftForeArm": (0, 0, 30), "RightForeArm": (0, 0, -30),
+        **arms,
         "LeftUpLeg": (-25, 0, 0), "RightUpLeg": (-25, 0, 0),
         "LeftLeg": (45, 0, 0), "RightLeg": (45, 0, 0),
         "Spine1": (8, 0, 0), "Head": (-10, 0, 15),
@@ -293,10 +325,12 @@ def motion_keys():
 
 
 class Retarget:
-    """Carries motion_keys() over to a rig with other bone names and rest axes: each rotation
+    """Carries motion_keys() over to a rig (with other bone names and rest axes, or the
+    humanoid_joints rig itself, where the rotations come out as written): each rotation
     is turned into the same rotation about world axes at rest (a rotation R in a humanoid_joints
     bone's local axes L becomes L R L^T in the world, then T^T (L R L^T) T in the target bone's
-    local axes T), and the Hips offset is applied along world axes (z up), scaled by `scale`."""
+    local axes T), and the Hips offset (metres) is applied along world axes (z up), scaled by
+    `scale` (the armature's units per metre times any height ratio)."""
 
     def __init__(self, rig, names, scale):
         bpy.ops.object.select_all(action="DESELECT")
@@ -324,34 +358,26 @@ class Retarget:
         return self.axes[self.names["Hips"]].transposed() @ (Vector(offset) * self.scale)
 
 
-def key_animation(rig, unit, retarget=None):
-    """Keys motion_keys() on `rig`: directly (a humanoid_joints rig built with `unit`), or through
-    a Retarget. Every bone gets a rotation key on every key frame, the hips a location key.
-
-    Without a Retarget the Hips offset is a pose location in the Hips bone's local axes, whose
-    local z is world -Y there: mannequin.glb and robot.glb lurch forward and back by the "hop"
-    offset rather than rising. Kept as is so that those files regenerate unchanged."""
+def key_animation(rig, retarget, legacy=False):
+    """Keys motion_keys() on `rig` through a Retarget (for mannequin.glb and robot.glb one onto
+    the same humanoid_joints bones, so the rotations stay as written and the Hips offset goes
+    along world axes, z up). Every bone gets a rotation key on every key frame, the hips a
+    location key."""
     pb = rig.pose.bones
     for b in pb:
         b.rotation_mode = "XYZ"
-    hips = retarget.names["Hips"] if retarget else "Hips"
-    for frame, rotations, hips_offset in motion_keys():
+    hips = retarget.names["Hips"]
+    for frame, rotations, hips_offset in motion_keys(legacy):
         for b in pb:
             b.rotation_euler = Euler((0, 0, 0))
         for name, r in rotations.items():
-            if retarget:
-                if name in retarget.names:
-                    target, e = retarget.rotation(name, r)
-                    pb[target].rotation_euler = e
-            elif name in pb:
-                pb[name].rotation_euler = Euler(tuple(math.radians(a) for a in r))
-        if retarget:
-            # Bones left at rest on this key: their next Euler continues from zero.
-            rotated = {retarget.names[n] for n in rotations if n in retarget.names}
-            retarget.previous = {t: e for t, e in retarget.previous.items() if t in rotated}
-            pb[hips].location = retarget.location(hips_offset)
-        else:
-            pb[hips].location = Vector(hips_offset) * unit
+            if name in retarget.names:
+                target, e = retarget.rotation(name, r)
+                pb[target].rotation_euler = e
+        # Bones left at rest on this key: their next Euler continues from zero.
+        rotated = {retarget.names[n] for n in rotations if n in retarget.names}
+        retarget.previous = {t: e for t, e in retarget.previous.items() if t in rotated}
+        pb[hips].location = retarget.location(hips_offset)
         for b in pb:
             b.keyframe_insert("rotation_euler", frame=frame)
         pb[hips].keyframe_insert("location", frame=frame)
@@ -461,7 +487,7 @@ def main():
         height = mesh_height(meshes)
         scale = height / MANNEQUIN_HEIGHT
         print(f"height {height:.3f} m, motion scale {scale:.3f}")
-        key_animation(rig, 1.0, Retarget(rig, RIGGEDFIGURE_BONES, scale))
+        key_animation(rig, Retarget(rig, RIGGEDFIGURE_BONES, scale), legacy=True)
         export(out)
         if render_dir:
             render(meshes, rig, render_dir, [1, 5, 9, 12, 17, 24, 36, 72])
@@ -484,10 +510,12 @@ def main():
     if variant == "robot":
         # Mixamo's convention: centimetre data under an armature object scaled by 0.01.
         rig.scale = (0.01, 0.01, 0.01)
-    key_animation(rig, unit)
+    # The same world-axis keying as riggedfigure, onto the rig's own humanoid_joints bones.
+    names = {b[0]: b[0] for b in humanoid_joints(fingers=False)}
+    key_animation(rig, Retarget(rig, names, unit))
     export(out)
     if render_dir:
-        render(meshes, rig, render_dir, [1, 12, 24, 36, 72])
+        render(meshes, rig, render_dir, [1, 5, 9, 12, 17, 24, 36, 72])
 
 
 if __name__ == "__main__":
