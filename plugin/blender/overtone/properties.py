@@ -154,7 +154,7 @@ class OvertoneSettings(bpy.types.PropertyGroup):
                                       "stiffness (at most 1/120 s each)")
     damping: FloatProperty(
         name="Damping", default=DEFAULT_DAMPING, min=0.0, soft_max=1.0, update=_control_changed('damping'),
-        description="Damping ratio of the lowest jiggle mode: 0 rings on, 0.1 decays over a few swings, "
+        description="Damping ratio of the low jiggle modes: 0 rings on, 0.1 decays over a few swings, "
                     "1 settles without swinging. Keyframable; changing it does not rebind")
     frequency: FloatProperty(
         name="Frequency", default=DEFAULT_FREQUENCY, min=0.0, soft_max=20.0, unit='NONE',

@@ -17,7 +17,7 @@ pub struct DynamicsArgs {
     /// each step); with --substeps they step once per output frame.
     #[arg(long)]
     pub substeps: Option<usize>,
-    /// Damping ratio of the lowest vibration mode (0 none, 1 critical; default 0.1).
+    /// Damping ratio of the low vibration modes (0 none, 1 critical; default 0.1).
     #[arg(long)]
     pub damping: Option<f64>,
     /// Frequency (Hz) of the lowest vibration mode: rescales Young's modulus to it (default

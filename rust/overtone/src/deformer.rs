@@ -460,7 +460,7 @@ impl SurfaceDeformer {
     }
 
     /// Changes the two keyframable controls between frames without a rebind, from the next
-    /// step on: `damping` is the damping ratio `ζ` of the lowest mode (≥ 0; the solver refactors
+    /// step on: `damping` is the damping ratio `ζ` of the low modes (≥ 0; the solver refactors
     /// only its small system, the sidecar is untouched), `strength` the output multiplier (≥ 0).
     /// Both are checked before anything changes; on error the deformer is unchanged.
     pub fn set_controls(&mut self, damping: f64, strength: f64) -> Result<()> {

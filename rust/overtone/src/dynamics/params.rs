@@ -114,10 +114,11 @@ pub struct SolverParams {
     /// Substeps per frame for [`Integrator::ImplicitMidpoint`]; `None` chooses them (see
     /// [`crate::dynamics::time_integration::auto_substeps`]). Default `Some(1)`.
     pub substeps: Option<usize>,
-    /// Damping ratio `ζ ≥ 0` of the lowest vibration mode of the complementary motion
+    /// Damping ratio `ζ ≥ 0` of the low vibration modes of the complementary motion
     /// (0 none, 1 critical), realised as Rayleigh damping of the complementary velocity
-    /// `C = α M + β K` with `α = ζ ω₁`, `β = ζ/ω₁` (ARAP solvers; higher modes are damped more,
-    /// `ζ(ω) = ζ(ω₁/ω + ω/ω₁)/2`) or `α = 2ζω₁` (Newton). Default 0.
+    /// `C = α M + β L` with `α = ζ ω₁` and `β` calibrated on the band of low modes
+    /// ([`Damping::band_laplacian_energy`](crate::dynamics::time_integration::Damping::band_laplacian_energy);
+    /// ARAP solvers, higher modes are damped more) or `α = 2ζω₁` (Newton). Default 0.
     pub damping: f64,
     /// If set, the lowest vibration mode's frequency in Hz: the stiffness (Young's modulus) is
     /// rescaled so the lowest mode vibrates at this rate. Default `None`.
