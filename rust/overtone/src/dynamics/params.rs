@@ -117,7 +117,7 @@ pub struct SolverParams {
     /// Damping ratio `ζ ≥ 0` of the low vibration modes of the complementary motion
     /// (0 none, 1 critical), realised as Rayleigh damping of the complementary velocity
     /// `C = α M + β L` with `α = ζ ω₁` and `β` calibrated on the band of low modes
-    /// ([`Damping::band_laplacian_energy`](crate::dynamics::time_integration::Damping::band_laplacian_energy);
+    /// (the median over the modes up to 1.5 ω₁, see `Damping::band_laplacian_energy`;
     /// ARAP solvers, higher modes are damped more) or `α = 2ζω₁` (Newton). Default 0.
     pub damping: f64,
     /// If set, the lowest vibration mode's frequency in Hz: the stiffness (Young's modulus) is

@@ -60,7 +60,7 @@ pub fn lowest_vibrating(values: impl Iterator<Item = f64> + Clone) -> Option<f64
 }
 
 /// The modes that share the damping calibration: those with `ω ≤ BAND_WIDTH · ω₁` (see
-/// [`Damping::band_laplacian_energy`]).
+/// `Damping::band_laplacian_energy`).
 pub const BAND_WIDTH: f64 = 1.5;
 /// At most this many lowest vibrating modes calibrate the damping.
 pub const BAND_MODES: usize = 8;
@@ -149,8 +149,12 @@ impl Damping {
     /// unusually high `ρ/ω²` (a torsion-like mode the rig barely excites), so calibrating on it
     /// alone left the modes that move 15-30 % under-damped; the median keeps half the band at or
     /// above `ζ` and does not over-damp the rest as a minimum would. Scales like `ρ` with `μ`.
-    pub fn band_laplacian_energy(modes: &[(f64, f64)]) -> f64 {
-        let (w1, rho1) = modes[0];
+    /// An empty list gives `∞` (no stiffness-proportional term); the solvers always pass the
+    /// lowest mode.
+    pub(crate) fn band_laplacian_energy(modes: &[(f64, f64)]) -> f64 {
+        let Some(&(w1, rho1)) = modes.first() else {
+            return f64::INFINITY;
+        };
         let mut per_mode: Vec<f64> = modes
             .iter()
             .take(BAND_MODES)
@@ -259,6 +263,25 @@ mod tests {
         // A stiff body, ω₁ = 200 rad/s at 24 fps: 200/24/0.5 = 16.7 → 17.
         assert_eq!(auto_substeps(1.0 / 24.0, Some(200.0)), 17);
         assert_eq!(auto_substeps(1.0, Some(1e9)), MAX_SUBSTEPS);
+    }
+
+    /// The band calibration: one mode gives its own energy (the lowest mode gets ζ exactly);
+    /// in a band the median mode gets ζ exactly, modes outside `1.5 ω₁` are ignored.
+    #[test]
+    fn band_calibration_gives_the_median_mode_its_ratio() {
+        let zeta = 0.3;
+        let ratio = |w: f64, rho: f64, c: Damping| (c.mass + c.stiffness * rho) / (2.0 * w);
+        let one = [(6.0, 400.0)];
+        assert_eq!(Damping::band_laplacian_energy(&one), 400.0);
+        assert_eq!(Damping::band_laplacian_energy(&[]), f64::INFINITY);
+        // (ω, ρ): the lowest with a high ρ/ω², two band modes, one far above the band.
+        let band = [(6.0, 420.0), (6.2, 230.0), (7.8, 300.0), (20.0, 10.0)];
+        let c = Damping::rayleigh_split(zeta, 6.0, Damping::band_laplacian_energy(&band));
+        let z: Vec<f64> = band.iter().map(|&(w, rho)| ratio(w, rho, c)).collect();
+        // Per-mode β_k/ζ: 6/420 = 0.0143, 6.4/230 = 0.0278, 9.6/300 = 0.032; median 0.0278:
+        // mode 1 gets ζ, mode 0 more, mode 2 a little less; mode 3 (ω > 9) does not count.
+        assert!((z[1] - zeta).abs() < 1e-12, "{z:?}");
+        assert!(z[0] > zeta && z[2] < zeta && z[2] > 0.9 * zeta, "{z:?}");
     }
 
     #[test]
@@ -381,7 +404,7 @@ pub(crate) fn lowest_ritz_pairs(
 /// unconstrained (zero energy) is skipped and the damping band is covered. The blendshape rows
 /// are left out of the estimate. Returns `(ω₁, ρ_eff)`: `ρ_eff` from the Laplacian energies
 /// `ρ_k = u_kᵀ(L̂ ⊗ I)u_k` of the unit-mass vibrating modes by
-/// [`Damping::band_laplacian_energy`] (see [`Damping::rayleigh_split`]).
+/// `Damping::band_laplacian_energy` (see [`Damping::rayleigh_split`]).
 pub fn lowest_angular_frequency_full(
     mesh: &crate::mesh::SimplexMesh,
     jac: &crate::fem::DeformationJacobian,
