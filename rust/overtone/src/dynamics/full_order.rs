@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use crate::dynamics::time_integration::{
     extrapolate_from, lowest_angular_frequency_full, restore_fields, save_fields, Damping, FramePlan, FrameStepper,
-    SubstepSolver,
+    SubstepSolver, BAND_MODES,
 };
 use crate::dynamics::{validate_solver_inputs, ConstraintRank, Material, RestShape, SolverParams, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
@@ -155,7 +155,7 @@ impl FullOrderSolver {
         // stiffness under the constraint (see `lowest_angular_frequency_full`). `frequency`
         // rescales μ so that ω₁ = 2πf.
         let mode = if FramePlan::needs_frequency(params) {
-            let (w1, rho) = lowest_angular_frequency_full(mesh, &jac, &element_weights, &mass, &rc)?;
+            let (w1, rho) = lowest_angular_frequency_full(mesh, &jac, &element_weights, &mass, &rc, BAND_MODES)?;
             Some(match params.frequency {
                 Some(f) => {
                     let target = std::f64::consts::TAU * f;

@@ -119,7 +119,7 @@ impl NewtonCdSolver {
             let jac = DeformationJacobian::new(mesh);
             let w: Vec<f64> = vols.iter().map(|v| 2.0 * lame.mu * v).collect();
             let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
-            let (w1, _) = lowest_angular_frequency_full(mesh, &jac, &w, &mass, &rc)?;
+            let (w1, _) = lowest_angular_frequency_full(mesh, &jac, &w, &mass, &rc, 1)?;
             match params.frequency {
                 Some(f) => {
                     let target = std::f64::consts::TAU * f;

@@ -175,24 +175,7 @@ impl SolverParams {
     /// Per-element stiffness multipliers (the mean of each element's vertices'), or `None` for
     /// a uniform material. Refuses a field whose length is not the vertex count.
     pub fn element_stiffness(&self, mesh: &crate::mesh::SimplexMesh) -> Result<Option<Vec<f64>>> {
-        if self.stiffness.is_empty() {
-            return Ok(None);
-        }
-        if self.stiffness.len() != mesh.n_vertices() {
-            return Err(OvertoneError::size(
-                "stiffness field",
-                format!("{} values (one per vertex)", mesh.n_vertices()),
-                self.stiffness.len(),
-            ));
-        }
-        Ok(Some(
-            (0..mesh.n_elements())
-                .map(|e| {
-                    let el = mesh.element(e);
-                    el.iter().map(|&v| self.stiffness[v]).sum::<f64>() / el.len() as f64
-                })
-                .collect(),
-        ))
+        element_means(mesh, "stiffness field", &self.stiffness)
     }
 
     /// Element volumes scaled by the [`fill`](Self::fill) (the mean of each element's
@@ -200,19 +183,10 @@ impl SolverParams {
     /// whose length is not the vertex count.
     pub fn effective_volumes(&self, mesh: &crate::mesh::SimplexMesh) -> Result<Vec<f64>> {
         let mut vols = crate::mesh::element_volumes(mesh);
-        if self.fill.is_empty() {
-            return Ok(vols);
-        }
-        if self.fill.len() != mesh.n_vertices() {
-            return Err(OvertoneError::size(
-                "fill field",
-                format!("{} values (one per vertex)", mesh.n_vertices()),
-                self.fill.len(),
-            ));
-        }
-        for (e, v) in vols.iter_mut().enumerate() {
-            let el = mesh.element(e);
-            *v *= el.iter().map(|&i| self.fill[i]).sum::<f64>() / el.len() as f64;
+        if let Some(shares) = element_means(mesh, "fill field", &self.fill)? {
+            for (v, s) in vols.iter_mut().zip(shares) {
+                *v *= s;
+            }
         }
         Ok(vols)
     }
@@ -318,4 +292,28 @@ impl Material {
         }
         Ok(())
     }
+}
+
+/// Per element the mean of a per-vertex `field` over the element's vertices, or `None` when
+/// the field is empty (not given). Refuses a field whose length is not the vertex count,
+/// naming it `what`.
+fn element_means(mesh: &crate::mesh::SimplexMesh, what: &str, field: &[f64]) -> Result<Option<Vec<f64>>> {
+    if field.is_empty() {
+        return Ok(None);
+    }
+    if field.len() != mesh.n_vertices() {
+        return Err(OvertoneError::size(
+            what,
+            format!("{} values (one per vertex)", mesh.n_vertices()),
+            field.len(),
+        ));
+    }
+    Ok(Some(
+        (0..mesh.n_elements())
+            .map(|e| {
+                let el = mesh.element(e);
+                el.iter().map(|&v| field[v]).sum::<f64>() / el.len() as f64
+            })
+            .collect(),
+    ))
 }

@@ -399,11 +399,12 @@ pub(crate) fn lowest_ritz_pairs(
 /// eigenvalue of the linearised ARAP stiffness ([`crate::fem::arap_rest_stiffness_matrix`],
 /// `w_e = μ vol_e s_e`) against the lumped mass, under the bone rows `Â u_i = 0` of every
 /// coordinate, by shift-invert Krylov–Schur on the `n·d` vector problem
-/// ([`crate::solve::lowest_constrained_eigenpairs`]). The lowest `d(d+1)/2 +` [`BAND_MODES`]
+/// ([`crate::solve::lowest_constrained_eigenpairs`]). The lowest `d(d+1)/2 + band`
 /// eigenpairs are computed, so that the rigid drift a vanishing leak field leaves
-/// unconstrained (zero energy) is skipped and the damping band is covered. The blendshape rows
-/// are left out of the estimate. Returns `(ω₁, ρ_eff)`: `ρ_eff` from the Laplacian energies
-/// `ρ_k = u_kᵀ(L̂ ⊗ I)u_k` of the unit-mass vibrating modes by
+/// unconstrained (zero energy) is skipped and `band` vibrating modes are covered
+/// ([`BAND_MODES`] for the Rayleigh damping's calibration, 1 when only `ω₁` is wanted). The
+/// blendshape rows are left out of the estimate. Returns `(ω₁, ρ_eff)`: `ρ_eff` from the
+/// Laplacian energies `ρ_k = u_kᵀ(L̂ ⊗ I)u_k` of the unit-mass vibrating modes by
 /// `Damping::band_laplacian_energy` (see [`Damping::rayleigh_split`]).
 pub fn lowest_angular_frequency_full(
     mesh: &crate::mesh::SimplexMesh,
@@ -411,6 +412,7 @@ pub fn lowest_angular_frequency_full(
     w: &[f64],
     mass: &[f64],
     rc: &crate::rig::RigConstraint,
+    band: usize,
 ) -> Result<(f64, f64)> {
     let (n, d) = (mesh.n_vertices(), mesh.dim());
     let k = crate::fem::arap_rest_stiffness_matrix(jac, w)?;
@@ -425,7 +427,7 @@ pub fn lowest_angular_frequency_full(
     }
     let mass_d: Vec<f64> = (0..d * n).map(|q| mass[q % n]).collect();
     let rigid = d * (d + 1) / 2;
-    let want = (rigid + BAND_MODES).min(d * n - 1).max(1);
+    let want = (rigid + band.max(1)).min(d * n - 1).max(1);
     let eig = crate::solve::lowest_constrained_eigenpairs(&k, &mass_d, &rows, want)?;
     let lambda =
         lowest_vibrating(eig.values.iter().cloned()).ok_or_else(|| crate::error::OvertoneError::Factorization {

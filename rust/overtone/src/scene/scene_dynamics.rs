@@ -114,21 +114,12 @@ impl SceneDynamics {
         if let Some(c) = self.cut_distance {
             positive("cut_distance", c)?;
         }
-        if let Some(f) = &self.fill {
-            if f.len() != n_vertices {
+        for (name, field) in [("fill", &self.fill), ("stiffness", &self.stiffness)] {
+            if let Some(f) = field.as_ref().filter(|f| f.len() != n_vertices) {
                 return Err(OvertoneError::size(
-                    "fill",
+                    name,
                     format!("{n_vertices} values (one per vertex)"),
                     f.len(),
-                ));
-            }
-        }
-        if let Some(s) = &self.stiffness {
-            if s.len() != n_vertices {
-                return Err(OvertoneError::size(
-                    "stiffness",
-                    format!("{n_vertices} values (one per vertex)"),
-                    s.len(),
                 ));
             }
         }
