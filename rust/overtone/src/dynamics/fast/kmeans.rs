@@ -9,6 +9,10 @@ use crate::error::{OvertoneError, Result};
 /// of elements between neighbouring clusters.
 const MAX_ITERATIONS: usize = 30;
 
+/// Relative margin on Hamerly's bounds: far above the round-off of a distance between
+/// features (`~1e-15` relative), so pruning never keeps a label a full scan would change.
+const PRUNE_MARGIN: f64 = 1e-9;
+
 /// A clustering of points.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KMeans {
@@ -34,20 +38,11 @@ fn dist2(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
 }
 
-/// Clusters `points` (`m × f`, row-major) into `k` groups minimising the within-cluster sum of
-/// squared distances: k-means++ seeding from `seed`, then Lloyd iterations until no label changes
-/// (at most 30). Ties go to the lower cluster index; an empty cluster is re-seeded with the point
-/// farthest from its centroid. The result depends only on the input and the seed. Each sweep
-/// checks this thread's [`crate::progress`] scope for a cancellation.
-pub fn kmeans(points: &[f64], f: usize, k: usize, seed: u64) -> Result<KMeans> {
-    let m = if f == 0 { 0 } else { points.len() / f };
-    if k == 0 || k > m {
-        return Err(OvertoneError::setting(
-            "clusters",
-            k,
-            format!("must be between 1 and the number of elements ({m})"),
-        ));
-    }
+/// k-means++ seeding (`k × f` centroids, row-major) of `points` (`m × f`, `1 ≤ k ≤ m`): the
+/// first centroid a point drawn uniformly from `seed`, each next one a point drawn with
+/// probability proportional to its squared distance to the nearest centroid so far.
+fn seeding(points: &[f64], f: usize, k: usize, seed: u64) -> Vec<f64> {
+    let m = points.len() / f;
     let point = |i: usize| &points[i * f..(i + 1) * f];
     let mut state = seed;
     let mut centroids = Vec::with_capacity(k * f);
@@ -77,31 +72,80 @@ pub fn kmeans(points: &[f64], f: usize, k: usize, seed: u64) -> Result<KMeans> {
             d2[i] = d2[i].min(dist2(point(i), &centroids[c * f..(c + 1) * f]));
         }
     }
+    centroids
+}
+
+/// Clusters `points` (`m × f`, row-major) into `k` groups minimising the within-cluster sum of
+/// squared distances: k-means++ seeding from `seed`, then Lloyd iterations until no label changes
+/// (at most 30). Ties go to the lower cluster index; an empty cluster is re-seeded with the point
+/// farthest from its centroid. The result depends only on the input and the seed. Each sweep
+/// checks this thread's [`crate::progress`] scope for a cancellation.
+pub fn kmeans(points: &[f64], f: usize, k: usize, seed: u64) -> Result<KMeans> {
+    let m = if f == 0 { 0 } else { points.len() / f };
+    if k == 0 || k > m {
+        return Err(OvertoneError::setting(
+            "clusters",
+            k,
+            format!("must be between 1 and the number of elements ({m})"),
+        ));
+    }
+    let point = |i: usize| &points[i * f..(i + 1) * f];
+    let mut centroids = seeding(points, f, k, seed);
+    // Lloyd iterations with Hamerly's bounds (Hamerly 2010): per point an upper bound `upper`
+    // on the distance to its centroid and a lower bound `lower` on the distance to every other
+    // centroid, both moved by how far the centroids moved. A point whose upper bound is below
+    // both its lower bound and half the distance from its centroid to the nearest other one
+    // keeps its label without a scan; the bounds carry a relative margin of `PRUNE_MARGIN`, so
+    // a skipped point is one the full scan would give the same label, and the labels, the
+    // centroids and the iteration count are those of plain Lloyd.
     let mut labels = vec![usize::MAX; m];
+    let mut upper = vec![f64::INFINITY; m];
+    let mut lower = vec![0.0f64; m];
+    let mut half_gap = vec![0.0; k];
     let mut iterations = 0;
     loop {
         crate::progress::check()?;
         crate::progress::report(iterations as f64 / MAX_ITERATIONS as f64, "rotation clusters (k-means)");
         iterations += 1;
-        let new: Vec<usize> = (0..m)
-            .into_par_iter()
-            .map(|i| {
+        let centroid = |c: usize| &centroids[c * f..(c + 1) * f];
+        let changed = labels
+            .par_iter_mut()
+            .zip(upper.par_iter_mut())
+            .zip(lower.par_iter_mut())
+            .enumerate()
+            .map(|(i, ((label, up), low))| {
                 let p = point(i);
-                let mut best = (f64::INFINITY, 0);
-                for c in 0..k {
-                    let dd = dist2(p, &centroids[c * f..(c + 1) * f]);
-                    if dd < best.0 {
-                        best = (dd, c);
+                if *label != usize::MAX {
+                    let bound = (*low).max(half_gap[*label]) * (1.0 - PRUNE_MARGIN);
+                    if *up < bound {
+                        return false;
+                    }
+                    *up = dist2(p, centroid(*label)).sqrt() * (1.0 + PRUNE_MARGIN);
+                    if *up < bound {
+                        return false;
                     }
                 }
-                best.1
+                let (mut best, mut second) = ((f64::INFINITY, 0), f64::INFINITY);
+                for c in 0..k {
+                    let dd = dist2(p, centroid(c));
+                    if dd < best.0 {
+                        second = best.0;
+                        best = (dd, c);
+                    } else if dd < second {
+                        second = dd;
+                    }
+                }
+                *up = best.0.sqrt() * (1.0 + PRUNE_MARGIN);
+                *low = second.sqrt() * (1.0 - PRUNE_MARGIN);
+                let moved = *label != best.1;
+                *label = best.1;
+                moved
             })
-            .collect();
-        let changed = new != labels;
-        labels = new;
+            .reduce(|| false, |a, b| a || b);
         if !changed || iterations >= MAX_ITERATIONS {
             break;
         }
+        let previous = centroids.clone();
         let mut sums = vec![0.0; k * f];
         let mut counts = vec![0usize; k];
         for (i, &c) in labels.iter().enumerate() {
@@ -126,6 +170,36 @@ pub fn kmeans(points: &[f64], f: usize, k: usize, seed: u64) -> Result<KMeans> {
                 centroids[c * f..(c + 1) * f].copy_from_slice(&points[far * f..(far + 1) * f]);
             }
         }
+        // How far each centroid moved; the bounds move by as much (the lower one by the
+        // largest move among the other centroids).
+        let shift: Vec<f64> = (0..k)
+            .map(|c| dist2(&previous[c * f..(c + 1) * f], &centroids[c * f..(c + 1) * f]).sqrt())
+            .collect();
+        let (mut first, mut runner) = ((0.0, usize::MAX), 0.0);
+        for (c, &s) in shift.iter().enumerate() {
+            if s > first.0 {
+                runner = first.0;
+                first = (s, c);
+            } else if s > runner {
+                runner = s;
+            }
+        }
+        upper
+            .par_iter_mut()
+            .zip(lower.par_iter_mut())
+            .zip(labels.par_iter())
+            .for_each(|((up, low), &a)| {
+                *up = (*up + shift[a]) * (1.0 + PRUNE_MARGIN);
+                *low = (*low - if a == first.1 { runner } else { first.0 }) * (1.0 - PRUNE_MARGIN);
+            });
+        half_gap.par_iter_mut().enumerate().for_each(|(c, g)| {
+            let own = &centroids[c * f..(c + 1) * f];
+            let nearest = (0..k)
+                .filter(|&o| o != c)
+                .map(|o| dist2(own, &centroids[o * f..(o + 1) * f]))
+                .fold(f64::INFINITY, f64::min);
+            *g = 0.5 * nearest.sqrt();
+        });
     }
     Ok(KMeans {
         labels,
@@ -137,6 +211,101 @@ pub fn kmeans(points: &[f64], f: usize, k: usize, seed: u64) -> Result<KMeans> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Plain Lloyd (every point scanned against every centroid each sweep), with the same
+    /// seeding, tie rule, re-seeding and stopping rule as [`kmeans`].
+    fn lloyd_reference(points: &[f64], f: usize, k: usize, seed: u64) -> KMeans {
+        let m = points.len() / f;
+        let point = |i: usize| &points[i * f..(i + 1) * f];
+        // The seeding is shared code: take it from a zero-iteration run of the same seed.
+        let mut centroids = seeding(points, f, k, seed);
+        let mut labels = vec![usize::MAX; m];
+        let mut iterations = 0;
+        loop {
+            iterations += 1;
+            let new: Vec<usize> = (0..m)
+                .map(|i| {
+                    let mut best = (f64::INFINITY, 0);
+                    for c in 0..k {
+                        let dd = dist2(point(i), &centroids[c * f..(c + 1) * f]);
+                        if dd < best.0 {
+                            best = (dd, c);
+                        }
+                    }
+                    best.1
+                })
+                .collect();
+            let changed = new != labels;
+            labels = new;
+            if !changed || iterations >= MAX_ITERATIONS {
+                break;
+            }
+            let mut sums = vec![0.0; k * f];
+            let mut counts = vec![0usize; k];
+            for (i, &c) in labels.iter().enumerate() {
+                counts[c] += 1;
+                for (s, x) in sums[c * f..(c + 1) * f].iter_mut().zip(point(i)) {
+                    *s += x;
+                }
+            }
+            for c in 0..k {
+                if counts[c] > 0 {
+                    for j in 0..f {
+                        centroids[c * f + j] = sums[c * f + j] / counts[c] as f64;
+                    }
+                } else {
+                    let far = (0..m)
+                        .max_by(|&a, &b| {
+                            let da = dist2(point(a), &centroids[labels[a] * f..(labels[a] + 1) * f]);
+                            let db = dist2(point(b), &centroids[labels[b] * f..(labels[b] + 1) * f]);
+                            da.total_cmp(&db).then(b.cmp(&a))
+                        })
+                        .unwrap_or(0);
+                    centroids[c * f..(c + 1) * f].copy_from_slice(&points[far * f..(far + 1) * f]);
+                }
+            }
+        }
+        KMeans {
+            labels,
+            centroids,
+            iterations,
+        }
+    }
+
+    /// Hamerly's pruning changes no label: on uniform, clustered and tied (repeated) points the
+    /// labels, centroids and iteration counts equal plain Lloyd's exactly.
+    #[test]
+    fn pruned_lloyd_equals_plain_lloyd() {
+        let mut state = 7u64;
+        let mut uniform = |n: usize| -> Vec<f64> {
+            (0..n)
+                .map(|_| (splitmix(&mut state) >> 11) as f64 / (1u64 << 53) as f64)
+                .collect()
+        };
+        let (m, f) = (3000, 6);
+        let flat = uniform(m * f);
+        // Blobs: 12 centres, points scattered 0.02 around them.
+        let centres = uniform(12 * f);
+        let jitter = uniform(m * f);
+        let blobs: Vec<f64> = (0..m * f)
+            .map(|i| centres[((i / f) % 12) * f + i % f] + 0.02 * (jitter[i] - 0.5))
+            .collect();
+        // Ties: every point repeated four times, on a coarse grid of values.
+        let grid: Vec<f64> = flat.iter().map(|x| (x * 4.0).floor()).collect();
+        let tied: Vec<f64> = grid[..m / 4 * f]
+            .chunks(f)
+            .flat_map(|p| p.iter().chain(p).chain(p).chain(p).copied().collect::<Vec<_>>())
+            .collect();
+        for (name, pts) in [("uniform", &flat), ("blobs", &blobs), ("tied", &tied)] {
+            for k in [1, 2, 12, 100, 500] {
+                let fast = kmeans(pts, f, k, 11).unwrap();
+                let plain = lloyd_reference(pts, f, k, 11);
+                assert_eq!(fast.labels, plain.labels, "{name}, k = {k}: labels");
+                assert_eq!(fast.centroids, plain.centroids, "{name}, k = {k}: centroids");
+                assert_eq!(fast.iterations, plain.iterations, "{name}, k = {k}: iterations");
+            }
+        }
+    }
 
     /// Three well-separated blobs are recovered exactly, and the result is reproducible.
     #[test]
