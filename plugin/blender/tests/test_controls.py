@@ -124,10 +124,11 @@ def test_damping_changes_the_motion_without_a_rebind_and_is_keyframable():
     # After the rig stops (frame 30), heavier damping leaves less motion.
     tail = slice(35, 60)
     a, b = np.abs(u_default[tail]).max(), np.abs(u_heavy[tail]).max()
-    check(b < 0.8 * a, f"damping 1 left {b:.3e} of motion after the stop, damping 0.1 {a:.3e}")
-    # A keyframed damping (0.1 until frame 30, 1.0 from frame 31) follows the curve: equal to
-    # the default run up to frame 30, different after.
-    ob.overtone.damping = 0.1
+    zeta = properties.DEFAULT_DAMPING
+    check(b < 0.8 * a, f"damping 1 left {b:.3e} of motion after the stop, damping {zeta} {a:.3e}")
+    # A keyframed damping (the default until frame 30, 1.0 from frame 31) follows the curve:
+    # equal to the default run up to frame 30, different after.
+    ob.overtone.damping = zeta
     ob.overtone.keyframe_insert("damping", frame=30)
     ob.overtone.damping = 1.0
     ob.overtone.keyframe_insert("damping", frame=31)
@@ -146,7 +147,7 @@ def test_damping_changes_the_motion_without_a_rebind_and_is_keyframable():
     check(s2 is not s, "changing the substeps kept the old session")
     check(set(sidecar_state(ob)) == set(files), "changing the substeps made a new sidecar")
     check(s2.deformer.cache_state() == native.CacheState.LOADED, f"cache status {s2.deformer.cache_status()}")
-    print(f"    damping: motion after the stop {a:.4f} (0.1) vs {b:.4f} (1.0); keyed: before {before:.1e}, "
+    print(f"    damping: motion after the stop {a:.4f} ({zeta}) vs {b:.4f} (1.0); keyed: before {before:.1e}, "
           f"after {after:.4f}; sidecar untouched")
 
 
