@@ -190,7 +190,13 @@ pub fn kmeans(points: &[f64], f: usize, k: usize, seed: u64) -> Result<KMeans> {
             .zip(labels.par_iter())
             .for_each(|((up, low), &a)| {
                 *up = (*up + shift[a]) * (1.0 + PRUNE_MARGIN);
-                *low = (*low - if a == first.1 { runner } else { first.0 }) * (1.0 - PRUNE_MARGIN);
+                // The margin is taken on the operands, not on the difference: `low − s` can be
+                // far smaller than the round-off of `low` itself. (`low` is infinite only with
+                // one cluster, which has no other centroid.)
+                let s = if a == first.1 { runner } else { first.0 };
+                if low.is_finite() {
+                    *low = *low - s - PRUNE_MARGIN * (low.abs() + s);
+                }
             });
         half_gap.par_iter_mut().enumerate().for_each(|(c, g)| {
             let own = &centroids[c * f..(c + 1) * f];
