@@ -75,6 +75,38 @@ fn seeding(points: &[f64], f: usize, k: usize, seed: u64) -> Vec<f64> {
     centroids
 }
 
+/// The Lloyd update: each centroid (`k × f`, row-major) moves to the mean of the points
+/// (`m × f`) labelled with it; an empty cluster is re-seeded with the point farthest from its
+/// centroid (clusters in index order, so a re-seed sees the centroids already moved).
+fn update_centroids(points: &[f64], f: usize, labels: &[usize], centroids: &mut [f64]) {
+    let (m, k) = (labels.len(), centroids.len() / f);
+    let point = |i: usize| &points[i * f..(i + 1) * f];
+    let mut sums = vec![0.0; k * f];
+    let mut counts = vec![0usize; k];
+    for (i, &c) in labels.iter().enumerate() {
+        counts[c] += 1;
+        for (s, x) in sums[c * f..(c + 1) * f].iter_mut().zip(point(i)) {
+            *s += x;
+        }
+    }
+    for c in 0..k {
+        if counts[c] > 0 {
+            for j in 0..f {
+                centroids[c * f + j] = sums[c * f + j] / counts[c] as f64;
+            }
+        } else {
+            let far = (0..m)
+                .max_by(|&a, &b| {
+                    let da = dist2(point(a), &centroids[labels[a] * f..(labels[a] + 1) * f]);
+                    let db = dist2(point(b), &centroids[labels[b] * f..(labels[b] + 1) * f]);
+                    da.total_cmp(&db).then(b.cmp(&a))
+                })
+                .unwrap_or(0);
+            centroids[c * f..(c + 1) * f].copy_from_slice(&points[far * f..(far + 1) * f]);
+        }
+    }
+}
+
 /// Clusters `points` (`m × f`, row-major) into `k` groups minimising the within-cluster sum of
 /// squared distances: k-means++ seeding from `seed`, then Lloyd iterations until no label changes
 /// (at most 30). Ties go to the lower cluster index; an empty cluster is re-seeded with the point
@@ -146,30 +178,7 @@ pub fn kmeans(points: &[f64], f: usize, k: usize, seed: u64) -> Result<KMeans> {
             break;
         }
         let previous = centroids.clone();
-        let mut sums = vec![0.0; k * f];
-        let mut counts = vec![0usize; k];
-        for (i, &c) in labels.iter().enumerate() {
-            counts[c] += 1;
-            for (s, x) in sums[c * f..(c + 1) * f].iter_mut().zip(point(i)) {
-                *s += x;
-            }
-        }
-        for c in 0..k {
-            if counts[c] > 0 {
-                for j in 0..f {
-                    centroids[c * f + j] = sums[c * f + j] / counts[c] as f64;
-                }
-            } else {
-                let far = (0..m)
-                    .max_by(|&a, &b| {
-                        let da = dist2(point(a), &centroids[labels[a] * f..(labels[a] + 1) * f]);
-                        let db = dist2(point(b), &centroids[labels[b] * f..(labels[b] + 1) * f]);
-                        da.total_cmp(&db).then(b.cmp(&a))
-                    })
-                    .unwrap_or(0);
-                centroids[c * f..(c + 1) * f].copy_from_slice(&points[far * f..(far + 1) * f]);
-            }
-        }
+        update_centroids(points, f, &labels, &mut centroids);
         // How far each centroid moved; the bounds move by as much (the lower one by the
         // largest move among the other centroids).
         let shift: Vec<f64> = (0..k)
@@ -218,12 +227,13 @@ pub fn kmeans(points: &[f64], f: usize, k: usize, seed: u64) -> Result<KMeans> {
 mod tests {
     use super::*;
 
-    /// Plain Lloyd (every point scanned against every centroid each sweep), with the same
-    /// seeding, tie rule, re-seeding and stopping rule as [`kmeans`].
+    /// Plain Lloyd (every point scanned against every centroid each sweep), with the same tie
+    /// rule and stopping rule as [`kmeans`] and its seeding and centroid update: only the
+    /// assignment, the part the bounds prune, is written out here.
     fn lloyd_reference(points: &[f64], f: usize, k: usize, seed: u64) -> KMeans {
         let m = points.len() / f;
         let point = |i: usize| &points[i * f..(i + 1) * f];
-        // The seeding is shared code: take it from a zero-iteration run of the same seed.
+        // The seeding is [`kmeans`]'s own.
         let mut centroids = seeding(points, f, k, seed);
         let mut labels = vec![usize::MAX; m];
         let mut iterations = 0;
@@ -246,30 +256,7 @@ mod tests {
             if !changed || iterations >= MAX_ITERATIONS {
                 break;
             }
-            let mut sums = vec![0.0; k * f];
-            let mut counts = vec![0usize; k];
-            for (i, &c) in labels.iter().enumerate() {
-                counts[c] += 1;
-                for (s, x) in sums[c * f..(c + 1) * f].iter_mut().zip(point(i)) {
-                    *s += x;
-                }
-            }
-            for c in 0..k {
-                if counts[c] > 0 {
-                    for j in 0..f {
-                        centroids[c * f + j] = sums[c * f + j] / counts[c] as f64;
-                    }
-                } else {
-                    let far = (0..m)
-                        .max_by(|&a, &b| {
-                            let da = dist2(point(a), &centroids[labels[a] * f..(labels[a] + 1) * f]);
-                            let db = dist2(point(b), &centroids[labels[b] * f..(labels[b] + 1) * f]);
-                            da.total_cmp(&db).then(b.cmp(&a))
-                        })
-                        .unwrap_or(0);
-                    centroids[c * f..(c + 1) * f].copy_from_slice(&points[far * f..(far + 1) * f]);
-                }
-            }
+            update_centroids(points, f, &labels, &mut centroids);
         }
         KMeans {
             labels,
