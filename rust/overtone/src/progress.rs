@@ -3,7 +3,7 @@
 //! A host hands a [`Progress`] to a constructor ([`crate::deformer::SurfaceDeformer::bind`],
 //! [`crate::scene::Character::from_parts`]); the precompute reports a fraction in `[0, 1]` with
 //! the name of the current stage, and checks [`Progress::cancelled`] between stages and inside
-//! its long loops (the eigen solve's iterations, k-means sweeps, nearest-vertex searches), where
+//! its long loops (the eigen solve's iterations, nearest-vertex searches), where
 //! it stops with [`OvertoneError::Cancelled`]. [`AtomicProgress`] is the thread-safe
 //! implementation a host polls from its UI thread while a worker thread binds.
 //!

@@ -1,12 +1,12 @@
 //! Fast complementary dynamics (Benchekroun et al. 2023), everything in one place: the
 //! rig-orthogonal skinning eigenmodes (`skinning_eigenmodes`, `weight_space_constraint`), the
-//! subspace basis (`skinning_basis`), the rotation clusters (`rotation_clusters`, `kmeans`), the
+//! subspace basis (`skinning_basis`), the rotation clusters (`rotation_clusters`, `bisection`), the
 //! eigenmodes-and-clusters precompute (`precompute`), the reduced model built from them (`model`:
 //! reduced operators per unit shear modulus, the payload of the `cache` sidecar), the per-step
 //! kernels (`kernels`) and the solver (`solver`: model, system, state and workspace).
 
+mod bisection;
 mod kernels;
-mod kmeans;
 mod model;
 mod precompute;
 mod rotation_clusters;
@@ -15,7 +15,7 @@ mod skinning_eigenmodes;
 mod solver;
 mod weight_space_constraint;
 
-pub use kmeans::{kmeans, KMeans};
+pub use bisection::bisection;
 pub use model::{FastParams, FastPrecompute, ReducedModel};
 pub use precompute::{build_fast_precompute, fast_precompute_key, FastPrecomputeData};
 pub use rotation_clusters::{element_features, RotationClusters};

@@ -60,6 +60,7 @@ pub fn fast_precompute_key(
         .f64s("constraint", &a)
         .f64s("blendshape deltas", deltas)
         .usizes("modes, clusters", &[fast.modes, fast.clusters])
+        .text("clustering", "recursive bisection of element features")
         .f64s("element stiffness multipliers", element_stiffness)
         .f64s("vertex material shares (fill)", fill)
         .finish()
@@ -71,14 +72,14 @@ pub fn fast_precompute_key(
 pub fn build_fast_precompute(mesh: &SimplexMesh, a_hat: &Mat<f64>, fast: FastParams) -> Result<FastPrecomputeData> {
     crate::progress::check()?;
     let modes = crate::progress::within(0.0, 0.85, || skinning_eigenmodes(mesh, Some(a_hat), fast.modes))?;
-    crate::progress::report(0.85, "rotation clusters (k-means)");
+    crate::progress::report(0.85, "rotation clusters");
     crate::progress::check()?;
     let clusters = if fast.clusters == mesh.n_elements() {
         RotationClusters::per_element(mesh.n_elements())
     } else {
         crate::progress::within(0.85, 1.0, || RotationClusters::new(mesh, &modes.weights, fast.clusters))?
     };
-    crate::progress::report(1.0, "rotation clusters (k-means)");
+    crate::progress::report(1.0, "rotation clusters");
     let n = mesh.n_vertices();
     Ok(FastPrecomputeData {
         n_vertices: n,
