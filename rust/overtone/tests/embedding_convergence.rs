@@ -22,8 +22,8 @@
 //! lowest subspace frequency is the same at both (1.81 and 1.80 Hz). With 500 clusters the
 //! automatic lattice gives 1.07 (per frame 0.13) but the hold needs damping 0.2 (0.45 % after
 //! 1 s at 0.1). (Those are k-means clusters. With the divisive bisection that replaced it,
-//! 2026-12-02, 100 clusters: 1.05, per frame 0.15, hold 0.17 % at the automatic 53 cells;
-//! 1.62, 1.45, 1.11 and 1.21 at 50, 55, 58 and 62.)
+//! 2026-12-02, 100 clusters: 1.08, per frame 0.17, hold 0.14 % at the automatic 53 cells;
+//! 1.56, 1.57, 1.30 and 1.34 at 50, 55, 58 and 62.)
 
 use overtone::dynamics::FastParams;
 use overtone::scene::{bake_character, Character, CharacterSettings, SolverKind};
