@@ -19,7 +19,9 @@ use overtone::dynamics::FastParams;
 use overtone::scene::{bake_character, character_from_gltf, Character, CharacterSettings, SolverKind};
 
 fn asset(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/khronos-gltf-sample-assets").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/khronos-gltf-sample-assets")
+        .join(name)
 }
 
 /// Largest per-vertex displacement length over all frames (`frames × n × 3`).
@@ -42,24 +44,43 @@ fn rotation_clusters_ignore_host_round_off() {
     // A fixed stream of relative perturbations in [−1e-6, 1e-6].
     let mut state = 12_345u64;
     let mut nudge = |x: f64| {
-        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         x * (1.0 + 2e-6 * ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5))
     };
     let surface: Vec<f64> = ch.surface.iter().map(|&x| nudge(x)).collect();
-    let frames: Vec<Vec<f64>> = ch.world_frames.iter().map(|f| f.iter().map(|&x| nudge(x)).collect()).collect();
+    let frames: Vec<Vec<f64>> = ch
+        .world_frames
+        .iter()
+        .map(|f| f.iter().map(|&x| nudge(x)).collect())
+        .collect();
     let fast = SolverKind::Fast(FastParams {
         clusters: 500,
         ..FastParams::default_for(3)
     });
     let bake = |name: &str, surface: &[f64], frames: Vec<Vec<f64>>| {
-        let c = Character::from_surface(name, surface, &triangles, &ch.surface_weights, bones, frames, &settings, None)
-            .unwrap();
+        let c = Character::from_surface(
+            name,
+            surface,
+            &triangles,
+            &ch.surface_weights,
+            bones,
+            frames,
+            &settings,
+            None,
+        )
+        .unwrap();
         assert_eq!(c.scene.mesh.n_elements(), 7230, "{name}: the lattice changed");
         bake_character(&c, fast, None, &mut |_, _| {}).unwrap().displacements
     };
     let a = bake("as read", &ch.surface, ch.world_frames.clone());
     let b = bake("rounded", &surface, frames);
-    let diff: Vec<Vec<f64>> = a.iter().zip(&b).map(|(x, y)| x.iter().zip(y).map(|(p, q)| p - q).collect()).collect();
+    let diff: Vec<Vec<f64>> = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| x.iter().zip(y).map(|(p, q)| p - q).collect())
+        .collect();
     let (peak, moved) = (largest(&a), largest(&diff));
     assert!(peak > 0.0);
     assert!(

@@ -37,13 +37,13 @@ pub fn bisection(points: &[f64], f: usize, k: usize) -> Result<Vec<usize>> {
     while groups.len() < k {
         // The largest spread among the groups that can be split (two or more points; with
         // k ≤ m one always exists).
-        let Some(target) = (0..groups.len())
-            .filter(|&g| groups[g].members.len() > 1)
-            .fold(None, |best: Option<usize>, g| match best {
+        let Some(target) = (0..groups.len()).filter(|&g| groups[g].members.len() > 1).fold(
+            None,
+            |best: Option<usize>, g| match best {
                 Some(b) if groups[b].spread >= groups[g].spread => Some(b),
                 _ => Some(g),
-            })
-        else {
+            },
+        ) else {
             return Err(OvertoneError::setting(
                 "clusters",
                 k,
@@ -91,7 +91,13 @@ impl Group {
 fn cut(points: &[f64], f: usize, mut members: Vec<usize>) -> (Vec<usize>, Vec<usize>) {
     let n = members.len();
     let direction = principal_direction(points, f, &members);
-    let along = |i: usize| -> f64 { points[i * f..(i + 1) * f].iter().zip(&direction).map(|(x, d)| x * d).sum() };
+    let along = |i: usize| -> f64 {
+        points[i * f..(i + 1) * f]
+            .iter()
+            .zip(&direction)
+            .map(|(x, d)| x * d)
+            .sum()
+    };
     let mut keyed: Vec<(f64, usize)> = members.iter().map(|&i| (along(i), i)).collect();
     keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     members = keyed.into_iter().map(|(_, i)| i).collect();
@@ -155,7 +161,13 @@ fn principal_direction(points: &[f64], f: usize, part: &[usize]) -> Vec<f64> {
         }
     }
     let eigen = covariance.symmetric_eigen();
-    let top = (1..f).fold(0, |best, j| if eigen.eigenvalues[j] > eigen.eigenvalues[best] { j } else { best });
+    let top = (1..f).fold(0, |best, j| {
+        if eigen.eigenvalues[j] > eigen.eigenvalues[best] {
+            j
+        } else {
+            best
+        }
+    });
     let mut v: Vec<f64> = eigen.eigenvectors.column(top).iter().copied().collect();
     let lead = (1..f).fold(0, |best, j| if v[j].abs() > v[best].abs() { j } else { best });
     if v[lead] < 0.0 {
@@ -172,7 +184,9 @@ mod tests {
     fn uniform(m: usize, f: usize, mut state: u64) -> Vec<f64> {
         (0..m * f)
             .map(|_| {
-                state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
                 (state >> 11) as f64 / (1u64 << 53) as f64
             })
             .collect()
@@ -228,7 +242,10 @@ mod tests {
             .iter()
             .map(|g| {
                 let xs = g.iter().map(|&i| pts[i * f]);
-                (xs.clone().fold(f64::INFINITY, f64::min), xs.fold(f64::NEG_INFINITY, f64::max))
+                (
+                    xs.clone().fold(f64::INFINITY, f64::min),
+                    xs.fold(f64::NEG_INFINITY, f64::max),
+                )
             })
             .collect();
         spans.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -285,9 +302,17 @@ mod tests {
         let (m, f) = (5000, 8);
         let pts = uniform(m, f, 9);
         let noise = uniform(m, f, 11);
-        let moved: Vec<f64> = pts.iter().zip(&noise).map(|(x, e)| x * (1.0 + 2e-9 * (e - 0.5))).collect();
+        let moved: Vec<f64> = pts
+            .iter()
+            .zip(&noise)
+            .map(|(x, e)| x * (1.0 + 2e-9 * (e - 0.5)))
+            .collect();
         for k in [10, 100, 500] {
-            assert_eq!(bisection(&pts, f, k).unwrap(), bisection(&moved, f, k).unwrap(), "k = {k}");
+            assert_eq!(
+                bisection(&pts, f, k).unwrap(),
+                bisection(&moved, f, k).unwrap(),
+                "k = {k}"
+            );
         }
     }
 
