@@ -24,7 +24,7 @@ use crate::error::{OvertoneError, Result};
 /// second takes the next one. Every group is non-empty. `O(n (f² + log n))` per cut of `n`
 /// points.
 pub fn bisection(points: &[f64], f: usize, k: usize) -> Result<Vec<usize>> {
-    let m = if f == 0 { 0 } else { points.len() / f };
+    let m = points.len().checked_div(f).unwrap_or(0);
     if k == 0 || k > m {
         return Err(OvertoneError::setting(
             "clusters",
@@ -32,8 +32,10 @@ pub fn bisection(points: &[f64], f: usize, k: usize) -> Result<Vec<usize>> {
             format!("must be between 1 and the number of elements ({m})"),
         ));
     }
-    let all: Vec<usize> = (0..m).collect();
-    let mut groups = vec![Group::new(points, f, all)];
+    let mut groups = vec![Group {
+        members: (0..m).collect(),
+        spread: running_spreads(points, f, 0..m)[m - 1],
+    }];
     while groups.len() < k {
         // The largest spread among the groups that can be split (two or more points; with
         // k ≤ m one always exists).
@@ -50,10 +52,9 @@ pub fn bisection(points: &[f64], f: usize, k: usize) -> Result<Vec<usize>> {
                 format!("the points allow only {} groups", groups.len()),
             ));
         };
-        let members = std::mem::take(&mut groups[target].members);
-        let (low, high) = cut(points, f, members);
-        groups[target] = Group::new(points, f, low);
-        groups.push(Group::new(points, f, high));
+        let (low, high) = cut(points, f, &groups[target].members);
+        groups[target] = low;
+        groups.push(high);
     }
     let mut labels = vec![0; m];
     for (g, group) in groups.iter().enumerate() {
@@ -70,27 +71,27 @@ struct Group {
     spread: f64,
 }
 
-impl Group {
-    fn new(points: &[f64], f: usize, members: Vec<usize>) -> Self {
-        let n = members.len() as f64;
-        let mut sum = vec![0.0; f];
-        let mut squares = 0.0;
-        for &i in &members {
-            for (s, x) in sum.iter_mut().zip(&points[i * f..(i + 1) * f]) {
-                *s += x;
-                squares += x * x;
-            }
+/// The spreads of the first 1, 2, …, n points of `order` (sums of squared distances to their
+/// mean), from running sums: `Σ|x|² − |Σx|²/p`.
+fn running_spreads(points: &[f64], f: usize, order: impl ExactSizeIterator<Item = usize>) -> Vec<f64> {
+    let mut sum = vec![0.0; f];
+    let mut squares = 0.0;
+    let mut out = Vec::with_capacity(order.len());
+    for (p, i) in order.enumerate() {
+        for (s, x) in sum.iter_mut().zip(&points[i * f..(i + 1) * f]) {
+            *s += x;
+            squares += x * x;
         }
-        let spread = (squares - sum.iter().map(|s| s * s).sum::<f64>() / n).max(0.0);
-        Self { members, spread }
+        out.push((squares - sum.iter().map(|s| s * s).sum::<f64>() / (p + 1) as f64).max(0.0));
     }
+    out
 }
 
-/// Cuts `members` (two or more points) in two non-empty parts along their principal
-/// direction, where the parts' spreads add up least.
-fn cut(points: &[f64], f: usize, mut members: Vec<usize>) -> (Vec<usize>, Vec<usize>) {
+/// Cuts `members` (two or more points) in two non-empty groups along their principal
+/// direction, where the groups' spreads add up least.
+fn cut(points: &[f64], f: usize, members: &[usize]) -> (Group, Group) {
     let n = members.len();
-    let direction = principal_direction(points, f, &members);
+    let direction = principal_direction(points, f, members);
     let along = |i: usize| -> f64 {
         points[i * f..(i + 1) * f]
             .iter()
@@ -100,24 +101,9 @@ fn cut(points: &[f64], f: usize, mut members: Vec<usize>) -> (Vec<usize>, Vec<us
     };
     let mut keyed: Vec<(f64, usize)> = members.iter().map(|&i| (along(i), i)).collect();
     keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    members = keyed.into_iter().map(|(_, i)| i).collect();
-    // Spread of the first p points, and of the last n − p, from running sums:
-    // Σ|x|² − |Σx|²/p.
-    let prefix_spread = |order: &mut dyn Iterator<Item = usize>| -> Vec<f64> {
-        let mut sum = vec![0.0; f];
-        let mut squares = 0.0;
-        let mut out = Vec::with_capacity(n);
-        for (p, i) in order.enumerate() {
-            for (s, x) in sum.iter_mut().zip(&points[i * f..(i + 1) * f]) {
-                *s += x;
-                squares += x * x;
-            }
-            out.push(squares - sum.iter().map(|s| s * s).sum::<f64>() / (p + 1) as f64);
-        }
-        out
-    };
-    let head = prefix_spread(&mut members.iter().copied());
-    let tail = prefix_spread(&mut members.iter().rev().copied());
+    let mut low: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
+    let head = running_spreads(points, f, low.iter().copied());
+    let tail = running_spreads(points, f, low.iter().rev().copied());
     // Cut after p points (1 ≤ p ≤ n − 1): head[p − 1] + tail[n − p − 1].
     let best = (1..n).fold(1, |best, p| {
         if head[p - 1] + tail[n - p - 1] < head[best - 1] + tail[n - best - 1] {
@@ -126,8 +112,17 @@ fn cut(points: &[f64], f: usize, mut members: Vec<usize>) -> (Vec<usize>, Vec<us
             best
         }
     });
-    let high = members.split_off(best);
-    (members, high)
+    let high = low.split_off(best);
+    (
+        Group {
+            members: low,
+            spread: head[best - 1],
+        },
+        Group {
+            members: high,
+            spread: tail[n - best - 1],
+        },
+    )
 }
 
 /// The unit eigenvector (`f` entries) of the largest eigenvalue of the covariance of the

@@ -60,7 +60,7 @@ pub fn fast_precompute_key(
         .f64s("constraint", &a)
         .f64s("blendshape deltas", deltas)
         .usizes("modes, clusters", &[fast.modes, fast.clusters])
-        .text("clustering", "recursive bisection of element features")
+        .text("clustering", "divisive bisection across principal directions")
         .f64s("element stiffness multipliers", element_stiffness)
         .f64s("vertex material shares (fill)", fill)
         .finish()
