@@ -124,9 +124,9 @@ class OvertoneSettings(bpy.types.PropertyGroup):
     clusters: IntProperty(name="Clusters", default=DEFAULT_CLUSTERS, min=1, soft_max=1000,
                           description="Rotation clusters of the fast solver", update=_invalidate_named('clusters'))
     lattice_resolution: IntProperty(
-        name="Lattice Resolution", default=DEFAULT_LATTICE_RESOLUTION, min=0, soft_max=96,
+        name="Lattice Resolution", default=DEFAULT_LATTICE_RESOLUTION, min=0, soft_max=128,
         description="Cells of the tetrahedral lattice along the longest side; 0 chooses them from "
-                    "the mesh so thin limbs are three cells across", update=_invalidate_named('lattice_resolution'))
+                    "the mesh so thin limbs are four cells across", update=_invalidate_named('lattice_resolution'))
     leak_group: StringProperty(
         name="Leak Group", default="", update=_invalidate_named('leak_group'),
         description="Vertex group adjusting the leak field where painted (unpainted vertices keep "

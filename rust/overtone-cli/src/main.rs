@@ -152,7 +152,7 @@ enum Command {
         #[arg(long)]
         leak: Option<PathBuf>,
         /// Lattice cells along the character's longest side (default: chosen from the geometry so
-        /// thin limbs are three cells across, at most 25k tets; 0 also means automatic).
+        /// thin limbs are four cells across, at most 125k tets; 0 also means automatic).
         #[arg(long)]
         lattice_resolution: Option<usize>,
         /// Which glTF animation (index, default 0).

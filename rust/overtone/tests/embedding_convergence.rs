@@ -8,22 +8,20 @@
 //! peak within 30 %, per-frame maxima within 30 % (relative L2 over the clip); and once the rig
 //! has held still for 1 s the secondary motion must be at most 0.3 % of the diagonal.
 //!
-//! Measured 2026-12-01 (material shares, band-calibrated damping): the automatic resolution is
-//! 53 (the 25k-tet budget) and the test passes there (peak ratio 1.03, per frame 0.14). That
-//! pass is not robust: forcing the default lattice to 50, 55, 58 or 62 cells gives peak ratios
-//! 1.64, 1.56, 1.22 and 1.32 against their 1.5x finer lattices (75-93 cells, whose peaks agree
-//! with each other within 7 %). The full-order solver converges (50 vs 75 cells: 1.10, per frame
-//! 0.22) with 7-10 times the fast solver's motion; 48 modes instead of 16 give 1.23 and
-//! 1.14 at 50 and 55. The stiff, resolution-sensitive part is the fast solver's subspace, not
-//! the embedding (issue 13, open). Within the subspace it is the rotation clustering, not the
-//! eigenmodes: the peak is at the block's corners at the joint (which the linear blend
-//! half-carries with the limb), and at 50 vs 75 cells the peak ratio is 1.63 with 100
-//! clusters, 1.43 with 500, 1.26 with 1000 and 1.15 with one rotation per element, while the
-//! lowest subspace frequency is the same at both (1.81 and 1.80 Hz). With 500 clusters the
-//! automatic lattice gives 1.07 (per frame 0.13) but the hold needs damping 0.2 (0.45 % after
-//! 1 s at 0.1). (Those are k-means clusters. With the divisive bisection that replaced it,
-//! 2026-12-02, 100 clusters: 1.08, per frame 0.17, hold 0.14 % at the automatic 53 cells;
-//! 1.56, 1.57, 1.30 and 1.34 at 50, 55, 58 and 62.)
+//! Measured 2026-12-02 (eigenmodes of the material, four cells across thin parts, 125k-tet
+//! budget): the automatic resolution is 74 and the test passes there (peak ratio 1.05, per
+//! frame 0.16, hold 0.06 % of the diagonal). Forced lattices 66 and 73 give 0.93 / 0.14 and
+//! 0.98 / 0.15; at three cells across (55) it was 1.25 / 0.31, and 50, 53, 58, 62 gave 1.46,
+//! 1.06, 1.16, 1.10 (per frame 0.84, 0.20, 0.38, 0.27): below about 3.3 cells the result
+//! depends on where the bar falls in the cells. Before the eigenmodes followed the material
+//! shares, 55 vs 83 gave 1.57 (per frame 0.91, hold 0.39 %).
+//!
+//! The fast solver moves the bar itself far less than the full-order solver does (the tip
+//! 0.003 against 0.16 at 83 cells): the limb follows its bone, and the peak is at the block's
+//! corners at the joint, which the linear blend half-carries with the limb. The bar's own
+//! small motion converges more slowly than the peak (3-6 times larger at 55 than at 83 cells,
+//! with one rotation per element or 48 modes alike; the full-order solver's bar agrees within
+//! 2-23 % there).
 
 use overtone::dynamics::FastParams;
 use overtone::scene::{bake_character, Character, CharacterSettings, SolverKind};

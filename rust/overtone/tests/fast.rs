@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use faer::{Mat, Side};
-use overtone::dynamics::fast::{skinning_eigenmodes, weight_space_constraint};
+use overtone::dynamics::fast::{skinning_eigenmodes, skinning_eigenmodes_of_material, weight_space_constraint};
 use overtone::dynamics::{FastParams, FastSolver, SolverParams};
 use overtone::fem::{lumped_mass, scalar_stiffness, DeformationJacobian};
 use overtone::leak::default_momentum_weights;
@@ -82,6 +82,73 @@ fn weight_space_constraint_implies_rig_orthogonality() {
     }
 }
 
+/// The `k` lowest eigenvalues of `K w = λ M w` with `C w = 0` by a dense null-space solve:
+/// `K = Σ_e s_e ∇φᵀ∇φ` over `stiffness_weights`, `M` the unit-density lumped mass of
+/// `volumes`, `C` the weight-space constraint of `a` (rank `rank`).
+fn dense_constrained_eigenvalues(
+    mesh: &SimplexMesh,
+    a: &Mat<f64>,
+    stiffness_weights: &[f64],
+    volumes: &[f64],
+    rank: usize,
+    k: usize,
+) -> Vec<f64> {
+    let n = mesh.n_vertices();
+    let mass = lumped_mass(mesh, volumes, 1.0);
+    let kmat = scalar_stiffness(&DeformationJacobian::new(mesh), stiffness_weights)
+        .unwrap()
+        .to_dense();
+    let rows = weight_space_constraint(a, mesh.vertices(), mesh.dim());
+    let c = Mat::from_fn(rows.len() / n, n, |i, v| rows[i * n + v]);
+    let svd = c.svd().unwrap();
+    let null = svd.V().subcols(rank, n - rank).to_owned();
+    // Whitened reduced problem: M^{1/2}-scaled null basis, orthonormalised.
+    let mn = Mat::from_fn(n, n - rank, |v, j| mass[v].sqrt() * null[(v, j)]);
+    let qr = mn.qr();
+    let q = qr.compute_thin_Q();
+    let y = Mat::from_fn(n, n - rank, |v, j| q[(v, j)] / mass[v].sqrt());
+    let red = y.transpose() * &kmat * &y;
+    let ev = red.self_adjoint_eigenvalues(Side::Lower).unwrap();
+    (0..k).map(|i| ev[i]).collect()
+}
+
+/// Eigenvalues to 1e-9 relative, fields `M`-orthonormal to 1e-10 under the lumped mass of
+/// `volumes` and inside the constraint (`‖C w‖ ≤ 1e-10 ‖C‖ ‖w‖`).
+fn check_constrained_modes(
+    mesh: &SimplexMesh,
+    a: &Mat<f64>,
+    modes: &overtone::dynamics::fast::SkinningEigenmodes,
+    stiffness_weights: &[f64],
+    volumes: &[f64],
+) {
+    let n = mesh.n_vertices();
+    let k = modes.values.len();
+    let ev = dense_constrained_eigenvalues(mesh, a, stiffness_weights, volumes, modes.constraint_rank, k);
+    for i in 0..k {
+        let rel = (modes.values[i] - ev[i]).abs() / ev[i].abs();
+        assert!(rel < 1e-9, "eigenvalue {i}: {} vs dense {}", modes.values[i], ev[i]);
+    }
+    let mass = lumped_mass(mesh, volumes, 1.0);
+    for i in 0..k {
+        for j in 0..k {
+            let g: f64 = (0..n)
+                .map(|v| modes.weights[(v, i)] * mass[v] * modes.weights[(v, j)])
+                .sum();
+            assert!((g - if i == j { 1.0 } else { 0.0 }).abs() < 1e-10);
+        }
+    }
+    let rows = weight_space_constraint(a, mesh.vertices(), mesh.dim());
+    let c_norm = rows.iter().map(|x| x * x).sum::<f64>().sqrt();
+    for i in 0..k {
+        let w_norm = (0..n).map(|v| modes.weights[(v, i)].powi(2)).sum::<f64>().sqrt();
+        let worst = rows
+            .chunks_exact(n)
+            .map(|row| (0..n).map(|v| row[v] * modes.weights[(v, i)]).sum::<f64>().abs())
+            .fold(0.0, f64::max);
+        assert!(worst <= 1e-10 * c_norm * w_norm, "mode {i}: |C w| {worst:e}");
+    }
+}
+
 /// The Krylov–Schur eigenpairs equal those of a dense null-space solve on a small mesh
 /// (eigenvalues to 1e-9 relative).
 #[test]
@@ -92,41 +159,73 @@ fn constrained_eigenpairs_match_a_dense_null_space_solve() {
         ..Default::default()
     })
     .unwrap();
-    let n = sc.mesh.n_vertices();
     let a = scalar_constraint(&sc);
-    let k = 6;
-    let modes = skinning_eigenmodes(&sc.mesh, Some(&a), k).unwrap();
-
+    let modes = skinning_eigenmodes(&sc.mesh, Some(&a), 6).unwrap();
     let vols = element_volumes(&sc.mesh);
-    let mass = lumped_mass(&sc.mesh, &vols, 1.0);
-    let kmat = scalar_stiffness(&DeformationJacobian::new(&sc.mesh), &vols)
-        .unwrap()
-        .to_dense();
-    let rows = weight_space_constraint(&a, sc.mesh.vertices(), 2);
-    let c = Mat::from_fn(rows.len() / n, n, |i, v| rows[i * n + v]);
-    let svd = c.svd().unwrap();
-    let rank = modes.constraint_rank;
-    let null = svd.V().subcols(rank, n - rank).to_owned();
-    // Whitened reduced problem: M^{1/2}-scaled null basis, orthonormalised.
-    let mn = Mat::from_fn(n, n - rank, |v, j| mass[v].sqrt() * null[(v, j)]);
-    let qr = mn.qr();
-    let q = qr.compute_thin_Q();
-    let y = Mat::from_fn(n, n - rank, |v, j| q[(v, j)] / mass[v].sqrt());
-    let red = y.transpose() * &kmat * &y;
-    let ev = red.self_adjoint_eigenvalues(Side::Lower).unwrap();
+    check_constrained_modes(&sc.mesh, &a, &modes, &vols, &vols);
+}
+
+/// The eigenmodes of a material (an embedding lattice's effective volumes, a painted
+/// stiffness) solve the weighted problem `Σ s_e ∇φᵀ∇φ w = λ M(vol') w`, `C w = 0`: the same
+/// dense check with element shares between 0.05 and 1 and stiffness multipliers 0.5-2; scaling
+/// every stiffness weight by 3 scales the eigenvalues by 3 (1e-9) and keeps the fields (1e-8);
+/// wrong lengths and non-positive entries are typed errors.
+#[test]
+fn material_eigenmodes_solve_the_weighted_problem() {
+    let sc = metronome_beam(MetronomeBeam {
+        w: 16,
+        h: 4,
+        ..Default::default()
+    })
+    .unwrap();
+    let a = scalar_constraint(&sc);
+    let vols = element_volumes(&sc.mesh);
+    let m = vols.len();
+    let shares: Vec<f64> = (0..m).map(|e| 0.05 + 0.95 * ((e as f64) * 0.618_034).fract()).collect();
+    let volumes: Vec<f64> = vols.iter().zip(&shares).map(|(v, s)| v * s).collect();
+    let weights: Vec<f64> = volumes
+        .iter()
+        .enumerate()
+        .map(|(e, v)| v * 2f64.powf(((e as f64) * 0.414_214).fract() * 2.0 - 1.0))
+        .collect();
+    let k = 6;
+    let modes = skinning_eigenmodes_of_material(&sc.mesh, &a, k, &weights, &volumes).unwrap();
+    check_constrained_modes(&sc.mesh, &a, &modes, &weights, &volumes);
+    let plain = skinning_eigenmodes(&sc.mesh, Some(&a), k).unwrap();
+    let moved = (0..k).any(|i| (modes.values[i] / plain.values[i] - 1.0).abs() > 1e-3);
+    assert!(
+        moved,
+        "the material changes the spectrum: {:?} vs {:?}",
+        modes.values, plain.values
+    );
+
+    let tripled: Vec<f64> = weights.iter().map(|w| 3.0 * w).collect();
+    let stiffer = skinning_eigenmodes_of_material(&sc.mesh, &a, k, &tripled, &volumes).unwrap();
     for i in 0..k {
-        let rel = (modes.values[i] - ev[i]).abs() / ev[i].abs();
-        assert!(rel < 1e-9, "eigenvalue {i}: {} vs dense {}", modes.values[i], ev[i]);
+        assert!((stiffer.values[i] / (3.0 * modes.values[i]) - 1.0).abs() < 1e-9);
+        let n = sc.mesh.n_vertices();
+        let dot: f64 = (0..n).map(|v| stiffer.weights[(v, i)] * modes.weights[(v, i)]).sum();
+        let norm = |w: &Mat<f64>| (0..n).map(|v| w[(v, i)].powi(2)).sum::<f64>().sqrt();
+        assert!((dot.abs() / (norm(&stiffer.weights) * norm(&modes.weights)) - 1.0).abs() < 1e-8);
     }
-    // M-orthonormal and constrained.
-    for i in 0..k {
-        for j in 0..k {
-            let g: f64 = (0..n)
-                .map(|v| modes.weights[(v, i)] * mass[v] * modes.weights[(v, j)])
-                .sum();
-            assert!((g - if i == j { 1.0 } else { 0.0 }).abs() < 1e-10);
-        }
-    }
+
+    let short = &weights[..m - 1];
+    assert!(matches!(
+        skinning_eigenmodes_of_material(&sc.mesh, &a, k, short, &volumes),
+        Err(OvertoneError::Size { .. })
+    ));
+    let mut holed = volumes.clone();
+    holed[3] = 0.0;
+    assert!(matches!(
+        skinning_eigenmodes_of_material(&sc.mesh, &a, k, &weights, &holed),
+        Err(OvertoneError::Setting { .. })
+    ));
+    let mut nan = weights.clone();
+    nan[5] = f64::NAN;
+    assert!(matches!(
+        skinning_eigenmodes_of_material(&sc.mesh, &a, k, &nan, &volumes),
+        Err(OvertoneError::Setting { .. })
+    ));
 }
 
 fn fast_solver(sc: &Scene, fp: FastParams) -> Result<FastSolver, OvertoneError> {

@@ -5,15 +5,15 @@ use crate::embed::lattice::{check_triangles, occupied_cubes_per_piece, piece_tri
 use crate::error::{OvertoneError, Result};
 
 /// Cells across the diameter of the thin parts (the [`THIN_QUANTILE`] of the local thickness).
-pub const CELLS_ACROSS_THIN_PARTS: f64 = 3.0;
+pub const CELLS_ACROSS_THIN_PARTS: f64 = 4.0;
 /// The thickness quantile that defines "thin": 10 % of the body's volume is thinner. Fingers and
 /// other small features below that share are not resolved, arms and legs are.
 pub const THIN_QUANTILE: f64 = 0.10;
-/// Budget: at most this many tetrahedra (6 per kept cube): a bind of 3-8 s on 2 cores.
-pub const MAX_AUTO_TETS: usize = 25_000;
+/// Budget: at most this many tetrahedra (6 per kept cube): a bind of up to ~35 s on 2 cores.
+pub const MAX_AUTO_TETS: usize = 125_000;
 /// Limits of the automatic choice (cells along the longest side).
 pub const MIN_AUTO_RESOLUTION: usize = 16;
-pub const MAX_AUTO_RESOLUTION: usize = 96;
+pub const MAX_AUTO_RESOLUTION: usize = 128;
 /// Resolution of the probe grid on which the thickness is measured.
 const PROBE_RESOLUTION: usize = 128;
 
@@ -151,7 +151,7 @@ fn local_thickness(grid: &CubeGrid, d: &[f64]) -> Vec<f64> {
 ///    (balls centred on the ridge of the distance transform);
 /// 3. the thin diameter `2 r_thin` is the [`THIN_QUANTILE`] of the thickness over the occupied
 ///    cubes (by volume), the wanted cell size `2 r_thin / CELLS_ACROSS_THIN_PARTS`;
-/// 4. the resolution is clamped to `[16, 96]` and lowered until the lattice has at most
+/// 4. the resolution is clamped to `[16, 128]` and lowered until the lattice has at most
 ///    [`MAX_AUTO_TETS`] tetrahedra.
 pub fn choose_lattice_resolution(vertices: &[f64], triangles: &[usize]) -> Result<ResolutionChoice> {
     check_triangles(vertices, triangles)?;
@@ -227,8 +227,8 @@ mod tests {
     }
 
     /// A long thin bar (square section of side 0.1 against a length of 2): the thin diameter
-    /// is found within a probe cell and the resolution puts three cells across it; a thicker
-    /// bar gets a coarser lattice.
+    /// is found within a probe cell and the resolution puts `CELLS_ACROSS_THIN_PARTS` cells
+    /// across it; a thicker bar gets a coarser lattice.
     #[test]
     fn thin_bars_get_finer_lattices() {
         let (v, t) = cuboid([0.0; 3], [1.0, 0.05, 0.05]);

@@ -8,7 +8,7 @@ use crate::error::{OvertoneError, Result};
 use crate::mesh::{signed_volume, SimplexMesh};
 
 /// The lattice resolution setting that asks for the automatic choice
-/// ([`crate::embed::choose_lattice_resolution`]: thin parts three cells across, within a budget).
+/// ([`crate::embed::choose_lattice_resolution`]: thin parts four cells across, within a budget).
 pub const AUTO_LATTICE_RESOLUTION: usize = 0;
 
 /// Default lattice resolution setting: automatic. (Before it was a fixed 32 cells, which left

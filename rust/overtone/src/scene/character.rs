@@ -17,8 +17,8 @@ use crate::scene::{
 #[derive(Clone, Debug, PartialEq)]
 pub struct CharacterSettings {
     /// Lattice cells along the longest side of the character; 0 (the default) chooses it from
-    /// the geometry (see [`crate::embed::choose_lattice_resolution`]: thin limbs three cells
-    /// across, at most 25k tetrahedra).
+    /// the geometry (see [`crate::embed::choose_lattice_resolution`]: thin limbs four cells
+    /// across, at most 125k tetrahedra).
     pub lattice_resolution: usize,
     /// Material, in the normalised frame where the character's longest half-extent is 1.
     /// Default `E = 2.5·10⁴`, `ν = 0.4`, `ρ = 1000`: with the lattice's material shares (see

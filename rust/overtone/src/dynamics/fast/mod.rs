@@ -20,6 +20,6 @@ pub use model::{FastParams, FastPrecompute, ReducedModel};
 pub use precompute::{build_fast_precompute, fast_precompute_key, FastPrecomputeData};
 pub use rotation_clusters::{element_features, RotationClusters};
 pub use skinning_basis::SkinningBasis;
-pub use skinning_eigenmodes::{skinning_eigenmodes, SkinningEigenmodes};
+pub use skinning_eigenmodes::{skinning_eigenmodes, skinning_eigenmodes_of_material, SkinningEigenmodes};
 pub use solver::FastSolver;
 pub use weight_space_constraint::weight_space_constraint;

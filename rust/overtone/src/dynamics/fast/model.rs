@@ -176,7 +176,7 @@ impl ReducedModel {
             sidecar,
             &key,
             |m: &ReducedModel| m.check_shapes(d, n, c, cb, nt).map_err(|e| e.to_string()),
-            || build_reduced_model(mesh, jh, mass, rc, &unit_weights, fast, stage),
+            || build_reduced_model(mesh, jh, mass, vols, rc, &unit_weights, fast, stage),
         )?;
         if cache_status == CacheStatus::Loaded {
             stage("reduced model (sidecar)");
@@ -396,6 +396,7 @@ fn build_reduced_model(
     mesh: &SimplexMesh,
     jh: &Mat<f64>,
     mass: &[f64],
+    vols: &[f64],
     rc: &RigConstraint,
     weights: &[f64],
     fast: FastParams,
@@ -403,7 +404,7 @@ fn build_reduced_model(
 ) -> Result<ReducedModel> {
     let (d, n, c) = (mesh.dim(), mesh.n_vertices(), jh.ncols());
     let a_hat = &rc.scalar;
-    let pre = build_fast_precompute(mesh, &rc.per_coordinate_rows(), fast)?;
+    let pre = build_fast_precompute(mesh, &rc.per_coordinate_rows(), fast, weights, vols)?;
     stage("skinning eigenmodes and clusters");
     let basis = SkinningBasis::new(&pre.weight_matrix(), mesh.vertices(), d, mass)?;
     let rr = basis.reduced_dim();

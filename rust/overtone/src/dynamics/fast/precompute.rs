@@ -4,7 +4,7 @@ use faer::Mat;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::CacheKey;
-use crate::dynamics::fast::{skinning_eigenmodes, FastParams, RotationClusters};
+use crate::dynamics::fast::{skinning_eigenmodes_of_material, FastParams, RotationClusters};
 use crate::error::Result;
 use crate::mesh::SimplexMesh;
 
@@ -61,17 +61,31 @@ pub fn fast_precompute_key(
         .f64s("blendshape deltas", deltas)
         .usizes("modes, clusters", &[fast.modes, fast.clusters])
         .text("clustering", "divisive bisection across principal directions")
+        .text(
+            "eigenmodes",
+            "of the material: effective volumes, stiffness multipliers",
+        )
         .f64s("element stiffness multipliers", element_stiffness)
         .f64s("vertex material shares (fill)", fill)
         .finish()
 }
 
-/// Eigenmodes and clusters (the expensive part of the fast precompute). Reports to this
-/// thread's [`crate::progress`] scope (eigenmodes up to 85 %, clusters up to 100 %) and stops
-/// with [`crate::OvertoneError::Cancelled`] when it is cancelled.
-pub fn build_fast_precompute(mesh: &SimplexMesh, a_hat: &Mat<f64>, fast: FastParams) -> Result<FastPrecomputeData> {
+/// Eigenmodes and clusters (the expensive part of the fast precompute): the eigenmodes of the
+/// body's material ([`skinning_eigenmodes_of_material`] with per-element `stiffness_weights`
+/// `vol_e · s_e` and effective `volumes`), the clusters of their element features. Reports to
+/// this thread's [`crate::progress`] scope (eigenmodes up to 85 %, clusters up to 100 %) and
+/// stops with [`crate::OvertoneError::Cancelled`] when it is cancelled.
+pub fn build_fast_precompute(
+    mesh: &SimplexMesh,
+    a_hat: &Mat<f64>,
+    fast: FastParams,
+    stiffness_weights: &[f64],
+    volumes: &[f64],
+) -> Result<FastPrecomputeData> {
     crate::progress::check()?;
-    let modes = crate::progress::within(0.0, 0.85, || skinning_eigenmodes(mesh, Some(a_hat), fast.modes))?;
+    let modes = crate::progress::within(0.0, 0.85, || {
+        skinning_eigenmodes_of_material(mesh, a_hat, fast.modes, stiffness_weights, volumes)
+    })?;
     crate::progress::report(0.85, "rotation clusters");
     crate::progress::check()?;
     let clusters = if fast.clusters == mesh.n_elements() {

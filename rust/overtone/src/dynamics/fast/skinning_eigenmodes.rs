@@ -25,7 +25,9 @@ pub struct SkinningEigenmodes {
 
 /// The `k` lowest weight fields `w` (`n × k`) of `K w = λ M w`, where `K` (`n × n`) is the P1
 /// stiffness `Σ_e vol_e ∇φᵀ∇φ` (the negated cotangent Laplacian `Ĝᵀ diag(vol) Ĝ`) and `M` the
-/// unit-density lumped mass (`n`). The subspace of a field is spanned by the columns of
+/// unit-density lumped mass (`n`), both over the mesh's element volumes: as
+/// [`skinning_eigenmodes_of_material`] with `stiffness_weights = volumes = vol_e`. The
+/// subspace of a field is spanned by the columns of
 /// [`lbs_jacobian`](crate::rig::lbs_jacobian)`(d, X, w)`.
 ///
 /// * `constraint = Some(Â)`: subject to `C w = 0`, where `C` is the
@@ -41,10 +43,46 @@ pub fn skinning_eigenmodes(mesh: &SimplexMesh, constraint: Option<&Mat<f64>>, k:
         return unconstrained_skinning_eigenmodes(mesh, k);
     };
     let vols = element_volumes(mesh);
-    let mass = lumped_mass(mesh, &vols, 1.0);
+    skinning_eigenmodes_of_material(mesh, a_hat, k, &vols, &vols)
+}
+
+/// The `k` lowest rig-orthogonal weight fields of the body's material rather than of the
+/// mesh's elements: `K w = λ M w` subject to `C w = 0` (as [`skinning_eigenmodes`]), with
+/// `K = Σ_e s_e ∇φᵀ∇φ` weighted by `stiffness_weights` (`s_e`, one per element, > 0: the
+/// effective volume times the stiffness multiplier) and `M` the unit-density lumped mass of
+/// `volumes` (one per element, > 0: the effective volumes).
+///
+/// On an embedding lattice the effective volumes are the elements' volumes scaled by the
+/// material shares ([`crate::dynamics::SolverParams::effective_volumes`]): the fields then
+/// follow the body, not the cubes that happen to cover it, and change less with the lattice
+/// (a thin limb's partly filled cubes no longer count as solid).
+pub fn skinning_eigenmodes_of_material(
+    mesh: &SimplexMesh,
+    constraint: &Mat<f64>,
+    k: usize,
+    stiffness_weights: &[f64],
+    volumes: &[f64],
+) -> Result<SkinningEigenmodes> {
+    for (what, values) in [("stiffness weights", stiffness_weights), ("element volumes", volumes)] {
+        if values.len() != mesh.n_elements() {
+            return Err(OvertoneError::size(
+                format!("skinning eigenmodes: {what}"),
+                mesh.n_elements(),
+                values.len(),
+            ));
+        }
+        if let Some(e) = values.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
+            return Err(OvertoneError::setting(
+                &format!("skinning eigenmodes: {what}"),
+                values[e],
+                format!("element {e}: every value must be a finite number > 0"),
+            ));
+        }
+    }
+    let mass = lumped_mass(mesh, volumes, 1.0);
     let g = DeformationJacobian::new(mesh);
-    let stiffness = scalar_stiffness(&g, &vols)?;
-    let rows = weight_space_constraint(a_hat, mesh.vertices(), mesh.dim());
+    let stiffness = scalar_stiffness(&g, stiffness_weights)?;
+    let rows = weight_space_constraint(constraint, mesh.vertices(), mesh.dim());
     let pairs = lowest_constrained_eigenpairs(&stiffness, &mass, &rows, k)?;
     Ok(SkinningEigenmodes {
         weights: pairs.vectors,
