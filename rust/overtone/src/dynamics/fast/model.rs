@@ -390,8 +390,9 @@ fn clustered_arap_stiffness(d: usize, rr: usize, btlb: &[f64], k_basis: &[f64], 
 }
 
 /// Builds the reduced model (eigenmodes, clusters, basis, reduced operators) per unit shear
-/// modulus: `weights[e] = vol_e · s_e` (`s_e` the element's stiffness multiplier). `stage` is
-/// called after each stage with its name.
+/// modulus: `vols` are the effective element volumes (scaled by a lattice's material shares),
+/// `weights[e] = vols[e] · s_e` (`s_e` the element's stiffness multiplier); the eigenmodes are
+/// those of that material. `stage` is called after each stage with its name.
 fn build_reduced_model(
     mesh: &SimplexMesh,
     jh: &Mat<f64>,
