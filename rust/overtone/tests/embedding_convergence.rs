@@ -19,9 +19,9 @@
 //! The fast solver moves the bar itself far less than the full-order solver does (the tip
 //! 0.003 against 0.16 at 83 cells): the limb follows its bone, and the peak is at the block's
 //! corners at the joint, which the linear blend half-carries with the limb. The bar's own
-//! small motion converges more slowly than the peak (3-6 times larger at 55 than at 83 cells,
-//! with one rotation per element or 48 modes alike; the full-order solver's bar agrees within
-//! 2-23 % there).
+//! small motion converges more slowly than the peak (2.5-8.4 times larger at 55 than at 83
+//! cells along it, with 16 modes, one rotation per element or 48 modes alike; the full-order
+//! solver's bar agrees within 2-23 % at its tip and 13-51 % along it there).
 
 use overtone::dynamics::FastParams;
 use overtone::scene::{bake_character, Character, CharacterSettings, SolverKind};
