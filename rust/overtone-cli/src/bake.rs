@@ -183,7 +183,7 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     check_outputs(&o)?;
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
-    let is_gltf = o.input.extension().map(|e| e == "glb" || e == "gltf").unwrap_or(false);
+    let is_gltf = is_gltf(&o.input);
     anyhow::ensure!(
         o.meshes.is_empty() || is_gltf,
         "--mesh picks meshes of a glTF file; {} is a scene",
@@ -216,14 +216,31 @@ pub fn bake(o: BakeOptions) -> Result<()> {
     Ok(())
 }
 
+/// Whether `path` names a glTF file (`.glb` or `.gltf`); anything else is a scene.
+fn is_gltf(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e == "glb" || e == "gltf")
+}
+
+/// Whether `--out` names a folder of `<node name>.pc2` caches rather than one cache file: an
+/// existing folder, or a path without an extension (created when missing), as `--help` says.
+fn out_names_a_folder(o: &BakeOptions) -> bool {
+    o.out.is_dir() || o.out.extension().is_none()
+}
+
 /// Refuses outputs that clash with the inputs or each other ([`check_paths`]), then an output
 /// file or preview of an unknown format, before anything is computed.
 fn check_outputs(o: &BakeOptions) -> Result<()> {
     // Clashes first (an output onto an input is the costliest mistake), then the formats.
-    let folder_out = o.out.is_dir() || o.out.extension().is_none();
+    let folder_out = out_names_a_folder(o);
     check_paths(o, folder_out)?;
     if !folder_out {
         crate::cache_format::CacheFormat::of(&o.out)?;
+    } else if !is_gltf(&o.input) {
+        bail!(
+            "--out {} names a folder, but a scene bakes one mesh: give a file name ending in one of {}; nothing was computed",
+            o.out.display(),
+            crate::cache_format::EXTENSIONS
+        );
     }
     for p in &o.preview {
         crate::preview::PreviewKind::of(p)?;
@@ -272,7 +289,7 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
     material_overrides(o, &mut settings.material)?;
     let (mut ch, meshes) = character_from_gltf_meshes(&o.input, &settings, leak.as_deref(), &o.meshes)
         .with_context(|| format!("preparing {}", o.input.display()))?;
-    if meshes.len() > 1 || o.out.is_dir() {
+    if meshes.len() > 1 || out_names_a_folder(o) {
         anyhow::ensure!(
             o.out.is_dir() || !o.out.exists(),
             "--out {} is a file; {} meshes are written into a folder",
@@ -280,7 +297,7 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
             meshes.len()
         );
         anyhow::ensure!(
-            o.mdd.is_none(),
+            o.mdd.is_none() || meshes.len() == 1,
             "--mdd writes one mesh; with {} meshes pick one with --mesh",
             meshes.len()
         );

@@ -433,6 +433,42 @@ fn bake_every_skinned_mesh_into_a_folder() {
         assert!((a - b).abs() <= 1e-6 * diag, "frame 0 differs: {a} vs {b}");
     }
     assert!(body.iter().all(|x| x.is_finite()));
+    // `--out` without an extension names a folder (created) even for one mesh: it holds
+    // `Joints.pc2`, the same bytes as the one-file bake.
+    let named = dir.join("joints_only");
+    let out = bin()
+        .arg("bake")
+        .arg(&glb)
+        .arg("--mesh")
+        .arg("Joints")
+        .arg("--out")
+        .arg(&named)
+        .args(common)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        std::fs::read(named.join("Joints.pc2")).unwrap() == std::fs::read(&single).unwrap(),
+        "the folder's Joints.pc2 differs from the one-file bake"
+    );
+    // A scene bakes one mesh: a folder `--out` is refused before anything is computed.
+    let scene = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/data/complementary-dynamics-cpp/elephant/elephant.json");
+    let scene_folder = dir.join("scene_caches");
+    let out = bin()
+        .arg("bake")
+        .arg(&scene)
+        .arg("--out")
+        .arg(&scene_folder)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        msg.contains("names a folder") && msg.contains("nothing was computed"),
+        "{msg}"
+    );
+    assert!(!scene_folder.exists());
     // Unknown mesh.
     let bad = dir.join("bad.pc2");
     let out = bin()
