@@ -224,7 +224,7 @@ fn material_eigenmodes_solve_the_weighted_problem() {
     nan[5] = f64::NAN;
     assert!(matches!(
         skinning_eigenmodes_of_material(&sc.mesh, &a, k, &nan, &volumes),
-        Err(OvertoneError::Setting { .. })
+        Err(OvertoneError::NonFinite { .. })
     ));
 }
 

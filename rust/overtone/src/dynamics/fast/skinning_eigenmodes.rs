@@ -5,7 +5,7 @@
 use faer::Mat;
 
 use crate::dynamics::fast::weight_space_constraint;
-use crate::error::{OvertoneError, Result};
+use crate::error::{check_finite, OvertoneError, Result};
 use crate::fem::{lumped_mass, scalar_stiffness, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
 use crate::solve::{dense_generalized_eigen, lowest_constrained_eigenpairs, DENSE_EIGEN_MAX_SIZE};
@@ -71,11 +71,12 @@ pub fn skinning_eigenmodes_of_material(
                 values.len(),
             ));
         }
-        if let Some(e) = values.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
+        check_finite(&format!("skinning eigenmodes: {what}"), values, 1)?;
+        if let Some(e) = values.iter().position(|x| !(*x > 0.0)) {
             return Err(OvertoneError::setting(
                 &format!("skinning eigenmodes: {what}"),
                 values[e],
-                format!("element {e}: every value must be a finite number > 0"),
+                format!("element {e}: every value must be > 0 (a degenerate or empty element)"),
             ));
         }
     }
