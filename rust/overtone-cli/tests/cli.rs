@@ -391,17 +391,20 @@ fn bake_every_skinned_mesh_into_a_folder() {
     let glb = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/characters/robot.glb");
     let folder = dir.join("caches");
     let rep = dir.join("r.json");
-    let common = ["--lattice-resolution", "24", "--frames", "0..12"];
-    let out = bin()
-        .arg("bake")
-        .arg(&glb)
-        .arg("--out")
-        .arg(&folder)
-        .arg("--report")
-        .arg(&rep)
-        .args(common)
-        .output()
-        .unwrap();
+    // `overtone bake` of the robot at a coarse lattice, for 13 frames, of `--mesh` (all meshes
+    // when `None`) into `out`.
+    let bake = |mesh: Option<&str>, out: &std::path::Path| {
+        let mut cmd = bin();
+        cmd.arg("bake").arg(&glb);
+        if let Some(m) = mesh {
+            cmd.arg("--mesh").arg(m);
+        }
+        cmd.arg("--out")
+            .arg(out)
+            .args(["--lattice-resolution", "24", "--frames", "0..12"]);
+        cmd
+    };
+    let out = bake(None, &folder).arg("--report").arg(&rep).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let (nb, sb, body) = read_pc2(&folder.join("Body.pc2"));
     let (nj, sj, joints) = read_pc2(&folder.join("Joints.pc2"));
@@ -415,16 +418,7 @@ fn bake_every_skinned_mesh_into_a_folder() {
     assert_eq!(caches[1]["first_vertex"].as_u64().unwrap() as usize, nb);
     // The one-mesh bake of Joints starts from the same rig pose.
     let single = dir.join("joints.pc2");
-    let out = bin()
-        .arg("bake")
-        .arg(&glb)
-        .arg("--mesh")
-        .arg("Joints")
-        .arg("--out")
-        .arg(&single)
-        .args(common)
-        .output()
-        .unwrap();
+    let out = bake(Some("Joints"), &single).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let (n1, _, alone) = read_pc2(&single);
     assert_eq!(n1, nj);
@@ -436,16 +430,7 @@ fn bake_every_skinned_mesh_into_a_folder() {
     // `--out` without an extension names a folder (created) even for one mesh: it holds
     // `Joints.pc2`, the same bytes as the one-file bake.
     let named = dir.join("joints_only");
-    let out = bin()
-        .arg("bake")
-        .arg(&glb)
-        .arg("--mesh")
-        .arg("Joints")
-        .arg("--out")
-        .arg(&named)
-        .args(common)
-        .output()
-        .unwrap();
+    let out = bake(Some("Joints"), &named).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
         std::fs::read(named.join("Joints.pc2")).unwrap() == std::fs::read(&single).unwrap(),
@@ -471,16 +456,7 @@ fn bake_every_skinned_mesh_into_a_folder() {
     assert!(!scene_folder.exists());
     // Unknown mesh.
     let bad = dir.join("bad.pc2");
-    let out = bin()
-        .arg("bake")
-        .arg(&glb)
-        .arg("--mesh")
-        .arg("Nope")
-        .arg("--out")
-        .arg(&bad)
-        .args(common)
-        .output()
-        .unwrap();
+    let out = bake(Some("Nope"), &bad).output().unwrap();
     assert!(!out.status.success());
     let msg = String::from_utf8_lossy(&out.stderr);
     assert!(msg.contains("Body, Joints"), "{msg}");

@@ -149,16 +149,22 @@ fn check_constrained_modes(
     }
 }
 
-/// The Krylov–Schur eigenpairs equal those of a dense null-space solve on a small mesh
-/// (eigenvalues to 1e-9 relative).
-#[test]
-fn constrained_eigenpairs_match_a_dense_null_space_solve() {
-    let sc = metronome_beam(MetronomeBeam {
+/// The 16 × 4 metronome beam the dense eigenpair checks run on (small enough for a dense
+/// null-space solve, large enough for the Krylov–Schur path).
+fn small_beam() -> Scene {
+    metronome_beam(MetronomeBeam {
         w: 16,
         h: 4,
         ..Default::default()
     })
-    .unwrap();
+    .unwrap()
+}
+
+/// The Krylov–Schur eigenpairs equal those of a dense null-space solve on a small mesh
+/// (eigenvalues to 1e-9 relative).
+#[test]
+fn constrained_eigenpairs_match_a_dense_null_space_solve() {
+    let sc = small_beam();
     let a = scalar_constraint(&sc);
     let modes = skinning_eigenmodes(&sc.mesh, Some(&a), 6).unwrap();
     let vols = element_volumes(&sc.mesh);
@@ -169,15 +175,10 @@ fn constrained_eigenpairs_match_a_dense_null_space_solve() {
 /// stiffness) solve the weighted problem `Σ s_e ∇φᵀ∇φ w = λ M(vol') w`, `C w = 0`: the same
 /// dense check with element shares between 0.05 and 1 and stiffness multipliers 0.5-2; scaling
 /// every stiffness weight by 3 scales the eigenvalues by 3 (1e-9) and keeps the fields (1e-8);
-/// wrong lengths and non-positive entries are typed errors.
+/// wrong lengths, non-positive and non-finite entries are typed errors.
 #[test]
 fn material_eigenmodes_solve_the_weighted_problem() {
-    let sc = metronome_beam(MetronomeBeam {
-        w: 16,
-        h: 4,
-        ..Default::default()
-    })
-    .unwrap();
+    let sc = small_beam();
     let a = scalar_constraint(&sc);
     let vols = element_volumes(&sc.mesh);
     let m = vols.len();
