@@ -21,7 +21,7 @@ typedef struct {
   double fps;                /* frames per second of the host's timeline */
   size_t lattice_resolution; /* 0: from the mesh's thickness */
   int fast;                  /* 1 reduced solver, 0 full order */
-  size_t modes, clusters;
+  size_t modes, clusters;    /* modes 0: automatic (64 on a small body, 16 otherwise) */
   int integrator;            /* 0 implicit midpoint with substeps, 1 backward Euler */
   size_t substeps;           /* per frame 1-64, 0 automatic */
   double damping;            /* damping ratio of the lowest mode, >= 0 */

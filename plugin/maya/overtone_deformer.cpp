@@ -141,7 +141,7 @@ MStatus OvertoneDeformer::initialize() {
   aDensity = n.create("density", "den", MFnNumericData::kDouble, d.density);
   n.setMin(1e-6);
   aModes = n.create("modes", "mod", MFnNumericData::kInt, static_cast<int>(d.modes));
-  n.setMin(1);
+  n.setMin(0);  // 0: automatic (64 on a small body, 16 otherwise)
   aClusters = n.create("clusters", "cl", MFnNumericData::kInt, static_cast<int>(d.clusters));
   n.setMin(1);
   aLattice = n.create("latticeResolution", "lr", MFnNumericData::kInt, static_cast<int>(d.lattice_resolution));

@@ -10,7 +10,7 @@ DEFAULT_YOUNGS_MODULUS = 2.5e4
 DEFAULT_POISSON_RATIO = 0.4
 DEFAULT_DENSITY = 1000.0
 DEFAULT_LATTICE_RESOLUTION = 0  # automatic: chosen from the mesh's thickness
-DEFAULT_MODES = 16
+DEFAULT_MODES = 0  # automatic: 64 on a small body (a prop, a tail), 16 otherwise
 DEFAULT_CLUSTERS = 100
 DEFAULT_DAMPING = 0.1
 DEFAULT_TIME_SCALE = 1.0
@@ -119,8 +119,9 @@ class OvertoneSettings(bpy.types.PropertyGroup):
         name="Solver", default='FAST', update=_invalidate_named('solver'),
         items=[('FAST', "Fast", "Reduced solver (skinning eigenmodes and rotation clusters): real time"),
                ('FULL', "Full", "Full-order solver on every lattice vertex: slower, the reference")])
-    modes: IntProperty(name="Modes", default=DEFAULT_MODES, min=1, soft_max=64,
-                       description="Skinning eigenmodes of the fast solver", update=_invalidate_named('modes'))
+    modes: IntProperty(name="Modes", default=DEFAULT_MODES, min=0, soft_max=64,
+                       description="Skinning eigenmodes of the fast solver; 0: automatic (64 on a small "
+                                   "body such as a prop or a tail, 16 otherwise)", update=_invalidate_named('modes'))
     clusters: IntProperty(name="Clusters", default=DEFAULT_CLUSTERS, min=1, soft_max=1000,
                           description="Rotation clusters of the fast solver", update=_invalidate_named('clusters'))
     lattice_resolution: IntProperty(

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use overtone::dynamics::FastParams;
+use overtone::dynamics::{FastParams, AUTO_MODES};
 use overtone::scene::{bake_character, character_from_gltf_meshes, simulate_streaming, CharacterSettings, SolverKind};
 use serde_json::json;
 
@@ -352,8 +352,9 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
     warnings.extend(ch.warnings.iter().cloned());
     let auto = match &ch.resolution_choice {
         Some(c) => format!(
-            " (chosen: thin parts {:.3} across, {} cells wanted{})",
+            " (chosen: thin parts {:.3} across, bulk {:.3}, {} cells wanted{})",
             c.thin_diameter * ch.scale,
+            c.bulk_diameter * ch.scale,
             c.wanted,
             if c.resolution < c.wanted {
                 ", capped by the tet budget"
@@ -378,14 +379,31 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
         "resolution": ch.lattice_resolution,
         "automatic": ch.resolution_choice.is_some(),
         "thin_diameter": ch.resolution_choice.as_ref().map(|c| c.thin_diameter * ch.scale),
+        "bulk_diameter": ch.resolution_choice.as_ref().map(|c| c.bulk_diameter * ch.scale),
+        "automatic_tets": ch.automatic_tets,
         "wanted_resolution": ch.resolution_choice.as_ref().map(|c| c.wanted),
         "vertices": ch.scene.mesh.n_vertices(),
         "tets": ch.scene.mesh.n_elements(),
         "surface_pieces": ch.embedding.pieces,
         "hinge_splits": ch.embedding.hinge_splits,
     });
+    // A glTF character's body chooses its mode count unless `--modes` sets it.
     let kind = if o.fast {
-        SolverKind::Fast(fast_params(o, 3))
+        let fp = ch.fast_params(FastParams {
+            modes: o.modes.unwrap_or(AUTO_MODES),
+            ..fast_params(o, 3)
+        });
+        eprintln!(
+            "fast solver: {} modes{}, {} clusters",
+            fp.modes,
+            if o.modes.is_none() {
+                format!(" (automatic: the automatic lattice has {} tets)", ch.automatic_tets)
+            } else {
+                String::new()
+            },
+            fp.clusters
+        );
+        SolverKind::Fast(fp)
     } else {
         SolverKind::Full
     };

@@ -142,7 +142,9 @@ enum Command {
         fps: Option<f64>,
         #[arg(long, value_enum, default_value = "fast")]
         solver: Solver,
-        /// Fast solver: skinning eigenmodes (default 16 in 3D, 10 in 2D).
+        /// Fast solver: skinning eigenmodes. glTF characters: automatic by default (or 0): 64 on
+        /// a small body (its automatic lattice has at most 40,000 tets: a prop, a tail), 16
+        /// otherwise. Scenes: 16 in 3D, 10 in 2D.
         #[arg(long)]
         modes: Option<usize>,
         /// Fast solver: rotation clusters (default 100 in 3D, 20 in 2D).

@@ -33,6 +33,8 @@ mod ffi {
         lattice_resolution: usize,
         /// Fast (reduced) solver if true, full-order otherwise.
         fast: bool,
+        /// Skinning eigenmodes of the fast solver; 0 (default): the body's automatic count
+        /// (64 on a small body, 16 otherwise).
         modes: usize,
         clusters: usize,
         /// 0: implicit midpoint with substeps (default); 1: one backward-Euler step per frame
@@ -221,7 +223,8 @@ fn bridge_cache_state(state: CacheState) -> ffi::CacheState {
 
 fn default_settings() -> ffi::Settings {
     let c = CharacterSettings::default();
-    let f = FastParams::default_for(3);
+    // The deformer's defaults: the body's automatic mode count, 100 clusters.
+    let f = DeformerSettings::default().fast.unwrap_or(FastParams::default_for(3));
     let d = SceneDynamics::default();
     ffi::Settings {
         youngs_modulus: c.material.youngs_modulus,

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::cache::CacheStatus;
-use crate::dynamics::{CdSolver, FastParams, StepReport};
+use crate::dynamics::{CdSolver, FastParams, StepReport, AUTO_MODES};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::progress::{NoProgress, Progress};
 use crate::rig::{compose_affine, normalisation_pair, RigJump};
@@ -15,8 +15,8 @@ use crate::scene::{Character, CharacterSettings, SceneDynamics, SolverKind, Surf
 pub struct DeformerSettings {
     /// Material, lattice resolution and frame rate (`dt = 1/fps`), see [`CharacterSettings`].
     pub character: CharacterSettings,
-    /// `Some`: the fast solver with this subspace (default 16 modes, 100 clusters); `None`: the
-    /// full-order solver.
+    /// `Some`: the fast solver with this subspace (default: the body's automatic mode count,
+    /// [`AUTO_MODES`], and 100 clusters); `None`: the full-order solver.
     pub fast: Option<FastParams>,
     /// Integrator, damping, rest shape and the other controls (default: the production
     /// scheme, [`SceneDynamics::default`]). A `stiffness` field here is per surface vertex.
@@ -30,7 +30,10 @@ impl Default for DeformerSettings {
     fn default() -> Self {
         Self {
             character: CharacterSettings::default(),
-            fast: Some(FastParams::default_for(3)),
+            fast: Some(FastParams {
+                modes: AUTO_MODES,
+                ..FastParams::default_for(3)
+            }),
             dynamics: SceneDynamics::default(),
             gravity: [0.0; 3],
         }
@@ -321,7 +324,9 @@ impl SurfaceDeformer {
         // World length units → the normalised frame (lengths divided by the scale).
         let gravity = settings.gravity.iter().map(|g| g / character.scale).collect();
         let params = dynamics.solver_params(sc.dt, 10, None, gravity);
-        let kind = settings.fast.map_or(SolverKind::Full, SolverKind::Fast);
+        let kind = settings
+            .fast
+            .map_or(SolverKind::Full, |f| SolverKind::Fast(character.fast_params(f)));
         let solver = crate::progress::within(0.25, 0.99, || {
             crate::scene::new_solver(sc, rig, &params, kind, &p0, &dw, sidecar)
         })?;

@@ -23,7 +23,7 @@
 //! cells along it, with 16 modes, one rotation per element or 48 modes alike; the full-order
 //! solver's bar agrees within 2-23 % at its tip and 13-51 % along it there).
 
-use overtone::dynamics::FastParams;
+use overtone::dynamics::{FastParams, AUTO_MODES};
 use overtone::scene::{bake_character, Character, CharacterSettings, SolverKind};
 
 const FPS: f64 = 120.0;
@@ -115,7 +115,12 @@ fn per_frame_maxima(resolution: usize) -> (Vec<f64>, usize) {
         ..CharacterSettings::default()
     };
     let ch = Character::from_surface("mallet", &v, &t, &w, 2, frames(), &settings, None).unwrap();
-    let baked = bake_character(&ch, SolverKind::Fast(FastParams::default_for(3)), None, &mut |_, _| {}).unwrap();
+    // Default settings: the body chooses its mode count (the automatic lattice's size).
+    let fast = FastParams {
+        modes: AUTO_MODES,
+        ..FastParams::default_for(3)
+    };
+    let baked = bake_character(&ch, SolverKind::Fast(fast), None, &mut |_, _| {}).unwrap();
     let worst = baked
         .simulation
         .steps

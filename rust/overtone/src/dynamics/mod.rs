@@ -12,7 +12,7 @@ mod params;
 mod solver;
 pub mod time_integration;
 
-pub use fast::{FastParams, FastPrecompute, FastSolver, ReducedModel};
+pub use fast::{FastParams, FastPrecompute, FastSolver, ReducedModel, AUTO_MODES, SMALL_BODY_MODES, SMALL_BODY_TETS};
 pub use full_order::FullOrderSolver;
 pub use newton_cd::{NewtonCdSolver, NEWTON_CD_TOLERANCE};
 pub use params::{Integrator, Material, RestShape, SolverParams, DEFAULT_DAMPING, MAX_SUBSTEPS};

@@ -8,8 +8,8 @@ mod tet_embedding;
 mod winding_number;
 
 pub use auto_resolution::{
-    choose_lattice_resolution, ResolutionChoice, CELLS_ACROSS_THIN_PARTS, MAX_AUTO_RESOLUTION, MAX_AUTO_TETS,
-    MIN_AUTO_RESOLUTION, THIN_QUANTILE,
+    choose_lattice_resolution, ResolutionChoice, CELLS_ACROSS_BULK, CELLS_ACROSS_THIN_PARTS, MAX_AUTO_RESOLUTION,
+    MAX_AUTO_TETS, MIN_AUTO_RESOLUTION, THIN_QUANTILE,
 };
 pub use lattice::{embed_surface, surface_pieces, Embedding, AUTO_LATTICE_RESOLUTION, DEFAULT_LATTICE_RESOLUTION};
 pub use material_share::MIN_MATERIAL_SHARE;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::dynamics::Material;
+use crate::dynamics::{FastParams, Material};
 use crate::embed::{embed_surface, Embedding, DEFAULT_LATTICE_RESOLUTION};
 use crate::error::{OvertoneError, Result};
 use crate::io::{read_gltf_character_with, RigInterpolation};
@@ -79,6 +79,9 @@ pub struct Character {
     /// The lattice resolution used, and the automatic choice behind it (if it was automatic).
     pub lattice_resolution: usize,
     pub resolution_choice: Option<crate::embed::ResolutionChoice>,
+    /// Tetrahedra of the automatic lattice (also when another resolution was set): the body's
+    /// size for the fast solver's automatic mode count ([`Character::fast_params`]).
+    pub automatic_tets: usize,
     /// The host bone of each rig column of the lattice scene (`scene.n_bones` entries): the
     /// identity for one surface piece; with several pieces one column per (piece, bone) pair
     /// that has weight on the piece.
@@ -419,7 +422,8 @@ impl Character {
         check_surface_input(vertices, triangles, weights, m, &world_frames, morphs.as_ref())?;
         let (centre, scale, normalised) = normalise_surface(name, vertices)?;
         crate::progress::check()?;
-        let (embedding, lattice_resolution, resolution_choice) = embed_normalised(settings, &normalised, triangles)?;
+        let (embedding, lattice_resolution, resolution_choice, automatic_tets) =
+            embed_normalised(settings, &normalised, triangles)?;
         let lat = &embedding.lattice;
         let fixed = &embedding.surface_lattice_vertices;
         let near = nearest_surface_vertices(&embedding, &normalised, triangles)?;
@@ -481,8 +485,16 @@ impl Character {
             morphs,
             lattice_resolution,
             resolution_choice,
+            automatic_tets,
             bone_of_column,
         })
+    }
+
+    /// The fast solver's size for this body: `requested` with an automatic mode count
+    /// ([`crate::dynamics::AUTO_MODES`]) resolved from the automatic lattice's size
+    /// ([`FastParams::resolved`]).
+    pub fn fast_params(&self, requested: FastParams) -> FastParams {
+        requested.resolved(self.automatic_tets)
     }
 
     /// Bones of the host's rig (the surface weights' columns).
@@ -602,26 +614,24 @@ fn normalise_surface(name: &str, vertices: &[f64]) -> Result<([f64; 3], f64, Vec
 }
 
 /// Embeds the normalised surface in its lattice at the settings' resolution (chosen from the
-/// geometry when automatic). Returns the embedding, the resolution used and, when it was
-/// chosen, how.
+/// geometry when automatic). Returns the embedding, the resolution used, how it was chosen
+/// (when automatic) and the automatic lattice's tetrahedra (always: the body's size).
 fn embed_normalised(
     settings: &CharacterSettings,
     normalised: &[f64],
     triangles: &[usize],
-) -> Result<(Embedding, usize, Option<crate::embed::ResolutionChoice>)> {
-    let resolution_choice = if settings.lattice_resolution == crate::embed::AUTO_LATTICE_RESOLUTION {
-        crate::progress::report(0.0, "choosing the lattice resolution");
-        Some(crate::embed::choose_lattice_resolution(normalised, triangles)?)
-    } else {
-        None
-    };
+) -> Result<(Embedding, usize, Option<crate::embed::ResolutionChoice>, usize)> {
+    crate::progress::report(0.0, "choosing the lattice resolution");
+    let automatic = crate::embed::choose_lattice_resolution(normalised, triangles)?;
+    let automatic_tets = automatic.tets;
+    let resolution_choice = (settings.lattice_resolution == crate::embed::AUTO_LATTICE_RESOLUTION).then_some(automatic);
     let lattice_resolution = resolution_choice
         .as_ref()
         .map_or(settings.lattice_resolution, |c| c.resolution);
     crate::progress::check()?;
     crate::progress::report(0.1, "embedding the surface in the lattice");
     let embedding = embed_surface(normalised, triangles, lattice_resolution)?;
-    Ok((embedding, lattice_resolution, resolution_choice))
+    Ok((embedding, lattice_resolution, resolution_choice, automatic_tets))
 }
 
 /// Per lattice vertex of the surface cubes (`embedding.surface_lattice_vertices`), the nearest
@@ -924,6 +934,10 @@ pub fn bake_character(
         );
         progress(k + 1, total);
         Ok(())
+    };
+    let kind = match kind {
+        SolverKind::Fast(fp) => SolverKind::Fast(ch.fast_params(fp)),
+        other => other,
     };
     let simulation = simulate_streaming(&ch.scene, kind, 10, None, sidecar, &mut on_frame)?;
     Ok(CharacterBake {

@@ -16,7 +16,7 @@ mod solver;
 mod weight_space_constraint;
 
 pub use bisection::bisection;
-pub use model::{FastParams, FastPrecompute, ReducedModel};
+pub use model::{FastParams, FastPrecompute, ReducedModel, AUTO_MODES, SMALL_BODY_MODES, SMALL_BODY_TETS};
 pub use precompute::{build_fast_precompute, fast_precompute_key, FastPrecomputeData};
 pub use rotation_clusters::{element_features, RotationClusters};
 pub use skinning_basis::SkinningBasis;

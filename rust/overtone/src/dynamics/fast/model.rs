@@ -16,11 +16,22 @@ use crate::mesh::SimplexMesh;
 use crate::rig::{spectral_norm, LbsRig, RigConstraint};
 use serde::{Deserialize, Serialize};
 
+/// A `modes` asking a character's body for its automatic count ([`FastParams::resolved`]).
+pub const AUTO_MODES: usize = 0;
+/// The automatic count of a small body ([`FastParams::resolved`]).
+pub const SMALL_BODY_MODES: usize = 64;
+/// A body whose automatic lattice has at most this many tetrahedra is small: its eigen solve
+/// for [`SMALL_BODY_MODES`] modes takes a few seconds (the tests' tube, 23k tetrahedra at 51
+/// cells: 4.5 s) and each step about a millisecond. The test characters' automatic lattices have
+/// 65k-119k tetrahedra.
+pub const SMALL_BODY_TETS: usize = 40_000;
+
 /// Size of the reduced space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FastParams {
     /// Skinning eigenmodes `k` (weight fields); the subspace has `k·d(d+1)` coordinates.
-    /// Defaults: 10 in 2D (the seed's), 16 in 3D (the paper code's).
+    /// Defaults: 10 in 2D (the seed's), 16 in 3D (the paper code's); [`AUTO_MODES`] lets a
+    /// character's body choose ([`FastParams::resolved`]).
     pub modes: usize,
     /// Rotation clusters; default 20 in 2D, 100 in 3D. Must not exceed the element count.
     pub clusters: usize,
@@ -39,6 +50,33 @@ impl FastParams {
                 modes: 16,
                 clusters: 100,
             }
+        }
+    }
+
+    /// The size for a body whose automatic lattice has `automatic_tets` tetrahedra: an
+    /// [`AUTO_MODES`] count becomes [`SMALL_BODY_MODES`] on a small body (at most
+    /// [`SMALL_BODY_TETS`]) and the 3D default (16) otherwise; any other count is kept.
+    ///
+    /// Why: the rig takes every variation along a bone, so the lowest rig-orthogonal modes are
+    /// fields across the body's cross-sections. On a long body of uniform thickness (a tail, a
+    /// tentacle, the tests' tube) they form a dense band (the 16th eigenvalue within 1.5 times
+    /// the first) whose lowest members the leak barely drives, and less as the lattice refines:
+    /// with 16 modes the tube's peak fell from 3.9 % of the diagonal at 39 cells to 1.3 % at 78,
+    /// with 64 it stays at 2.9-3.8 % from 38 cells on (51 vs 77 cells: 1.00, per frame 0.08). On
+    /// the characters 64 modes move the motion by 5 % (CesiumMan) for a 4x longer eigen solve,
+    /// so large bodies keep 16. The count depends on the automatic lattice, not on the one used,
+    /// so a finer lattice of the same body keeps it.
+    pub fn resolved(self, automatic_tets: usize) -> Self {
+        if self.modes != AUTO_MODES {
+            return self;
+        }
+        Self {
+            modes: if automatic_tets <= SMALL_BODY_TETS {
+                SMALL_BODY_MODES
+            } else {
+                Self::default_for(3).modes
+            },
+            ..self
         }
     }
 
@@ -528,7 +566,7 @@ fn build_reduced_model(
         blend_norm: rc.blend_norm,
         n_clusters,
         rr,
-        modes: fast.modes,
+        modes: pre.modes,
         eigenvalues: pre.eigenvalues,
         cluster_sizes: pre.cluster_sizes,
         constraint_rows: (pre.constraint_rows, pre.constraint_rank),
