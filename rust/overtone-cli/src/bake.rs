@@ -394,7 +394,7 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
             ..fast_params(o, 3)
         });
         eprintln!(
-            "fast solver: {} modes{}, {} clusters",
+            "fast solver: {} modes asked (fewer when the last would split a cluster of equal eigenvalues){}, {} clusters",
             fp.modes,
             if o.modes.is_none() {
                 format!(" (automatic: the automatic lattice has {} tets)", ch.automatic_tets)

@@ -79,8 +79,9 @@ pub struct Character {
     /// The lattice resolution used, and the automatic choice behind it (if it was automatic).
     pub lattice_resolution: usize,
     pub resolution_choice: Option<crate::embed::ResolutionChoice>,
-    /// Tetrahedra of the automatic lattice (also when another resolution was set): the body's
-    /// size for the fast solver's automatic mode count ([`Character::fast_params`]).
+    /// Tetrahedra of the automatic lattice (also when another resolution was set; `usize::MAX`
+    /// when the probe grid could not measure the surface): the body's size for the fast
+    /// solver's automatic mode count ([`Character::fast_params`]).
     pub automatic_tets: usize,
     /// The host bone of each rig column of the lattice scene (`scene.n_bones` entries): the
     /// identity for one surface piece; with several pieces one column per (piece, bone) pair
@@ -622,9 +623,17 @@ fn embed_normalised(
     triangles: &[usize],
 ) -> Result<(Embedding, usize, Option<crate::embed::ResolutionChoice>, usize)> {
     crate::progress::report(0.0, "choosing the lattice resolution");
-    let automatic = crate::embed::choose_lattice_resolution(normalised, triangles)?;
-    let automatic_tets = automatic.tets;
-    let resolution_choice = (settings.lattice_resolution == crate::embed::AUTO_LATTICE_RESOLUTION).then_some(automatic);
+    let resolution_choice = if settings.lattice_resolution == crate::embed::AUTO_LATTICE_RESOLUTION {
+        Some(crate::embed::choose_lattice_resolution(normalised, triangles)?)
+    } else {
+        None
+    };
+    // The body's size, also under a set resolution; a surface the probe grid cannot measure
+    // (it embeds at the set resolution all the same) counts as large. A cancel is caught below.
+    let automatic_tets = match &resolution_choice {
+        Some(c) => c.tets,
+        None => crate::embed::choose_lattice_resolution(normalised, triangles).map_or(usize::MAX, |c| c.tets),
+    };
     let lattice_resolution = resolution_choice
         .as_ref()
         .map_or(settings.lattice_resolution, |c| c.resolution);
