@@ -23,6 +23,8 @@
 //! cells along it, with 16 modes, one rotation per element or 48 modes alike; the full-order
 //! solver's bar agrees within 2-23 % at its tip and 13-51 % along it there).
 
+mod common;
+
 use overtone::dynamics::{FastParams, AUTO_MODES};
 use overtone::scene::{bake_character, Character, CharacterSettings, SolverKind};
 
@@ -121,22 +123,7 @@ fn per_frame_maxima(resolution: usize) -> (Vec<f64>, usize) {
         ..FastParams::default_for(3)
     };
     let baked = bake_character(&ch, SolverKind::Fast(fast), None, &mut |_, _| {}).unwrap();
-    let worst = baked
-        .simulation
-        .steps
-        .iter()
-        .map(|s| s.relative_residual)
-        .fold(0.0, f64::max);
-    assert!(worst <= 1e-8, "resolution {resolution}: residual {worst:e}");
-    let maxima = baked
-        .displacements
-        .iter()
-        .map(|u| {
-            u.chunks(3)
-                .map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt())
-                .fold(0.0, f64::max)
-        })
-        .collect();
+    let maxima = common::surface_maxima(&baked, &format!("resolution {resolution}"));
     (maxima, ch.lattice_resolution)
 }
 
@@ -148,34 +135,13 @@ fn thin_limb_motion_converges_under_refinement_and_holds() {
     let (coarse, r) = per_frame_maxima(0);
     let finer = (3 * r + 1) / 2;
     let (fine, _) = per_frame_maxima(finer);
-    let peak = |m: &[f64]| m.iter().cloned().fold(0.0, f64::max);
-    let (pc, pf) = (peak(&coarse), peak(&fine));
-    let diff = (coarse.iter().zip(&fine).map(|(a, b)| (a - b).powi(2)).sum::<f64>()
-        / fine.iter().map(|b| b * b).sum::<f64>())
-    .sqrt();
     let still_from = ((SWING_SECONDS + 1.0) * FPS).ceil() as usize;
-    let hold = |m: &[f64]| peak(&m[still_from..]);
-    println!(
-        "resolution {r} vs {finer}: peak/diag {:.5} vs {:.5} (ratio {:.3}), per-frame difference {diff:.3}, hold/diag {:.2e} vs {:.2e}",
-        pc / diagonal,
-        pf / diagonal,
-        pc / pf,
-        hold(&coarse) / diagonal,
-        hold(&fine) / diagonal
-    );
     // Visible secondary motion at default settings (issue 13: 0.2 % to 6 % of the diagonal).
-    assert!(
-        (0.002..=0.06).contains(&(pc / diagonal)),
-        "peak {:.5} of the diagonal",
-        pc / diagonal
+    common::check_refinement(
+        &format!("resolution {r} vs {finer}"),
+        &coarse,
+        &fine,
+        diagonal,
+        still_from,
     );
-    assert!((pc / pf - 1.0).abs() <= 0.3, "peak ratio {:.3}", pc / pf);
-    assert!(diff <= 0.3, "per-frame difference {diff:.3}");
-    for (name, m) in [("automatic", &coarse), ("finer", &fine)] {
-        assert!(
-            hold(m) <= 0.003 * diagonal,
-            "{name}: {:.5} of the diagonal after 1 s of stillness",
-            hold(m) / diagonal
-        );
-    }
 }

@@ -14,6 +14,8 @@
 //! and kept shrinking under refinement (16 modes, 51 vs 77 cells: 1.68); at the defaults now
 //! (51 cells, 64 modes) 1.00 (per frame 0.08).
 
+mod common;
+
 use overtone::dynamics::{FastParams, AUTO_MODES, SMALL_BODY_MODES};
 use overtone::embed::CELLS_ACROSS_BULK;
 use overtone::scene::{bake_character, Character, CharacterSettings, SolverKind};
@@ -120,22 +122,7 @@ fn per_frame_maxima(resolution: usize) -> (Vec<f64>, usize, usize) {
         ..FastParams::default_for(3)
     });
     let baked = bake_character(&ch, SolverKind::Fast(fast), None, &mut |_, _| {}).unwrap();
-    let worst = baked
-        .simulation
-        .steps
-        .iter()
-        .map(|s| s.relative_residual)
-        .fold(0.0, f64::max);
-    assert!(worst <= 1e-8, "resolution {resolution}: residual {worst:e}");
-    let maxima = baked
-        .displacements
-        .iter()
-        .map(|u| {
-            u.chunks(3)
-                .map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt())
-                .fold(0.0, f64::max)
-        })
-        .collect();
+    let maxima = common::surface_maxima(&baked, &format!("resolution {resolution}"));
     (maxima, ch.lattice_resolution, fast.modes)
 }
 
@@ -155,33 +142,12 @@ fn uniform_tube_motion_converges_under_refinement_and_holds() {
         fine_modes, modes,
         "a finer lattice of the same body keeps its mode count"
     );
-    let peak = |m: &[f64]| m.iter().cloned().fold(0.0, f64::max);
-    let (pc, pf) = (peak(&coarse), peak(&fine));
-    let diff = (coarse.iter().zip(&fine).map(|(a, b)| (a - b).powi(2)).sum::<f64>()
-        / fine.iter().map(|b| b * b).sum::<f64>())
-    .sqrt();
     let still_from = ((SWING_SECONDS + 1.0) * FPS).ceil() as usize;
-    let hold = |m: &[f64]| peak(&m[still_from..]);
-    println!(
-        "resolution {r} vs {finer}, {modes} modes: peak/diag {:.5} vs {:.5} (ratio {:.3}), per-frame difference {diff:.3}, hold/diag {:.2e} vs {:.2e}",
-        pc / diagonal,
-        pf / diagonal,
-        pc / pf,
-        hold(&coarse) / diagonal,
-        hold(&fine) / diagonal
+    common::check_refinement(
+        &format!("resolution {r} vs {finer}, {modes} modes"),
+        &coarse,
+        &fine,
+        diagonal,
+        still_from,
     );
-    assert!(
-        (0.002..=0.06).contains(&(pc / diagonal)),
-        "peak {:.5} of the diagonal",
-        pc / diagonal
-    );
-    assert!((pc / pf - 1.0).abs() <= 0.3, "peak ratio {:.3}", pc / pf);
-    assert!(diff <= 0.3, "per-frame difference {diff:.3}");
-    for (name, m) in [("automatic", &coarse), ("finer", &fine)] {
-        assert!(
-            hold(m) <= 0.003 * diagonal,
-            "{name}: {:.5} of the diagonal after 1 s of stillness",
-            hold(m) / diagonal
-        );
-    }
 }
