@@ -79,6 +79,69 @@ pub enum OvertoneError {
     Cancelled,
 }
 
+/// What kind of failure an error is: what a host branches on (retry, report the input, ...).
+/// Crosses the C++ bridge and the C ABI with these values (0 is success there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ErrorKind {
+    /// An input array, mesh, weight or pose is wrong (sizes, NaN/Inf, degenerate or inverted
+    /// elements, invalid weights, unusable blendshapes or examples): fix the input.
+    InvalidInput = 1,
+    /// A setting is outside its range: change the setting.
+    InvalidSetting = 2,
+    /// A time step could not be completed; the solver state is unchanged, so the host may retry
+    /// (a smaller time step, a smaller pose change) or reset.
+    StepFailed = 3,
+    /// A precompute stage failed numerically (a factorization, an eigensolve that did not
+    /// converge): the input is valid but the problem is ill-posed at these settings.
+    Numerical = 4,
+    /// A file could not be read, written or parsed.
+    File = 5,
+    /// The input asks for something this build does not provide.
+    Unsupported = 6,
+    /// The host cancelled the precompute.
+    Cancelled = 7,
+    /// A bug inside Overtone (a caught panic): please report it.
+    Internal = 8,
+}
+
+impl ErrorKind {
+    /// Every kind, in value order.
+    pub const ALL: [ErrorKind; 8] = [
+        ErrorKind::InvalidInput,
+        ErrorKind::InvalidSetting,
+        ErrorKind::StepFailed,
+        ErrorKind::Numerical,
+        ErrorKind::File,
+        ErrorKind::Unsupported,
+        ErrorKind::Cancelled,
+        ErrorKind::Internal,
+    ];
+}
+
+impl OvertoneError {
+    /// The kind of this error (what a host branches on).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Size { .. }
+            | Self::NonFinite { .. }
+            | Self::IndexOutOfRange { .. }
+            | Self::DegenerateElement { .. }
+            | Self::InvertedElement { .. }
+            | Self::Weights { .. }
+            | Self::DegenerateRegion { .. }
+            | Self::Example { .. }
+            | Self::Blendshape { .. } => ErrorKind::InvalidInput,
+            Self::Setting { .. } => ErrorKind::InvalidSetting,
+            Self::StepFailed { .. } => ErrorKind::StepFailed,
+            Self::Factorization { .. } | Self::NotConverged { .. } => ErrorKind::Numerical,
+            Self::Io { .. } | Self::Parse { .. } => ErrorKind::File,
+            Self::Unsupported(_) => ErrorKind::Unsupported,
+            Self::Cancelled => ErrorKind::Cancelled,
+        }
+    }
+}
+
 /// Result alias used throughout the crate.
 pub type Result<T, E = OvertoneError> = std::result::Result<T, E>;
 
