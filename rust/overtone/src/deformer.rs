@@ -257,10 +257,14 @@ impl SurfaceDeformer {
     /// scene up to 25 %, the solver's precompute after) and checking it for a cancellation
     /// between stages and inside the long loops; a cancelled bind returns
     /// [`OvertoneError::Cancelled`] and keeps nothing (a sidecar is only written once the
-    /// precompute is complete). The displacement of [`step`](Self::step) is the parts'
-    /// vertices concatenated in order; [`part_range`](Self::part_range) gives each part's.
+    /// precompute is complete). A precompute that does not converge
+    /// ([`NumericalError::NotConverged`](crate::NumericalError::NotConverged)) says to try a
+    /// coarser lattice resolution (and, with the fast solver, fewer modes). The displacement of
+    /// [`step`](Self::step) is the parts' vertices concatenated in order;
+    /// [`part_range`](Self::part_range) gives each part's.
     pub fn bind(settings: &DeformerSettings, body: &BodyInput<'_>, progress: &dyn Progress) -> Result<Self> {
         crate::progress::scoped(progress, || Self::bind_scoped(settings, body))
+            .map_err(|e| e.with_advice(crate::scene::lattice_advice(settings.fast.is_some())))
     }
 
     fn bind_scoped(settings: &DeformerSettings, body: &BodyInput<'_>) -> Result<Self> {

@@ -24,4 +24,4 @@ pub mod shape_matching;
 pub mod solve;
 pub mod tutorial17;
 
-pub use error::{ErrorKind, OvertoneError, Result};
+pub use error::{ErrorKind, FileError, InputError, NumericalError, OvertoneError, Result, SettingError};

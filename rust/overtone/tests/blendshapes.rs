@@ -309,23 +309,41 @@ fn bad_blendshapes_are_refused_or_rank_revealed() {
     let d0 = sc.blendshapes.as_ref().unwrap().deltas[..3 * n].to_vec();
     assert!(matches!(
         base.clone().with_blendshapes(&d0[..3 * n - 1], 1),
-        Err(OvertoneError::Size { .. })
+        Err(OvertoneError::Input(overtone::InputError::Size { .. }))
     ));
     let mut nan = d0.clone();
     nan[17] = f64::NAN;
     let e = base.clone().with_blendshapes(&nan, 1).unwrap_err();
-    assert!(matches!(e, OvertoneError::Blendshape { target: 0, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            OvertoneError::Input(overtone::InputError::Blendshape { target: 0, .. })
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("vertex 5"), "{e}");
     let mut zero = d0.clone();
     zero.extend(vec![0.0; 3 * n]);
     let e = base.clone().with_blendshapes(&zero, 2).unwrap_err();
-    assert!(matches!(e, OvertoneError::Blendshape { target: 1, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            OvertoneError::Input(overtone::InputError::Blendshape { target: 1, .. })
+        ),
+        "{e}"
+    );
     let mut bad = sc.clone();
     bad.blendshapes.as_mut().unwrap().weights[3].pop();
-    assert!(matches!(bad.validate(), Err(OvertoneError::Size { .. })));
+    assert!(matches!(
+        bad.validate(),
+        Err(OvertoneError::Input(overtone::InputError::Size { .. }))
+    ));
     let mut bad = sc.clone();
     bad.blendshapes.as_mut().unwrap().weights.pop();
-    assert!(matches!(bad.validate(), Err(OvertoneError::Size { .. })));
+    assert!(matches!(
+        bad.validate(),
+        Err(OvertoneError::Input(overtone::InputError::Size { .. }))
+    ));
     let rig = base.clone().with_blendshapes(&d0, 1).unwrap();
     assert!(rig.params_from_transforms(&sc.frames[0]).is_err());
     // Newton's method (neo-Hookean) runs bone rigs only.

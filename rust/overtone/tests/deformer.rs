@@ -84,7 +84,10 @@ fn deformer_keeps_the_contract_and_refuses_bad_poses_without_side_effects() {
         let last = def.last_report();
         let e = def.step(&jump, &mut out).unwrap_err();
         assert!(
-            matches!(e, overtone::OvertoneError::StepFailed { .. }) && e.to_string().contains("unchanged"),
+            matches!(
+                e,
+                overtone::OvertoneError::Numerical(overtone::NumericalError::StepFailed { .. })
+            ) && e.to_string().contains("unchanged"),
             "{e:?}"
         );
         assert_eq!(def.last_report(), last);

@@ -139,7 +139,7 @@ fn far_or_invalid_display_surfaces_are_refused() {
         .map(|(k, x)| if k % 3 == 0 { x + 4.0 * scale } else { *x })
         .collect();
     let e = DisplaySurface::new(&sc, &moved).unwrap_err();
-    assert!(matches!(e, OvertoneError::Setting { .. }), "{e}");
+    assert!(matches!(e, OvertoneError::Setting(_)), "{e}");
     assert!(
         e.to_string().contains("vertex 0") && e.to_string().contains("from the tet mesh"),
         "{e}"
@@ -153,6 +153,6 @@ fn far_or_invalid_display_surfaces_are_refused() {
     nan[4] = f64::NAN;
     assert!(matches!(
         DisplaySurface::new(&sc, &nan),
-        Err(OvertoneError::NonFinite { .. })
+        Err(OvertoneError::Input(overtone::InputError::NonFinite { .. }))
     ));
 }

@@ -213,19 +213,19 @@ fn material_eigenmodes_solve_the_weighted_problem() {
     let short = &weights[..m - 1];
     assert!(matches!(
         skinning_eigenmodes_of_material(&sc.mesh, &a, k, short, &volumes),
-        Err(OvertoneError::Size { .. })
+        Err(OvertoneError::Input(overtone::InputError::Size { .. }))
     ));
     let mut holed = volumes.clone();
     holed[3] = 0.0;
     assert!(matches!(
         skinning_eigenmodes_of_material(&sc.mesh, &a, k, &weights, &holed),
-        Err(OvertoneError::Setting { .. })
+        Err(OvertoneError::Setting(_))
     ));
     let mut nan = weights.clone();
     nan[5] = f64::NAN;
     assert!(matches!(
         skinning_eigenmodes_of_material(&sc.mesh, &a, k, &nan, &volumes),
-        Err(OvertoneError::NonFinite { .. })
+        Err(OvertoneError::Input(overtone::InputError::NonFinite { .. }))
     ));
 }
 

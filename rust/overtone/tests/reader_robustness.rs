@@ -67,7 +67,10 @@ fn glb_error(edit: impl FnOnce(&mut Value, &mut Vec<u8>)) -> String {
     let (mut json, mut bin) = tiny_glb();
     edit(&mut json, &mut bin);
     let e = parse_gltf_character(Path::new("edited.glb"), &make_glb(&json, &bin), None, 24.0).unwrap_err();
-    assert!(matches!(e, OvertoneError::Parse { .. }), "{e:?}");
+    assert!(
+        matches!(e, OvertoneError::File(overtone::FileError::Parse { .. })),
+        "{e:?}"
+    );
     e.to_string()
 }
 
@@ -138,7 +141,7 @@ fn a_gltf_buffer_naming_a_device_is_refused_instead_of_read_forever() {
     std::fs::write(&p, serde_json::to_vec(&json).unwrap()).unwrap();
     let e = read_gltf_character(&p, None, 24.0).unwrap_err();
     assert!(
-        matches!(e, OvertoneError::Io { .. }) && e.to_string().contains("regular file"),
+        matches!(e, OvertoneError::File(overtone::FileError::Io { .. })) && e.to_string().contains("regular file"),
         "{e}"
     );
     // A buffer file shorter than declared is refused before reading.
@@ -301,7 +304,10 @@ fn animation_parsers_validate_the_rig_they_are_given() {
     let e = parse_skeleton_anim(p, text, &joints, &[(0, 1)], 0.0).unwrap_err();
     assert!(e.to_string().contains("scale"), "{e}");
     let e = parse_point_handle_anim(p, "1 1\n0 0 0 0 0 0\n0 0 0 0 0 0\n", &[0.0, 1.0], 1.0).unwrap_err();
-    assert!(matches!(e, OvertoneError::Size { .. }), "{e:?}");
+    assert!(
+        matches!(e, OvertoneError::Input(overtone::InputError::Size { .. })),
+        "{e:?}"
+    );
     let e = parse_point_handle_anim(p, "1 1\n0 0 0 0 0 0\n0 0 0 0 0 0\n", &[0.0, 1.0, 0.0], f64::NAN).unwrap_err();
     assert!(e.to_string().contains("scale"), "{e}");
 }

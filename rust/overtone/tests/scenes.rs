@@ -242,14 +242,20 @@ fn bad_scenes_are_refused_with_a_reason() {
         .unwrap()
         .replacen("\"dt\":0.01", "\"dt\":1e999", 1);
     std::fs::write(&p, text).unwrap();
-    assert!(matches!(load_scene(&p), Err(OvertoneError::Parse { .. })));
+    assert!(matches!(
+        load_scene(&p),
+        Err(OvertoneError::File(overtone::FileError::Parse { .. }))
+    ));
     // A JSON file that is not a scene, and a missing file.
     let p = dir.join("other.json");
     std::fs::write(&p, "{\"hello\": 1}").unwrap();
-    assert!(matches!(load_scene(&p), Err(OvertoneError::Parse { .. })));
+    assert!(matches!(
+        load_scene(&p),
+        Err(OvertoneError::File(overtone::FileError::Parse { .. }))
+    ));
     assert!(matches!(
         load_scene(&dir.join("missing.json")),
-        Err(OvertoneError::Io { .. })
+        Err(OvertoneError::File(overtone::FileError::Io { .. }))
     ));
 }
 
@@ -299,7 +305,7 @@ fn gmsh_binary_and_ascii_agree() {
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     assert!(matches!(
         overtone::io::read_gmsh(&cut),
-        Err(OvertoneError::Parse { .. })
+        Err(OvertoneError::File(overtone::FileError::Parse { .. }))
     ));
 }
 

@@ -226,7 +226,7 @@ fn bad_examples_are_refused() {
     .unwrap();
     let twist = twist_pose(&body.rest, 1.0);
     let expect = |r: Result<(), OvertoneError>, example: usize, needle: &str| match r {
-        Err(e @ OvertoneError::Example { .. }) => {
+        Err(e @ OvertoneError::Input(overtone::InputError::Example { .. })) => {
             let msg = e.to_string();
             assert!(msg.contains(&format!("example pose {example}")), "{msg}");
             assert!(msg.contains(needle), "`{msg}` lacks `{needle}`");
@@ -267,7 +267,7 @@ fn bad_examples_are_refused() {
     );
     assert!(matches!(
         sm.set_examples(&[twist.clone()], ManifoldScope::Global, 1.5),
-        Err(OvertoneError::Setting { .. })
+        Err(OvertoneError::Setting(_))
     ));
     // Degenerate regions: a flat sheet of particles (every 1-ring lies in a plane).
     let sheet = overtone::mesh::triangle_grid(4, 4, 1.0, 1.0).unwrap();
@@ -284,7 +284,9 @@ fn bad_examples_are_refused() {
         ShapeMatchingParams::free(),
     );
     match r {
-        Err(e @ OvertoneError::DegenerateRegion { .. }) => assert!(e.to_string().contains("plane"), "{e}"),
+        Err(e @ OvertoneError::Input(overtone::InputError::DegenerateRegion { .. })) => {
+            assert!(e.to_string().contains("plane"), "{e}")
+        }
         Err(e) => panic!("wrong error {e}"),
         Ok(_) => panic!("a flat sheet was accepted"),
     }
@@ -465,7 +467,9 @@ fn bodies_from_mesh_and_obj_files() {
     match Body::load(&dir.join("elephant.obj"), 1.0, 1)
         .and_then(|b| ShapeMatchingSolver::new(&b.rest, &b.masses, b.regions, ShapeMatchingParams::free()))
     {
-        Err(e @ OvertoneError::DegenerateRegion { .. }) => assert!(e.to_string().contains("more rings"), "{e}"),
+        Err(e @ OvertoneError::Input(overtone::InputError::DegenerateRegion { .. })) => {
+            assert!(e.to_string().contains("more rings"), "{e}")
+        }
         other => panic!("expected a degenerate region, got {:?}", other.err()),
     }
     let surf = Body::load(&dir.join("elephant.obj"), 1.0, 2).unwrap();
@@ -492,6 +496,6 @@ fn bodies_from_mesh_and_obj_files() {
     }
     assert!(matches!(
         Body::load(&dir.join("elephant.tgf"), 1.0, 1),
-        Err(OvertoneError::Parse { .. })
+        Err(OvertoneError::File(overtone::FileError::Parse { .. }))
     ));
 }

@@ -49,7 +49,10 @@ fn bad_poses(p: &[f64]) -> (Vec<f64>, Vec<f64>) {
 }
 
 fn assert_step_failed(e: &OvertoneError, solver: &str) {
-    assert!(matches!(e, OvertoneError::StepFailed { .. }), "{solver}: {e:?}");
+    assert!(
+        matches!(e, OvertoneError::Numerical(overtone::NumericalError::StepFailed { .. })),
+        "{solver}: {e:?}"
+    );
     let msg = e.to_string();
     assert!(
         msg.contains("failed") && msg.contains("state is unchanged") && msg.contains("smaller time step"),
@@ -89,7 +92,10 @@ fn full_order_step_failure_leaves_the_state_bit_identical() {
     );
     let (nan, huge) = bad_poses(&pose(&scene, &rig, 6));
     let e = a.step(&nan).unwrap_err();
-    assert!(matches!(e, OvertoneError::NonFinite { .. }), "{e:?}");
+    assert!(
+        matches!(e, OvertoneError::Input(overtone::InputError::NonFinite { .. })),
+        "{e:?}"
+    );
     assert_eq!(snapshot(&a), before);
     let e = a.step(&huge).unwrap_err();
     assert_step_failed(&e, "full order");
@@ -144,7 +150,10 @@ fn newton_step_failure_leaves_the_state_bit_identical() {
     );
     let (nan, huge) = bad_poses(&pose(&scene, &rig, 6));
     let e = a.step(&nan).unwrap_err();
-    assert!(matches!(e, OvertoneError::NonFinite { .. }), "{e:?}");
+    assert!(
+        matches!(e, OvertoneError::Input(overtone::InputError::NonFinite { .. })),
+        "{e:?}"
+    );
     assert_eq!(snapshot(&a), before);
     let e = a.step(&huge).unwrap_err();
     assert_step_failed(&e, "Newton");
@@ -190,7 +199,10 @@ fn fast_step_failure_leaves_the_state_bit_identical() {
     );
     let (nan, huge) = bad_poses(&pose(&scene, &rig, 6));
     let e = a.step(&nan).unwrap_err();
-    assert!(matches!(e, OvertoneError::NonFinite { .. }), "{e:?}");
+    assert!(
+        matches!(e, OvertoneError::Input(overtone::InputError::NonFinite { .. })),
+        "{e:?}"
+    );
     assert_eq!(snapshot(&a), before);
     let e = a.step(&huge).unwrap_err();
     assert_step_failed(&e, "fast");

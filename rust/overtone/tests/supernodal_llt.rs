@@ -123,13 +123,13 @@ fn refuses_indefinite_matrices_foreign_patterns_and_bad_right_hand_sides() {
     let bad = SparseColMatRef::new(good.symbolic(), &bad_vals);
     let err = llt.refactor(bad).unwrap_err();
     assert!(
-        matches!(&err, OvertoneError::Factorization { reason, .. } if reason.contains("not positive definite")),
+        matches!(&err, OvertoneError::Numerical(overtone::NumericalError::Factorization { reason, .. }) if reason.contains("not positive definite")),
         "{err}"
     );
     let mut x = rhs(n);
     assert!(matches!(
         llt.solve_in_place(&mut x),
-        Err(OvertoneError::Factorization { .. })
+        Err(OvertoneError::Numerical(overtone::NumericalError::Factorization { .. }))
     ));
     // NaN is refused the same way.
     bad_vals[q] = f64::NAN;
@@ -152,7 +152,7 @@ fn refuses_indefinite_matrices_foreign_patterns_and_bad_right_hand_sides() {
     for foreign in [other.as_ref(), wider.as_ref()] {
         let err = llt.refactor(foreign).unwrap_err();
         assert!(
-            matches!(&err, OvertoneError::Factorization { reason, .. } if reason.contains("pattern")),
+            matches!(&err, OvertoneError::Numerical(overtone::NumericalError::Factorization { reason, .. }) if reason.contains("pattern")),
             "{err}"
         );
     }
@@ -161,7 +161,7 @@ fn refuses_indefinite_matrices_foreign_patterns_and_bad_right_hand_sides() {
     let mut short = vec![1.0; n - 1];
     assert!(matches!(
         llt.solve_in_place(&mut short),
-        Err(OvertoneError::Size { .. })
+        Err(OvertoneError::Input(overtone::InputError::Size { .. }))
     ));
     let b = rhs(n);
     let mut x = b.clone();

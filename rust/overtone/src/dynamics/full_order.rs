@@ -9,7 +9,7 @@ use crate::dynamics::time_integration::{
     SubstepSolver, BAND_MODES,
 };
 use crate::dynamics::{validate_solver_inputs, ConstraintRank, Material, RestShape, SolverParams, StepReport};
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::error::{check_finite, InputError, NumericalError, OvertoneError, Result};
 use crate::fem::{
     lame_parameters, lumped_mass, scalar_stiffness, scalar_stiffness_triplets, DeformationJacobian,
     PARALLEL_MIN_ELEMENTS,
@@ -309,7 +309,7 @@ impl FullOrderSolver {
     /// Advances one time step to rig pose `p_next`.
     ///
     /// Errors: a pose of the wrong size or with NaN/Inf (refused before anything changes);
-    /// [`OvertoneError::StepFailed`] when the solve produces a non-finite displacement. On every
+    /// [`NumericalError::StepFailed`] when the solve produces a non-finite displacement. On every
     /// error the state (positions, velocities, displacement, rig positions, the rotation warm
     /// starts) is bit-identical to before the call.
     pub fn step(&mut self, p_next: &[f64]) -> Result<StepReport> {
@@ -439,13 +439,14 @@ impl FullOrderSolver {
             self.warm.copy_from_slice(&self.warm_start);
             let m = self.warm.len();
             self.warm_rig.copy_from_slice(&self.saved_warm[m..2 * m]);
-            return Err(OvertoneError::StepFailed {
-                what: "ARAP step of complementary dynamics".into(),
+            return Err(NumericalError::StepFailed {
+                step: "ARAP step of complementary dynamics".into(),
                 reason: format!(
                     "the solve produced a non-finite displacement at vertex {} (the rig pose jumps too far)",
                     k % n
                 ),
-            });
+            }
+            .into());
         }
         std::mem::swap(&mut self.jp, &mut self.jp_next);
         for k in 0..n * d {
@@ -487,20 +488,22 @@ impl FullOrderSolver {
         let mut field = vec![0.0; n * d];
         for (j, ex) in examples.iter().enumerate() {
             if ex.len() != n * d {
-                return Err(OvertoneError::Example {
+                return Err(InputError::Example {
                     example: j,
                     reason: format!(
                         "expected {n} vertices x {d} (the mesh's), got {} numbers ({} vertices)",
                         ex.len(),
                         ex.len() / d
                     ),
-                });
+                }
+                .into());
             }
             if let Some(i) = ex.iter().position(|x| !x.is_finite()) {
-                return Err(OvertoneError::Example {
+                return Err(InputError::Example {
                     example: j,
                     reason: format!("non-finite coordinate at row {}, column {}", i / d, i % d),
-                });
+                }
+                .into());
             }
             for v in 0..n {
                 for i in 0..d {
@@ -525,14 +528,15 @@ impl FullOrderSolver {
                 };
                 let rel = det / (frob / (d as f64).sqrt()).powi(d as i32);
                 if !(rel >= crate::shape_matching::EXAMPLE_VOLUME_LIMIT) {
-                    return Err(OvertoneError::Example {
+                    return Err(InputError::Example {
                         example: j,
                         reason: format!(
                             "it {} an element (vertices {:?}, relative volume {rel:.2e})",
                             if rel < 0.0 { "inverts" } else { "collapses" },
                             self.jac.element(e)
                         ),
-                    });
+                    }
+                    .into());
                 }
                 if d == 2 {
                     let mut r = [0.0; 4];
@@ -817,8 +821,8 @@ fn global_system(
     let h2 = tau * tau;
     let dm = damping.mass / tau;
     trip.extend((0..n).map(|v| Triplet::new(v, v, mass[v] / h2 + mass[v] * dm)));
-    let h_mat = SparseColMat::try_new_from_triplets(n, n, &trip).map_err(|e| OvertoneError::Factorization {
-        what: "global step matrix".into(),
+    let h_mat = SparseColMat::try_new_from_triplets(n, n, &trip).map_err(|e| NumericalError::Factorization {
+        matrix: "global step matrix".into(),
         reason: format!("{e:?}"),
     })?;
     let l_hat = if damping.stiffness != 0.0 {

@@ -9,7 +9,7 @@ use crate::dynamics::time_integration::{
 };
 use crate::dynamics::{validate_solver_inputs, ConstraintRank, Material, RestShape, SolverParams, StepReport};
 use crate::energy::{ElasticEnergy, EnergyModel};
-use crate::error::{OvertoneError, Result};
+use crate::error::{InputError, NumericalError, OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, DeformationJacobian};
 use crate::mesh::{element_volumes, spatial_element_order, SimplexMesh};
 use crate::rig::{LbsRig, RigConstraint};
@@ -239,7 +239,7 @@ impl NewtonCdSolver {
     /// Advances one time step to rig pose `p_next`.
     ///
     /// Errors: a pose of the wrong size or with NaN/Inf (refused before anything changes);
-    /// [`OvertoneError::StepFailed`] when the energy is not finite at the start of the step, a
+    /// [`NumericalError::StepFailed`] when the energy is not finite at the start of the step, a
     /// Newton system cannot be factored or the result is not finite. On every error the state
     /// (positions, velocities, displacement) is bit-identical to before the call. A line search
     /// that finds no decrease, or `iterations` used up, is not an error: the step keeps the last
@@ -293,10 +293,11 @@ impl NewtonCdSolver {
             self.g_rig = g;
             if let Err(e) = r {
                 self.jp.copy_from_slice(&jp_start);
-                return Err(OvertoneError::StepFailed {
-                    what: "Newton step of complementary dynamics".into(),
+                return Err(NumericalError::StepFailed {
+                    step: "Newton step of complementary dynamics".into(),
                     reason: format!("the elastic force at the rig pose: {e}"),
-                });
+                }
+                .into());
             }
         }
         for k in 0..n * d {
@@ -310,22 +311,23 @@ impl NewtonCdSolver {
             self.jp.copy_from_slice(&jp_start);
         }
         let report = report.map_err(|e| match e {
-            OvertoneError::StepFailed { reason, .. } => OvertoneError::StepFailed {
-                what: what(),
+            OvertoneError::Numerical(NumericalError::StepFailed { reason, .. }) => NumericalError::StepFailed {
+                step: what(),
                 reason: format!("{reason} (the energy at the new rig pose overflows: the pose jumps too far)"),
             },
-            other => OvertoneError::StepFailed {
-                what: what(),
+            other => NumericalError::StepFailed {
+                step: what(),
                 reason: other.to_string(),
             },
         })?;
         self.solve.project_field_in_place(&mut u);
         if let Some(k) = u.iter().position(|x| !x.is_finite()) {
             self.jp.copy_from_slice(&jp_start);
-            return Err(OvertoneError::StepFailed {
-                what: what(),
+            return Err(NumericalError::StepFailed {
+                step: what(),
                 reason: format!("non-finite displacement at vertex {}", k % n),
-            });
+            }
+            .into());
         }
         self.u = u;
         for k in 0..n * d {
@@ -400,7 +402,7 @@ impl NewtonProblem for NewtonCdSolver {
         }
         match self.energy.energy(&self.xw) {
             Ok(psi) => Ok(psi + e),
-            Err(OvertoneError::NonFinite { .. }) => Ok(f64::NAN),
+            Err(OvertoneError::Input(InputError::NonFinite { .. })) => Ok(f64::NAN),
             Err(other) => Err(other),
         }
     }

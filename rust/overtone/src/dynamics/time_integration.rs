@@ -22,7 +22,7 @@
 //! The rig between frames follows [`PoseInterpolator`] (rotations by slerp).
 
 use crate::dynamics::{Integrator, SolverParams, MAX_SUBSTEPS};
-use crate::error::Result;
+use crate::error::{NumericalError, Result};
 use crate::rig::{LbsRig, PoseInterpolator};
 
 /// Off-centring `θ` of the midpoint rule: each substep solves backward Euler over `θΔ` and
@@ -351,13 +351,12 @@ pub(crate) fn lowest_ritz_pairs(
     k: &faer::Mat<f64>,
     count: usize,
 ) -> Result<Vec<(f64, Vec<f64>)>> {
-    use crate::error::OvertoneError;
     use faer::{Mat, Side};
     let r = gram.nrows();
     let kr = Mat::from_fn(r, r, |a, b| 0.5 * (k[(a, b)] + k[(b, a)]));
     let gram = Mat::from_fn(r, r, |a, b| 0.5 * (gram[(a, b)] + gram[(b, a)]));
-    let fail = |what: &str, e: String| OvertoneError::Factorization {
-        what: what.into(),
+    let fail = |what: &str, e: String| NumericalError::Factorization {
+        matrix: what.into(),
         reason: e,
     };
     let ge = gram
@@ -374,11 +373,9 @@ pub(crate) fn lowest_ritz_pairs(
         .self_adjoint_eigen(Side::Lower)
         .map_err(|e| fail("subspace stiffness eigenvalues", format!("{e:?}")))?;
     let vals: Vec<f64> = (0..red.nrows()).map(|i| eig.S()[i]).collect();
-    let lambda = lowest_vibrating(vals.iter().cloned()).ok_or_else(|| {
-        fail(
-            "lowest vibration mode",
-            "the subspace has no positive-energy mode".into(),
-        )
+    let lambda = lowest_vibrating(vals.iter().cloned()).ok_or_else(|| NumericalError::Eigensolve {
+        problem: "lowest vibration mode".into(),
+        reason: "the subspace has no positive-energy mode".into(),
     })?;
     let mut order: Vec<usize> = (0..vals.len()).filter(|&j| vals[j] >= lambda).collect();
     order.sort_by(|&a, &b| vals[a].total_cmp(&vals[b]));
@@ -429,11 +426,10 @@ pub fn lowest_angular_frequency_full(
     let rigid = d * (d + 1) / 2;
     let want = (rigid + band.max(1)).min(d * n - 1).max(1);
     let eig = crate::solve::lowest_constrained_eigenpairs(&k, &mass_d, &rows, want)?;
-    let lambda =
-        lowest_vibrating(eig.values.iter().cloned()).ok_or_else(|| crate::error::OvertoneError::Factorization {
-            what: "lowest vibration mode".into(),
-            reason: "the constrained stiffness has no positive eigenvalue".into(),
-        })?;
+    let lambda = lowest_vibrating(eig.values.iter().cloned()).ok_or_else(|| NumericalError::Eigensolve {
+        problem: "lowest vibration mode".into(),
+        reason: "the constrained stiffness has no positive eigenvalue".into(),
+    })?;
     let first = eig.values.iter().position(|&v| v == lambda).unwrap_or(0);
     let l = crate::fem::scalar_stiffness(jac, w)?;
     // (ω_k, ρ_k) of the vibrating modes from the lowest on (ascending).

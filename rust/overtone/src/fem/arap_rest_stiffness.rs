@@ -52,10 +52,12 @@ pub fn arap_rest_stiffness_matrix(
             }
         }
     }
-    SparseColMat::try_new_from_triplets(n * d, n * d, &t).map_err(|e| crate::error::OvertoneError::Factorization {
-        what: "linearised ARAP stiffness".into(),
-        reason: format!("{e:?}"),
-    })
+    Ok(SparseColMat::try_new_from_triplets(n * d, n * d, &t).map_err(|e| {
+        crate::error::NumericalError::Factorization {
+            matrix: "linearised ARAP stiffness".into(),
+            reason: format!("{e:?}"),
+        }
+    })?)
 }
 
 #[cfg(test)]

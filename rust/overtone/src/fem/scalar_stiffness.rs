@@ -2,7 +2,7 @@
 
 use faer::sparse::{SparseColMat, Triplet};
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, Result};
 use crate::fem::DeformationJacobian;
 
 /// Triplets (row, col, value) of `L̂`, both triangles, duplicates not summed.
@@ -32,9 +32,10 @@ pub fn scalar_stiffness_triplets(g: &DeformationJacobian, element_weights: &[f64
 pub fn scalar_stiffness(g: &DeformationJacobian, element_weights: &[f64]) -> Result<SparseColMat<usize, f64>> {
     let n = g.n_vertices();
     SparseColMat::try_new_from_triplets(n, n, &scalar_stiffness_triplets(g, element_weights)).map_err(|e| {
-        OvertoneError::Factorization {
-            what: "stiffness assembly".into(),
+        NumericalError::Factorization {
+            matrix: "stiffness assembly".into(),
             reason: format!("{e:?}"),
         }
+        .into()
     })
 }

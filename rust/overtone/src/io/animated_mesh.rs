@@ -1,7 +1,7 @@
 //! A triangle mesh of constant topology with positions per frame: what the Alembic and USD
 //! cache writers take (the PC2/MDD writers need only the positions).
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{InputError, OvertoneError, Result};
 
 /// Largest count a cache may hold: Alembic and USD store face indices and counts as `int32`.
 const MAX_I32: usize = i32::MAX as usize;
@@ -68,21 +68,23 @@ impl AnimatedMesh<'_> {
             ));
         }
         if let Some((t, &v)) = self.triangles.iter().enumerate().find(|(_, &v)| v >= n) {
-            return Err(OvertoneError::IndexOutOfRange {
+            return Err(InputError::IndexOutOfRange {
                 element: t / 3,
                 vertex: v,
                 n_vertices: n,
-            });
+            }
+            .into());
         }
         for (k, f) in self.frames.iter().enumerate() {
             if f.len() != 3 * n {
                 return Err(OvertoneError::size(format!("cache frame {k}"), 3 * n, f.len()));
             }
             if let Some(i) = f.iter().position(|x| !x.is_finite() || x.abs() > f32::MAX as f64) {
-                return Err(OvertoneError::NonFinite {
+                return Err(InputError::NonFinite {
                     what: format!("cache frame {k} (as 32-bit floats)"),
                     location: format!("vertex {}", i / 3),
-                });
+                }
+                .into());
             }
         }
         Ok(())
@@ -170,15 +172,21 @@ mod tests {
         };
         assert!(matches!(
             bad_index.validate(),
-            Err(OvertoneError::IndexOutOfRange { vertex: 3, .. })
+            Err(OvertoneError::Input(InputError::IndexOutOfRange { vertex: 3, .. }))
         ));
         let nan = vec![vec![0.0, f64::NAN, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]];
         let bad_value = AnimatedMesh { frames: &nan, ..ok };
-        assert!(matches!(bad_value.validate(), Err(OvertoneError::NonFinite { .. })));
+        assert!(matches!(
+            bad_value.validate(),
+            Err(OvertoneError::Input(InputError::NonFinite { .. }))
+        ));
         let bad_fps = AnimatedMesh { fps: 0.0, ..ok };
-        assert!(matches!(bad_fps.validate(), Err(OvertoneError::Setting { .. })));
+        assert!(matches!(bad_fps.validate(), Err(OvertoneError::Setting(_))));
         let ragged = vec![vec![0.0; 9], vec![0.0; 6]];
         let bad_frame = AnimatedMesh { frames: &ragged, ..ok };
-        assert!(matches!(bad_frame.validate(), Err(OvertoneError::Size { .. })));
+        assert!(matches!(
+            bad_frame.validate(),
+            Err(OvertoneError::Input(InputError::Size { .. }))
+        ));
     }
 }

@@ -1,6 +1,6 @@
 //! File formats: readers for meshes, rigs and animations, writers for caches.
 //!
-//! Every reader answers malformed input with [`crate::OvertoneError::Parse`] naming the file and
+//! Every reader answers malformed input with [`crate::FileError::Parse`] naming the file and
 //! what is wrong; none panics. Every writer is atomic: it writes a temporary file beside the
 //! target and renames it, so an interrupted write never leaves a half-written file.
 

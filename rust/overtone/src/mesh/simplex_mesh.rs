@@ -1,6 +1,6 @@
 //! A validated simplicial mesh.
 
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::error::{check_finite, InputError, OvertoneError, Result, SettingError};
 use crate::mesh::volume::signed_volume;
 
 /// Relative volume below which an element counts as degenerate: `|vol| / ℓ_max^d < this`, with
@@ -58,27 +58,30 @@ impl SimplexMesh {
         for (e, el) in elements.chunks_exact(k).enumerate() {
             for (a, &v) in el.iter().enumerate() {
                 if v >= n {
-                    return Err(OvertoneError::IndexOutOfRange {
+                    return Err(InputError::IndexOutOfRange {
                         element: e,
                         vertex: v,
                         n_vertices: n,
-                    });
+                    }
+                    .into());
                 }
                 if el[..a].contains(&v) {
-                    return Err(OvertoneError::DegenerateElement {
+                    return Err(InputError::DegenerateElement {
                         element: e,
                         volume: 0.0,
-                    });
+                    }
+                    .into());
                 }
                 used[v] = true;
             }
         }
         if let Some(v) = used.iter().position(|u| !u) {
-            return Err(OvertoneError::Setting {
+            return Err(SettingError {
                 name: "mesh".into(),
                 value: format!("vertex {v}"),
                 reason: "is not used by any element; remove unreferenced vertices".into(),
-            });
+            }
+            .into());
         }
         let mesh = Self {
             dim,
@@ -90,16 +93,18 @@ impl SimplexMesh {
             let lmax = mesh.longest_edge(e);
             let rel = vol / lmax.powi(dim as i32);
             if !(rel.abs() >= DEGENERATE_RELATIVE_VOLUME) {
-                return Err(OvertoneError::DegenerateElement {
+                return Err(InputError::DegenerateElement {
                     element: e,
                     volume: rel,
-                });
+                }
+                .into());
             }
             if rel < 0.0 {
-                return Err(OvertoneError::InvertedElement {
+                return Err(InputError::InvertedElement {
                     element: e,
                     volume: vol,
-                });
+                }
+                .into());
             }
         }
         Ok(mesh)
@@ -168,21 +173,21 @@ mod tests {
         assert!(SimplexMesh::new(2, v.clone(), vec![0, 1, 2]).is_ok());
         assert!(matches!(
             SimplexMesh::new(2, v.clone(), vec![0, 2, 1]),
-            Err(OvertoneError::InvertedElement { .. })
+            Err(OvertoneError::Input(InputError::InvertedElement { .. }))
         ));
         assert!(matches!(
             SimplexMesh::new(2, v.clone(), vec![0, 1, 3]),
-            Err(OvertoneError::IndexOutOfRange { vertex: 3, .. })
+            Err(OvertoneError::Input(InputError::IndexOutOfRange { vertex: 3, .. }))
         ));
         let flat = vec![0.0, 0.0, 1.0, 0.0, 2.0, 0.0];
         assert!(matches!(
             SimplexMesh::new(2, flat, vec![0, 1, 2]),
-            Err(OvertoneError::DegenerateElement { .. })
+            Err(OvertoneError::Input(InputError::DegenerateElement { .. }))
         ));
         let nan = vec![0.0, 0.0, f64::NAN, 0.0, 0.0, 1.0];
         assert!(matches!(
             SimplexMesh::new(2, nan, vec![0, 1, 2]),
-            Err(OvertoneError::NonFinite { .. })
+            Err(OvertoneError::Input(InputError::NonFinite { .. }))
         ));
     }
 }

@@ -2,7 +2,7 @@
 
 use faer::{Mat, MatRef};
 
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::error::{check_finite, InputError, OvertoneError, Result};
 
 /// Largest accepted `|Σ_b w_vb − 1|`; rows within it are renormalised to sum to one exactly.
 pub const WEIGHT_SUM_TOLERANCE: f64 = 1e-5;
@@ -80,21 +80,23 @@ impl LbsRig {
         let mut w = weights.to_vec();
         for (v, row) in w.chunks_exact_mut(n_bones).enumerate() {
             if let Some(b) = row.iter().position(|&x| x < -NEGATIVE_WEIGHT_TOLERANCE) {
-                return Err(OvertoneError::Weights {
+                return Err(InputError::Weights {
                     vertex: v,
                     reason: format!(
                         "weight of bone {b} is negative ({:e}); LBS weights must be >= 0",
                         row[b]
                     ),
-                });
+                }
+                .into());
             }
             row.iter_mut().for_each(|x| *x = x.max(0.0));
             let sum: f64 = row.iter().sum();
             if (sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE {
-                return Err(OvertoneError::Weights {
+                return Err(InputError::Weights {
                     vertex: v,
                     reason: format!("they sum to {sum} instead of 1; normalise the weights in the host"),
-                });
+                }
+                .into());
             }
             row.iter_mut().for_each(|x| *x /= sum);
         }
@@ -130,16 +132,18 @@ impl LbsRig {
         }
         for (t, field) in deltas.chunks_exact((n * d).max(1)).enumerate() {
             if let Some(i) = field.iter().position(|x| !x.is_finite()) {
-                return Err(OvertoneError::Blendshape {
+                return Err(InputError::Blendshape {
                     target: t,
                     reason: format!("non-finite delta at vertex {}, coordinate {}", i / d, i % d),
-                });
+                }
+                .into());
             }
             if field.iter().all(|&x| x == 0.0) {
-                return Err(OvertoneError::Blendshape {
+                return Err(InputError::Blendshape {
                     target: t,
                     reason: "every delta is zero; remove the target or re-export it".into(),
-                });
+                }
+                .into());
             }
         }
         self.deltas = deltas.to_vec();

@@ -2,7 +2,7 @@
 
 use faer::{Mat, Side};
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, Result};
 use crate::rig::LbsRig;
 
 /// The rows of `Jᵀ M D` for `J = [I_d ⊗ Ĵ, Δ]` (bones, then one column per blendshape).
@@ -168,8 +168,8 @@ fn stacked_norm(a: &Mat<f64>, g: &Mat<f64>, d: usize) -> Result<f64> {
 fn sqrt_largest_eigenvalue(gram: &Mat<f64>, what: &str) -> Result<f64> {
     Ok(gram
         .self_adjoint_eigenvalues(Side::Lower)
-        .map_err(|e| OvertoneError::Factorization {
-            what: what.into(),
+        .map_err(|e| NumericalError::Factorization {
+            matrix: what.into(),
             reason: format!("{e:?}"),
         })?
         .into_iter()

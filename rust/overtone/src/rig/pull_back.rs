@@ -21,7 +21,7 @@
 //! vertices); on x86-64 CPUs with AVX2 the same code runs compiled for AVX2 (no FMA: the results
 //! are bit for bit those of the baseline build, on any machine).
 
-use crate::error::check_finite;
+use crate::error::{check_finite, InputError};
 use crate::{OvertoneError, Result};
 
 /// Relative determinant below which a blended matrix counts as singular (times `s³`).
@@ -78,14 +78,15 @@ impl PullBack {
         }
         check_finite("pull-back weights", weights, n_bones)?;
         if let Some(i) = weights.iter().position(|&w| w < 0.0) {
-            return Err(OvertoneError::Weights {
+            return Err(InputError::Weights {
                 vertex: i / n_bones,
                 reason: format!(
                     "weight {} of bone {} is negative; skinning weights must be >= 0",
                     weights[i],
                     i % n_bones
                 ),
-            });
+            }
+            .into());
         }
         let kept = weights.iter().filter(|&&w| w > 0.0).count();
         let mut row_start = Vec::with_capacity(n_vertices + 1);
@@ -472,7 +473,10 @@ mod tests {
         let e = PullBack::new(&w, n, m).unwrap_err().to_string();
         assert!(e.contains("vertex 1") && e.contains("negative"), "{e}");
         w[4] = f64::NAN;
-        assert!(matches!(PullBack::new(&w, n, m), Err(OvertoneError::NonFinite { .. })));
+        assert!(matches!(
+            PullBack::new(&w, n, m),
+            Err(OvertoneError::Input(InputError::NonFinite { .. }))
+        ));
         w[4] = 0.0;
         let pb = PullBack::new(&w, n, m).unwrap();
         assert!(pb.clone().with_parts(&[n - 1], &[0.0; 9]).is_err());
@@ -487,7 +491,10 @@ mod tests {
         assert!(e.contains("transforms") && e.contains("row 0"), "{e}");
         t[5] = 1.0;
         u[7] = f64::NAN;
-        assert!(matches!(pb.apply(&t, &u, &mut d), Err(OvertoneError::NonFinite { .. })));
+        assert!(matches!(
+            pb.apply(&t, &u, &mut d),
+            Err(OvertoneError::Input(InputError::NonFinite { .. }))
+        ));
         assert!(d.iter().all(|&x| x == 7.0), "the output is untouched on error");
     }
 

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use crate::dynamics::{FastParams, Material};
 use crate::embed::{embed_surface, Embedding, DEFAULT_LATTICE_RESOLUTION};
-use crate::error::{OvertoneError, Result};
+use crate::error::{InputError, OvertoneError, Result};
 use crate::io::{read_gltf_character_with, RigInterpolation};
 use crate::rig::{compose_affine, normalisation_pair};
 use crate::scene::{
@@ -573,11 +573,12 @@ fn check_surface_input(
         ));
     }
     if let Some(&bad) = triangles.iter().find(|&&i| i >= ns) {
-        return Err(OvertoneError::IndexOutOfRange {
+        return Err(InputError::IndexOutOfRange {
             element: triangles.iter().position(|&i| i == bad).unwrap_or(0) / 3,
             vertex: bad,
             n_vertices: ns,
-        });
+        }
+        .into());
     }
     // Validates sizes, signs and normalisation of the weights (and the morph deltas).
     let surface_rig = crate::rig::LbsRig::new(3, vertices, weights, m)?;
@@ -902,6 +903,17 @@ fn surface_warnings(triangles: &[usize]) -> Vec<String> {
     warnings
 }
 
+/// The advice a character's bind or bake attaches to a precompute that does not converge
+/// (see [`OvertoneError::with_advice`]): what a TD can change there is the lattice resolution
+/// and, for the fast solver (`fast`), the mode count.
+pub(crate) fn lattice_advice(fast: bool) -> &'static str {
+    if fast {
+        "try a coarser lattice resolution or fewer modes"
+    } else {
+        "try a coarser lattice resolution"
+    }
+}
+
 /// The result of a character bake.
 pub struct CharacterBake {
     /// Per frame, final positions of the file's own vertices in their order, `n × 3`.
@@ -948,7 +960,8 @@ pub fn bake_character(
         SolverKind::Fast(fp) => SolverKind::Fast(ch.fast_params(fp)),
         other => other,
     };
-    let simulation = simulate_streaming(&ch.scene, kind, 10, None, sidecar, &mut on_frame)?;
+    let simulation = simulate_streaming(&ch.scene, kind, 10, None, sidecar, &mut on_frame)
+        .map_err(|e| e.with_advice(lattice_advice(matches!(kind, SolverKind::Fast(_)))))?;
     Ok(CharacterBake {
         frames,
         displacements,

@@ -1,6 +1,6 @@
 //! Extending weights known on some vertices (usually the surface) to the whole mesh.
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{InputError, OvertoneError, Result};
 use crate::fem::{scalar_stiffness_triplets, DeformationJacobian};
 use crate::mesh::{element_volumes, SimplexMesh};
 use crate::solve::FixedValueSolve;
@@ -47,10 +47,11 @@ pub fn extend_weights_inward(mesh: &SimplexMesh, fixed: &[usize], known: &[f64],
         if sum > 0.0 {
             row.iter_mut().for_each(|x| *x /= sum);
         } else {
-            return Err(OvertoneError::Weights {
+            return Err(InputError::Weights {
                 vertex: v,
                 reason: "no bone reaches this vertex after extending the weights inward".into(),
-            });
+            }
+            .into());
         }
     }
     Ok(w)

@@ -10,6 +10,7 @@ mod simulate;
 mod skeleton_defaults;
 mod surface_field;
 
+pub(crate) use character::lattice_advice;
 pub use character::{
     bake_character, character_from_gltf, character_from_gltf_meshes, Character, CharacterBake, CharacterMesh,
     CharacterSettings, SurfaceMorphs,
@@ -34,7 +35,7 @@ pub use skeleton_defaults::{
 pub use surface_field::lattice_field_from_surface;
 
 use crate::dynamics::Material;
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::error::{check_finite, InputError, OvertoneError, Result};
 use crate::mesh::SimplexMesh;
 
 /// The elastic energy a scene asks for.
@@ -263,16 +264,18 @@ impl Scene {
             }
             for (j, pose) in ex.poses.iter().enumerate() {
                 if pose.len() != n * d {
-                    return Err(OvertoneError::Example {
+                    return Err(InputError::Example {
                         example: j,
                         reason: format!("expected {n} vertices x {d} (the mesh's), got {} numbers", pose.len()),
-                    });
+                    }
+                    .into());
                 }
                 if let Some(i) = pose.iter().position(|x| !x.is_finite()) {
-                    return Err(OvertoneError::Example {
+                    return Err(InputError::Example {
                         example: j,
                         reason: format!("non-finite coordinate at row {}, column {}", i / d, i % d),
-                    });
+                    }
+                    .into());
                 }
             }
             if !(ex.beta.is_finite() && (0.0..=1.0).contains(&ex.beta)) {

@@ -232,9 +232,22 @@ fn build_solver(
     let params = scene
         .dynamics
         .solver_params(scene.dt, iterations, tolerance, scene.gravity.clone());
-    let solver = new_solver(scene, rig, &params, kind, &p0, &dw, sidecar)?;
+    let solver = new_solver(scene, rig, &params, kind, &p0, &dw, sidecar)
+        .map_err(|e| e.with_advice(mesh_advice(matches!(kind, SolverKind::Fast(_)))))?;
     let precompute_ms = t0.elapsed().as_secs_f64() * 1e3;
     Ok((solver, precompute_ms))
+}
+
+/// The advice the precompute of a scene's own mesh attaches when it does not converge (see
+/// [`OvertoneError::with_advice`]): a coarser mesh and, for the fast solver (`fast`), fewer
+/// modes. A character's bake replaces it with its lattice's
+/// ([`lattice_advice`](crate::scene::lattice_advice)).
+fn mesh_advice(fast: bool) -> &'static str {
+    if fast {
+        "try a coarser mesh or fewer modes"
+    } else {
+        "try a coarser mesh"
+    }
 }
 
 /// What every solver of `scene` starts from: its rig, the rig parameters of frame 0 and the

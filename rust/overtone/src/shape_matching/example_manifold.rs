@@ -30,7 +30,7 @@
 
 use nalgebra::DMatrix;
 
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::error::{check_finite, InputError, OvertoneError, Result};
 
 /// Eigenvalues of a group's `LᵀL` below this fraction of its largest are dropped (per-unit and
 /// grouped scopes) or make the examples refused (global scope).
@@ -123,16 +123,18 @@ impl ExampleManifold {
         let n_ex = examples.len();
         for (j, ex) in examples.iter().enumerate() {
             if ex.len() != rest.len() {
-                return Err(OvertoneError::Example {
+                return Err(InputError::Example {
                     example: j,
                     reason: format!("{} stretch numbers, expected {}", ex.len(), rest.len()),
-                });
+                }
+                .into());
             }
             if let Some(i) = ex.iter().position(|x| !x.is_finite()) {
-                return Err(OvertoneError::Example {
+                return Err(InputError::Example {
                     example: j,
                     reason: format!("non-finite stretch in unit {}", i / k),
-                });
+                }
+                .into());
             }
         }
         let (group_of, n_groups) = match &scope {
@@ -184,17 +186,19 @@ impl ExampleManifold {
         // than 1e-8 RMS per unit is the rest shape (up to round-off of a rigid motion).
         let same_as_rest = |c: f64| c <= 1e-16 * n_units as f64;
         if same_as_rest(scale) {
-            return Err(OvertoneError::Example {
+            return Err(InputError::Example {
                 example: 0,
                 reason: "every example has the rest shape's stretches (up to a rigid motion); an example must deform the body".into(),
-            });
+            }
+            .into());
         }
         if scope == ManifoldScope::Global {
             if let Some(j) = col_norms.iter().position(|&c| same_as_rest(c)) {
-                return Err(OvertoneError::Example {
+                return Err(InputError::Example {
                     example: j,
                     reason: "its stretches equal the rest shape's (it is the rest pose up to a rigid motion)".into(),
-                });
+                }
+                .into());
             }
         }
         let mut gram_inverse = vec![0.0; n_groups * n_ex * n_ex];
@@ -220,19 +224,21 @@ impl ExampleManifold {
             }
             if scope == ManifoldScope::Global && ranks[g] < n_ex {
                 if let Some(j) = col_norms.iter().position(|&c| same_as_rest(c)) {
-                    return Err(OvertoneError::Example {
+                    return Err(InputError::Example {
                         example: j,
                         reason: "its stretches equal the rest shape's (it is the rest pose up to a rigid motion)"
                             .into(),
-                    });
+                    }
+                    .into());
                 }
-                return Err(OvertoneError::Example {
+                return Err(InputError::Example {
                     example: n_ex - 1,
                     reason: format!(
                         "the {n_ex} examples' stretches are linearly dependent (rank {} of {n_ex}): an example repeats or combines others; remove it",
                         ranks[g]
                     ),
-                });
+                }
+                .into());
             }
             for a in 0..n_ex {
                 for b in 0..n_ex {
@@ -421,7 +427,7 @@ mod tests {
         assert!(p0.iter().zip(&rest).all(|(a, b)| (a - b).abs() < 1e-15));
         // Dependent examples are refused globally but allowed per unit.
         let dup = ExampleManifold::new(rest.clone(), &[e1.clone(), e1.clone()], 6, ManifoldScope::Global, 1.0);
-        assert!(matches!(dup, Err(OvertoneError::Example { .. })));
+        assert!(matches!(dup, Err(OvertoneError::Input(InputError::Example { .. }))));
         let per =
             ExampleManifold::new(rest.clone(), &[e1.clone(), e1.clone()], 6, ManifoldScope::PerUnit, 1.0).unwrap();
         assert_eq!(per.ranks(), &[1, 1]);

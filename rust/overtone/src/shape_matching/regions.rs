@@ -5,7 +5,7 @@
 //! included. Edges come from the elements of a mesh (every pair of vertices of a triangle or
 //! tetrahedron). Members are stored sorted, so every loop over a region runs in a fixed order.
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{InputError, OvertoneError, Result, SettingError};
 use crate::mesh::SimplexMesh;
 
 /// Regions in compressed form: region `r` holds `members[start[r]..start[r + 1]]` (ascending
@@ -46,11 +46,12 @@ impl Regions {
         for (c, cell) in cells.chunks_exact(width).enumerate() {
             for &v in cell {
                 if v >= n_particles {
-                    return Err(OvertoneError::IndexOutOfRange {
+                    return Err(InputError::IndexOutOfRange {
                         element: c,
                         vertex: v,
                         n_vertices: n_particles,
-                    });
+                    }
+                    .into());
                 }
             }
             for a in 0..width {
@@ -65,11 +66,12 @@ impl Regions {
             list.sort_unstable();
             list.dedup();
             if list.is_empty() {
-                return Err(OvertoneError::Setting {
+                return Err(SettingError {
                     name: "particles".into(),
                     value: format!("particle {v}"),
                     reason: "has no neighbour (no cell uses it); remove isolated vertices".into(),
-                });
+                }
+                .into());
             }
         }
         let mut start = Vec::with_capacity(n_particles + 1);
@@ -118,11 +120,12 @@ impl Regions {
             l.sort_unstable();
             l.dedup();
             if let Some(&v) = l.iter().find(|&&v| v >= n_particles) {
-                return Err(OvertoneError::IndexOutOfRange {
+                return Err(InputError::IndexOutOfRange {
                     element: r,
                     vertex: v,
                     n_vertices: n_particles,
-                });
+                }
+                .into());
             }
             for &v in &l {
                 covered[v] = true;
@@ -131,11 +134,12 @@ impl Regions {
             start.push(members.len());
         }
         if let Some(v) = covered.iter().position(|c| !c) {
-            return Err(OvertoneError::Setting {
+            return Err(SettingError {
                 name: "regions".into(),
                 value: format!("particle {v}"),
                 reason: "belongs to no region".into(),
-            });
+            }
+            .into());
         }
         Ok(Self {
             n_particles,

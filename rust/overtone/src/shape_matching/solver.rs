@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{InputError, NumericalError, OvertoneError, Result};
 use crate::math::polar::{closest_rotation_3d, closest_rotation_3d_x4};
 use crate::shape_matching::rigid_motion::damp_non_rigid_velocity;
 use crate::shape_matching::stretch::{det3, inverse3, mul3, polar_stretch_3d, stretch_matrix_3d, stretch_of_3d};
@@ -163,13 +163,14 @@ impl ShapeMatchingSolver {
         for r in 0..n_reg {
             let mem = regions.members(r);
             if mem.len() < 4 {
-                return Err(OvertoneError::DegenerateRegion {
+                return Err(InputError::DegenerateRegion {
                     region: r,
                     reason: format!(
                         "it has {} particles; a 3D region needs at least 4 not in one plane (use more rings)",
                         mem.len()
                     ),
-                });
+                }
+                .into());
             }
             let mut total = 0.0;
             let mut c0 = [0.0; 3];
@@ -196,17 +197,18 @@ impl ShapeMatchingSolver {
             let eig = nalgebra::Matrix3::from_row_slice(&aqq).symmetric_eigenvalues();
             let (lo, hi) = (eig.min(), eig.max());
             if !(lo > REGION_CONDITION_LIMIT * hi) {
-                return Err(OvertoneError::DegenerateRegion {
+                return Err(InputError::DegenerateRegion {
                     region: r,
                     reason: format!(
                         "its {} rest particles lie (nearly) in a plane or on a line (moment eigenvalues {lo:.3e} .. {hi:.3e}); use a tetrahedral mesh or more rings",
                         mem.len()
                     ),
-                });
+                }
+                .into());
             }
             region_inv_mass.push(1.0 / total);
             rest_centre.push(c0);
-            let inv = inverse3(&aqq).ok_or_else(|| OvertoneError::DegenerateRegion {
+            let inv = inverse3(&aqq).ok_or_else(|| InputError::DegenerateRegion {
                 region: r,
                 reason: "its rest moment matrix is singular".into(),
             })?;
@@ -306,13 +308,14 @@ impl ShapeMatchingSolver {
             let frob = a.iter().map(|x| x * x).sum::<f64>().sqrt();
             let rel = det3(&a) / (frob / 3f64.sqrt()).powi(3);
             if !(rel >= EXAMPLE_VOLUME_LIMIT) {
-                return Err(OvertoneError::DegenerateRegion {
+                return Err(InputError::DegenerateRegion {
                     region: r,
                     reason: format!(
                         "the pose {} this region (relative volume {rel:.2e})",
                         if rel < 0.0 { "inverts" } else { "collapses" }
                     ),
-                });
+                }
+                .into());
             }
             let mut q = [1.0, 0.0, 0.0, 0.0];
             let mut rot = [0.0; 9];
@@ -335,12 +338,16 @@ impl ShapeMatchingSolver {
         }
         let mut stretches = Vec::with_capacity(examples.len());
         for (j, ex) in examples.iter().enumerate() {
-            let s = self.region_stretches(ex).map_err(|e| OvertoneError::Example {
+            let s = self.region_stretches(ex).map_err(|e| InputError::Example {
                 example: j,
                 reason: match e {
-                    OvertoneError::Size { expected, got, .. } => format!("expected {expected}, got {got}"),
-                    OvertoneError::NonFinite { location, .. } => format!("non-finite coordinate at {location}"),
-                    OvertoneError::DegenerateRegion { region, reason } => {
+                    OvertoneError::Input(InputError::Size { expected, got, .. }) => {
+                        format!("expected {expected}, got {got}")
+                    }
+                    OvertoneError::Input(InputError::NonFinite { location, .. }) => {
+                        format!("non-finite coordinate at {location}")
+                    }
+                    OvertoneError::Input(InputError::DegenerateRegion { region, reason }) => {
                         format!("in shape-matching region {region} (around particle {region}): {reason}")
                     }
                     other => other.to_string(),
@@ -606,7 +613,7 @@ impl ShapeMatchingSolver {
 
     /// Advances one time step (eq. 1-5 with gravity, damping and the floor).
     ///
-    /// Errors: [`OvertoneError::StepFailed`] if the state became non-finite (a time step far too
+    /// Errors: [`NumericalError::StepFailed`] if the state became non-finite (a time step far too
     /// large for the forces); [`OvertoneError::Unsupported`] for [`ExampleGoal::Shape`] with a
     /// per-region manifold of more than 16 examples. On every error the state (positions,
     /// velocities, the regions' rotations, stretches and warm starts, the example weights, the
@@ -756,10 +763,11 @@ impl ShapeMatchingSolver {
         }
         if !finite {
             self.restore_step_start();
-            return Err(OvertoneError::StepFailed {
-                what: "shape-matching step".into(),
+            return Err(NumericalError::StepFailed {
+                step: "shape-matching step".into(),
                 reason: "positions became non-finite; reduce dt or alpha".into(),
-            });
+            }
+            .into());
         }
         self.contacts = contacts;
         Ok(())

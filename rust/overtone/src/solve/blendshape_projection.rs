@@ -4,7 +4,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, Par, Side};
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, OvertoneError, Result};
 use crate::solve::ConstrainedSolve;
 
 /// Singular values (of the unit-normalised blendshape rows, after removing their component the
@@ -76,8 +76,8 @@ impl BlendshapeProjection {
             Mat::<f64>::zeros(dn, 0)
         } else {
             let m = Mat::from_fn(dn, cols.len(), |k, j| cols[j][k]);
-            let svd = m.thin_svd().map_err(|e| OvertoneError::Factorization {
-                what: format!("{what}: blendshape rank revelation"),
+            let svd = m.thin_svd().map_err(|e| NumericalError::Factorization {
+                matrix: format!("{what}: blendshape rank revelation"),
                 reason: format!("{e:?}"),
             })?;
             let keep: Vec<usize> = (0..cols.len().min(dn))
@@ -115,17 +115,18 @@ impl BlendshapeProjection {
         if r > 0 {
             let eig = nmat
                 .self_adjoint_eigen(Side::Lower)
-                .map_err(|e| OvertoneError::Factorization {
-                    what: format!("{what}: blendshape Schur complement"),
+                .map_err(|e| NumericalError::Factorization {
+                    matrix: format!("{what}: blendshape Schur complement"),
                     reason: format!("{e:?}"),
                 })?;
             for col in 0..r {
                 let lam = eig.S()[col];
                 if !(lam > 0.0) {
-                    return Err(OvertoneError::Factorization {
-                        what: format!("{what}: blendshape Schur complement"),
+                    return Err(NumericalError::Factorization {
+                        matrix: format!("{what}: blendshape Schur complement"),
                         reason: format!("eigenvalue {lam:e} is not positive"),
-                    });
+                    }
+                    .into());
                 }
                 for row in 0..r {
                     scale[(row, col)] = eig.U()[(row, col)] / lam.sqrt();

@@ -4,7 +4,7 @@
 use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, OvertoneError, Result};
 use crate::solve::thick_restart_lanczos::{largest_eigenpairs, LanczosParams, LanczosResult};
 use crate::solve::ConstrainedSolve;
 
@@ -52,7 +52,7 @@ pub struct ConstrainedEigenpairs {
 /// [thick-restart Lanczos](super::thick_restart_lanczos) with a capped number of solves, retried
 /// with a larger basis from the best vectors found; pairs with a relative residual up to
 /// `1e-6` are accepted, then a dense solve for small meshes, then
-/// [`OvertoneError::NotConverged`]. Progress and cancellation go through this thread's
+/// [`NumericalError::NotConverged`]. Progress and cancellation go through this thread's
 /// [`crate::progress`] scope.
 pub fn lowest_constrained_eigenpairs(
     stiffness: &SparseColMat<usize, f64>,
@@ -76,8 +76,8 @@ pub fn lowest_constrained_eigenpairs(
         }
         trip.push(Triplet::new(col, col, -sigma * mass[col]));
     }
-    let shifted = SparseColMat::try_new_from_triplets(n, n, &trip).map_err(|e| OvertoneError::Factorization {
-        what: "shifted stiffness K - sigma M".into(),
+    let shifted = SparseColMat::try_new_from_triplets(n, n, &trip).map_err(|e| NumericalError::Factorization {
+        matrix: "shifted stiffness K - sigma M".into(),
         reason: format!("{e:?}"),
     })?;
     let solve = ConstrainedSolve::new(&shifted, constraint, 1, "shifted stiffness K - sigma M")?;
@@ -144,14 +144,16 @@ pub fn lowest_constrained_eigenpairs(
             crate::progress::check()?;
             return dense_constrained_eigenpairs(stiffness, mass, constraint, k, rank);
         }
-        return Err(OvertoneError::NotConverged {
-            what: "the skinning eigenmodes (shift-invert Lanczos)".into(),
+        return Err(NumericalError::NotConverged {
+            solve: "the skinning eigenmodes (shift-invert Lanczos)".into(),
             reason: format!(
-                "after {} operator applications in {} attempts the largest relative residual is {worst:.1e} (tolerance {KRYLOV_TOLERANCE:.0e}, accepted up to {ACCEPTABLE_RESIDUAL:.0e}) on a lattice of {n} vertices",
+                "after {} operator applications in {} attempts the largest relative residual is {worst:.1e} (tolerance {KRYLOV_TOLERANCE:.0e}, accepted up to {ACCEPTABLE_RESIDUAL:.0e}) on a mesh of {n} vertices",
                 best.applies,
                 attempts.len()
             ),
-        });
+            advice: None,
+        }
+        .into());
     }
     let mus = &best.values;
     let vecs = &best.vectors;
@@ -159,10 +161,11 @@ pub fn lowest_constrained_eigenpairs(
     let mut vectors = Mat::<f64>::zeros(n, k);
     for i in 0..k {
         if !(mus[i] > 0.0) {
-            return Err(OvertoneError::Factorization {
-                what: "skinning eigenmodes".into(),
+            return Err(NumericalError::Eigensolve {
+                problem: "skinning eigenmodes".into(),
                 reason: format!("shift-inverted eigenvalue {} is not positive", mus[i]),
-            });
+            }
+            .into());
         }
         values.push(sigma + 1.0 / mus[i]);
         // Sign convention: the largest-magnitude entry is positive (deterministic output).
@@ -228,8 +231,8 @@ fn dense_constrained_eigenpairs(
 ) -> Result<ConstrainedEigenpairs> {
     let n = mass.len();
     let rows = constraint.len() / n;
-    let fail = |what: &str, e: String| OvertoneError::Factorization {
-        what: format!("skinning eigenmodes ({what})"),
+    let fail = |what: &str, e: String| NumericalError::Factorization {
+        matrix: format!("skinning eigenmodes ({what})"),
         reason: e,
     };
     let null = if rows == 0 {

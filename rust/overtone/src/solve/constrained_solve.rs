@@ -3,7 +3,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatMut, MatRef, Par, Side};
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, OvertoneError, Result};
 use crate::solve::SparseCholesky;
 
 /// Singular values of the row-normalised constraint matrix below this fraction of the largest
@@ -206,8 +206,8 @@ pub fn orthonormal_constraint_basis(a: &[f64], n: usize, c: usize, what: &str) -
         return Ok(Mat::zeros(n, 0));
     }
     let at = Mat::from_fn(n, rows.len(), |v, j| a[rows[j].0 * n + v] / rows[j].1);
-    let svd = at.thin_svd().map_err(|e| OvertoneError::Factorization {
-        what: format!("{what}: constraint rank revelation"),
+    let svd = at.thin_svd().map_err(|e| NumericalError::Factorization {
+        matrix: format!("{what}: constraint rank revelation"),
         reason: format!("{e:?}"),
     })?;
     let sigma: Vec<f64> = (0..rows.len().min(n)).map(|i| svd.S()[i]).collect();
@@ -240,18 +240,19 @@ fn schur_factors(chol: &mut SparseCholesky, basis: &Mat<f64>, what: &str) -> Res
     // S = V Λ Vᵀ; Q = Z V Λ^{-1/2}, P = U_r V Λ^{-1/2}, so Q Pᵀ = Z S⁻¹ U_rᵀ.
     let eig = s
         .self_adjoint_eigen(Side::Lower)
-        .map_err(|e| OvertoneError::Factorization {
-            what: format!("{what}: constraint Schur complement"),
+        .map_err(|e| NumericalError::Factorization {
+            matrix: format!("{what}: constraint Schur complement"),
             reason: format!("{e:?}"),
         })?;
     let mut vs = Mat::<f64>::zeros(r, r);
     for col in 0..r {
         let lam = eig.S()[col];
         if !(lam > 0.0) {
-            return Err(OvertoneError::Factorization {
-                what: format!("{what}: constraint Schur complement"),
+            return Err(NumericalError::Factorization {
+                matrix: format!("{what}: constraint Schur complement"),
                 reason: format!("eigenvalue {lam:e} is not positive"),
-            });
+            }
+            .into());
         }
         for row in 0..r {
             vs[(row, col)] = eig.U()[(row, col)] / lam.sqrt();

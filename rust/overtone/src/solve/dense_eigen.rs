@@ -3,7 +3,7 @@
 
 use faer::{Mat, Side};
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, OvertoneError, Result};
 
 /// Largest `N` the dense eigensolves accept ([`dense_generalized_eigen`] and its callers:
 /// `O(N³)` time, `O(N²)` memory, about 20 s and 0.5 GB at this size on the project's machine).
@@ -49,8 +49,8 @@ pub fn dense_generalized_eigen(k_mat: &Mat<f64>, mass: &[f64], k: usize) -> Resu
     let a = Mat::from_fn(n, n, |i, j| 0.5 * (k_mat[(i, j)] + k_mat[(j, i)]) * s[i] * s[j]);
     let eig = a
         .self_adjoint_eigen(Side::Lower)
-        .map_err(|e| OvertoneError::Factorization {
-            what: "modal eigenproblem".into(),
+        .map_err(|e| NumericalError::Factorization {
+            matrix: "modal eigenproblem".into(),
             reason: format!("{e:?}"),
         })?;
     let mut order: Vec<usize> = (0..n).collect();

@@ -5,7 +5,7 @@
 use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
 
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::error::{check_finite, NumericalError, OvertoneError, Result};
 use crate::solve::SparseCholesky;
 
 /// Minimiser of `½ xᵀ A x` over `x ∈ ℝⁿ` (one column per right-hand side) with `x_b` fixed at
@@ -80,8 +80,8 @@ impl FixedValueSolve {
         } else {
             let nf = free.len();
             let a_ff =
-                SparseColMat::try_new_from_triplets(nf, nf, &block).map_err(|e| OvertoneError::Factorization {
-                    what: what.into(),
+                SparseColMat::try_new_from_triplets(nf, nf, &block).map_err(|e| NumericalError::Factorization {
+                    matrix: what.into(),
                     reason: format!("{e:?}"),
                 })?;
             Some(SparseCholesky::new(&a_ff, max_rhs, what)?)

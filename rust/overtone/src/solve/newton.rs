@@ -1,6 +1,6 @@
 //! Newton's method with a backtracking (Armijo) line search.
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, OvertoneError, Result};
 
 /// Settings of [`newton_minimize`]; the defaults are simkit's `newton_solver`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -95,7 +95,7 @@ pub struct NewtonReport {
 /// `gᵀΔz < 0`, an accepted step never increases the energy. Stops when `‖tΔz‖ < tolerance`,
 /// after `max_iterations`, or when the line search fails (reported, not an error).
 ///
-/// Errors: [`OvertoneError::StepFailed`] when `f` is not finite at the starting point; any
+/// Errors: [`NumericalError::StepFailed`] when `f` is not finite at the starting point; any
 /// error of the problem's `energy`, `gradient` or `direction` (e.g. a factorization that
 /// fails) is passed on. On every error `z` is restored to its starting value, bit for bit.
 pub fn newton_minimize<P: NewtonProblem + ?Sized>(
@@ -129,10 +129,11 @@ fn minimize_in_place<P: NewtonProblem + ?Sized>(
     };
     let mut f = problem.energy(z)?;
     if !f.is_finite() {
-        return Err(OvertoneError::StepFailed {
-            what: "Newton minimisation".into(),
+        return Err(NumericalError::StepFailed {
+            step: "Newton minimisation".into(),
             reason: format!("the objective is {f} at the starting point"),
-        });
+        }
+        .into());
     }
     for _ in 0..params.max_iterations {
         problem.gradient(z, &mut g)?;
@@ -264,10 +265,11 @@ mod tests {
         fn direction(&mut self, _z: &[f64], g: &[f64], dz: &mut [f64]) -> Result<()> {
             self.calls += 1;
             if Some(self.calls) == self.fail_at {
-                return Err(OvertoneError::Factorization {
-                    what: "test Hessian".into(),
+                return Err(NumericalError::Factorization {
+                    matrix: "test Hessian".into(),
                     reason: "not positive definite".into(),
-                });
+                }
+                .into());
             }
             for k in 0..3 {
                 dz[k] = -self.damping * g[k];
@@ -288,7 +290,10 @@ mod tests {
         let start = [0.3, 0.1f64, -0.7];
         let mut z = start;
         let e = newton_minimize(&mut p, &mut z, &NewtonParams::default()).unwrap_err();
-        assert!(matches!(e, OvertoneError::Factorization { .. }), "{e:?}");
+        assert!(
+            matches!(e, OvertoneError::Numerical(NumericalError::Factorization { .. })),
+            "{e:?}"
+        );
         assert!(e.to_string().contains("test Hessian"), "{e}");
         assert_eq!(p.calls, 3);
         assert_eq!(z.map(f64::to_bits), start.map(f64::to_bits));
@@ -304,7 +309,10 @@ mod tests {
         };
         let mut z = [f64::MAX, 0.0, 0.0];
         let e = newton_minimize(&mut p, &mut z, &NewtonParams::default()).unwrap_err();
-        assert!(matches!(e, OvertoneError::StepFailed { .. }), "{e:?}");
+        assert!(
+            matches!(e, OvertoneError::Numerical(NumericalError::StepFailed { .. })),
+            "{e:?}"
+        );
         assert!(e.to_string().contains("starting point"), "{e}");
         assert_eq!(z, [f64::MAX, 0.0, 0.0]);
         assert_eq!(p.calls, 0);

@@ -5,7 +5,7 @@ use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, SymbolicCholes
 use faer::sparse::{SparseColMat, SparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, Result};
 
 /// A factorization of a symmetric positive definite `n × n` sparse matrix `A = LLᵀ`.
 ///
@@ -66,8 +66,8 @@ impl SparseCholesky {
     ) -> Result<Self> {
         let symbolic =
             factorize_symbolic_cholesky(a.symbolic(), Side::Lower, Default::default(), params).map_err(|e| {
-                OvertoneError::Factorization {
-                    what: what.into(),
+                NumericalError::Factorization {
+                    matrix: what.into(),
                     reason: format!("symbolic analysis failed: {e:?}"),
                 }
             })?;
@@ -106,8 +106,8 @@ impl SparseCholesky {
                 MemStack::new(&mut buf),
                 Default::default(),
             )
-            .map_err(|e| OvertoneError::Factorization {
-                what: self.what.clone(),
+            .map_err(|e| NumericalError::Factorization {
+                matrix: self.what.clone(),
                 reason: format!(
                     "not positive definite ({e:?}); check the material (E > 0), density (> 0) and time step (> 0)"
                 ),

@@ -14,7 +14,7 @@
 
 use faer::{Mat, MatRef, Side};
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{InputError, NumericalError, OvertoneError, Result};
 use crate::math::kernels::{dot_sequential as dot, norm_sequential as norm};
 use crate::progress::{check_cancelled, Progress};
 
@@ -145,20 +145,23 @@ pub fn largest_eigenpairs(
         apply(x, y);
         *applies += 1;
         if let Some(i) = y.iter().position(|t| !t.is_finite()) {
-            return Err(OvertoneError::NonFinite {
+            return Err(InputError::NonFinite {
                 what: format!("{stage} operator output"),
                 location: format!("entry {i}"),
-            });
+            }
+            .into());
         }
         progress.report(*applies as f64 / params.max_applies.max(1) as f64, stage);
         Ok(())
     };
     run(v0, &mut w, &mut applies)?;
     if fresh(&mut run, &mut seed, &v, 0, &mut w, &mut applies)?.is_none() {
-        return Err(OvertoneError::NotConverged {
-            what: stage.to_string(),
+        return Err(NumericalError::NotConverged {
+            solve: stage.to_string(),
             reason: "the operator maps every start vector to zero".into(),
-        });
+            advice: None,
+        }
+        .into());
     }
     v.col_as_slice_mut(0).copy_from_slice(&w);
     let (mut nv, mut na) = (1usize, 0usize);
@@ -190,9 +193,10 @@ pub fn largest_eigenpairs(
         let ts = Mat::from_fn(na, na, |i, j| 0.5 * (t[(i, j)] + t[(j, i)]));
         let eig = ts
             .self_adjoint_eigen(Side::Lower)
-            .map_err(|e| OvertoneError::NotConverged {
-                what: stage.to_string(),
+            .map_err(|e| NumericalError::NotConverged {
+                solve: stage.to_string(),
                 reason: format!("Rayleigh-Ritz eigensolve failed: {e:?}"),
+                advice: None,
             })?;
         // Descending order of Ritz values.
         let mut order: Vec<usize> = (0..na).collect();

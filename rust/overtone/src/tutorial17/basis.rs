@@ -3,7 +3,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::error::{check_finite, InputError, OvertoneError, Result};
 
 /// `x = B z + q` over `N = n·d` coordinate-major unknowns: either the full space (`B = I`,
 /// `q = 0`, `z = x`) or a dense `N × r` basis with an offset `q` (length `N`).
@@ -40,10 +40,11 @@ impl Subspace {
         check_finite("subspace offset", &offset, 1)?;
         for j in 0..basis.ncols() {
             if (0..n).any(|i| !basis[(i, j)].is_finite()) {
-                return Err(OvertoneError::NonFinite {
+                return Err(InputError::NonFinite {
                     what: "subspace basis".into(),
                     location: format!("column {j}"),
-                });
+                }
+                .into());
             }
         }
         Ok(Self {

@@ -7,7 +7,7 @@ use faer::sparse::SparseColMatRef;
 use faer::{Accum, Mat, MatRef, Par, Side};
 
 use crate::energy::ElasticEnergy;
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::error::{check_finite, InputError, NumericalError, OvertoneError, Result};
 use crate::solve::{newton_minimize, NewtonParams, NewtonProblem, NewtonReport};
 use crate::tutorial17::{MassProjection, Subspace, SupernodalLlt};
 
@@ -273,7 +273,7 @@ impl NewtonProblem for SubspaceElastodynamics {
         match psi {
             Ok(psi) => Ok(psi + e),
             // Non-finite trial positions: the line search rejects the step.
-            Err(OvertoneError::NonFinite { .. }) => Ok(f64::NAN),
+            Err(OvertoneError::Input(InputError::NonFinite { .. })) => Ok(f64::NAN),
             Err(other) => Err(other),
         }
     }
@@ -307,8 +307,8 @@ impl NewtonProblem for SubspaceElastodynamics {
                 sparse_dense_matmul(hb.as_mut(), Accum::Replace, h, b, 1.0, Par::Seq);
                 let mut hr = Mat::<f64>::zeros(r, r);
                 matmul(hr.as_mut(), Accum::Replace, b.transpose(), hb.as_ref(), 1.0, Par::Seq);
-                let llt = hr.llt(Side::Lower).map_err(|e| OvertoneError::Factorization {
-                    what: "reduced Newton system BᵀHB".into(),
+                let llt = hr.llt(Side::Lower).map_err(|e| NumericalError::Factorization {
+                    matrix: "reduced Newton system BᵀHB".into(),
                     reason: format!("{e:?}"),
                 })?;
                 let sol = llt.solve(MatRef::from_column_major_slice(g, r, 1));

@@ -3,7 +3,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, OvertoneError, Result};
 use crate::tutorial17::Subspace;
 
 /// `z = argmin ‖B z + q − y‖_M = (BᵀMB)⁻¹ BᵀM (y − q)` for a diagonal mass `M`.
@@ -48,8 +48,8 @@ impl MassProjection {
         let r = b.ncols();
         let sqrt_m: Vec<f64> = mass.iter().map(|m| m.sqrt()).collect();
         let a = Mat::from_fn(n, r, |i, k| sqrt_m[i] * b[(i, k)]);
-        let svd = a.thin_svd().map_err(|e| OvertoneError::Factorization {
-            what: "subspace basis SVD".into(),
+        let svd = a.thin_svd().map_err(|e| NumericalError::Factorization {
+            matrix: "subspace basis SVD".into(),
             reason: format!("{e:?}"),
         })?;
         let smax = (0..r).map(|k| svd.S()[k]).fold(0.0, f64::max);

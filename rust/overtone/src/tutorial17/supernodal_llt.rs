@@ -15,7 +15,7 @@ use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::SparseColMatRef;
 use faer::Side;
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, OvertoneError, Result};
 
 /// One update `L_s ← L_s − L_d[rows] L_d[mid]ᵀ` of supernode `s` by a descendant `d`.
 #[derive(Clone, Copy, Debug)]
@@ -80,8 +80,8 @@ impl SupernodalLlt {
         };
         let symbolic =
             factorize_symbolic_cholesky(a.symbolic(), Side::Lower, SymmetricOrdering::Amd, params).map_err(|e| {
-                OvertoneError::Factorization {
-                    what: what.into(),
+                NumericalError::Factorization {
+                    matrix: what.into(),
                     reason: format!("symbolic analysis failed: {e:?}"),
                 }
             })?;
@@ -92,10 +92,11 @@ impl SupernodalLlt {
         let sn = match symbolic.raw() {
             SymbolicCholeskyRaw::Supernodal(s) => s,
             SymbolicCholeskyRaw::Simplicial(_) => {
-                return Err(OvertoneError::Factorization {
-                    what: what.into(),
+                return Err(NumericalError::Factorization {
+                    matrix: what.into(),
                     reason: "the symbolic analysis did not produce supernodes".into(),
-                })
+                }
+                .into())
             }
         };
         let ns = sn.n_supernodes();
@@ -167,8 +168,8 @@ impl SupernodalLlt {
                 let pat = &rows[rows_ptr[u.d]..rows_ptr[u.d + 1]];
                 for &r in &pat[u.start..] {
                     local.push(
-                        u32::try_from(local_row(s, r)).map_err(|_| OvertoneError::Factorization {
-                            what: what.into(),
+                        u32::try_from(local_row(s, r)).map_err(|_| NumericalError::Factorization {
+                            matrix: what.into(),
                             reason: "a supernode has more than 2^32 rows".into(),
                         })?,
                     );
@@ -222,10 +223,11 @@ impl SupernodalLlt {
             && a.symbolic().col_ptr() == self.col_ptr.as_slice()
             && a.symbolic().row_idx() == self.row_idx.as_slice();
         if !same {
-            return Err(OvertoneError::Factorization {
-                what: self.what.clone(),
+            return Err(NumericalError::Factorization {
+                matrix: self.what.clone(),
                 reason: "the matrix's sparsity pattern differs from the analysed one; build a new factorization".into(),
-            });
+            }
+            .into());
         }
         self.factored = false;
         let vals = a.val();
@@ -235,8 +237,8 @@ impl SupernodalLlt {
         } else {
             self.factor_kernel::<false>(vals)
         };
-        r.map_err(|col| OvertoneError::Factorization {
-            what: self.what.clone(),
+        r.map_err(|col| NumericalError::Factorization {
+            matrix: self.what.clone(),
             reason: format!(
                 "not positive definite (pivot {col} of {}); check the material (E > 0), density (> 0) and time step (> 0)",
                 self.n
@@ -341,10 +343,11 @@ impl SupernodalLlt {
             return Err(OvertoneError::size("right-hand side", self.n, b.len()));
         }
         if !self.factored {
-            return Err(OvertoneError::Factorization {
-                what: self.what.clone(),
+            return Err(NumericalError::Factorization {
+                matrix: self.what.clone(),
                 reason: "the last factorization failed; there is no factor to solve with".into(),
-            });
+            }
+            .into());
         }
         for (i, &p) in self.perm.iter().enumerate() {
             self.x[i] = b[p];

@@ -4,7 +4,7 @@
 
 use faer::{Mat, Side};
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, Result};
 use crate::math::kernels::{add_transposed_product3, dot, dot3};
 use crate::math::polar::{closest_rotation_2d, closest_rotation_3d, closest_rotation_3d_x4};
 use serde::{Deserialize, Serialize};
@@ -236,8 +236,8 @@ pub(super) struct DenseCholesky {
 impl DenseCholesky {
     pub(super) fn new(h: &Mat<f64>) -> Result<Self> {
         let n = h.nrows();
-        let llt = h.llt(Side::Lower).map_err(|e| OvertoneError::Factorization {
-            what: "reduced system matrix".into(),
+        let llt = h.llt(Side::Lower).map_err(|e| NumericalError::Factorization {
+            matrix: "reduced system matrix".into(),
             reason: format!("{e:?}; the subspace stiffness is not positive definite"),
         })?;
         let l = llt.L();

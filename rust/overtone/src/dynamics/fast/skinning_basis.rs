@@ -3,7 +3,7 @@
 use faer::{Mat, Side};
 use rayon::prelude::*;
 
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, OvertoneError, Result};
 use crate::math::kernels::dot;
 use crate::rig::lbs_basis;
 
@@ -55,8 +55,8 @@ impl SkinningBasis {
         }
         let eig = gram
             .self_adjoint_eigen(Side::Lower)
-            .map_err(|e| OvertoneError::Factorization {
-                what: "skinning subspace Gram matrix".into(),
+            .map_err(|e| NumericalError::Factorization {
+                matrix: "skinning subspace Gram matrix".into(),
                 reason: format!("{e:?}"),
             })?;
         let lmax = (0..cols).map(|i| eig.S()[i]).fold(0.0, f64::max);

@@ -15,7 +15,7 @@ use crate::dynamics::time_integration::{
     extrapolate_from, restore_fields, save_fields, Damping, FramePlan, FrameStepper, SubstepSolver,
 };
 use crate::dynamics::{validate_solver_inputs, Material, RestShape, SolverParams, StepReport};
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, OvertoneError, Result};
 use crate::math::kernels::{add_transposed_product3, dot};
 use crate::mesh::SimplexMesh;
 use crate::rig::LbsRig;
@@ -346,7 +346,7 @@ impl FastSolver {
     /// allocate.
     ///
     /// Errors: a pose of the wrong size or with NaN/Inf (refused before anything changes);
-    /// [`OvertoneError::StepFailed`] when the solve produces a non-finite state. On every error
+    /// [`NumericalError::StepFailed`] when the solve produces a non-finite state. On every error
     /// the state (`z`, `ż`, rig parameters and their velocity, rotation warm starts) is
     /// bit-identical to before the call.
     pub fn advance(&mut self, p_given: &[f64]) -> Result<usize> {
@@ -459,10 +459,11 @@ impl FastSolver {
             st.z.copy_from_slice(&w.z_prev);
             st.warm.copy_from_slice(&w.warm_start);
             st.warm_rig.copy_from_slice(&w.warm_rig_start);
-            return Err(OvertoneError::StepFailed {
-                what: "reduced (fast) step of complementary dynamics".into(),
+            return Err(NumericalError::StepFailed {
+                step: "reduced (fast) step of complementary dynamics".into(),
                 reason: "the solve produced a non-finite state (the rig pose jumps too far)".into(),
-            });
+            }
+            .into());
         }
         for k in 0..d * rr {
             st.zdot[k] = (st.z[k] - w.z_prev[k]) / h;

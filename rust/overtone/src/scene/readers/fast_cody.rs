@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::dynamics::Material;
-use crate::error::{OvertoneError, Result};
+use crate::error::{InputError, OvertoneError, Result};
 use crate::io::{parse_gmsh, read_text};
 use crate::mesh::{boundary_vertices, SimplexMesh};
 use crate::rig::{compose_affine, invert_affine, normalisation_pair};
@@ -186,10 +186,11 @@ pub fn parse_fast_cody_scene(
         let row = &sw[nearest * n_bones..(nearest + 1) * n_bones];
         let sum: f64 = row.iter().map(|w| w.max(0.0)).sum();
         if !(sum > 0.0) {
-            return Err(OvertoneError::Weights {
+            return Err(InputError::Weights {
                 vertex: nearest,
                 reason: "the rig's surface weights of this vertex are all zero".into(),
-            });
+            }
+            .into());
         }
         known.extend(row.iter().map(|w| w.max(0.0) / sum));
     }
