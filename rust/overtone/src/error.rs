@@ -222,7 +222,9 @@ impl OvertoneError {
 pub type Result<T, E = OvertoneError> = std::result::Result<T, E>;
 
 impl OvertoneError {
-    pub(crate) fn size(what: impl Into<String>, expected: impl ToString, got: impl ToString) -> Self {
+    /// [`InputError::Size`]: `what` had `got` entries (or rows, columns) where `expected` were
+    /// needed.
+    pub fn size(what: impl Into<String>, expected: impl ToString, got: impl ToString) -> Self {
         Self::Input(InputError::Size {
             what: what.into(),
             expected: expected.to_string(),
@@ -230,7 +232,9 @@ impl OvertoneError {
         })
     }
 
-    pub(crate) fn setting(name: &str, value: impl ToString, reason: impl Into<String>) -> Self {
+    /// [`SettingError`]: the setting `name` has the refused `value`; `reason` says what it must
+    /// be.
+    pub fn setting(name: &str, value: impl ToString, reason: impl Into<String>) -> Self {
         Self::Setting(SettingError {
             name: name.to_string(),
             value: value.to_string(),
@@ -253,8 +257,10 @@ impl OvertoneError {
     }
 }
 
-/// Fails with [`InputError::NonFinite`] if any value is NaN or infinite.
-pub(crate) fn check_finite(what: &str, values: &[f64], stride: usize) -> Result<()> {
+/// Fails with [`InputError::NonFinite`] if any value is NaN or infinite. `values` is read as
+/// rows of `stride` entries (the error names the row and column when `stride > 1`, the index
+/// otherwise); `what` names the quantity in the message.
+pub fn check_finite(what: &str, values: &[f64], stride: usize) -> Result<()> {
     match values.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
         Some(i) => Err(InputError::NonFinite {

@@ -22,6 +22,5 @@ pub mod rig;
 pub mod scene;
 pub mod shape_matching;
 pub mod solve;
-pub mod tutorial17;
 
 pub use error::{ErrorKind, FileError, InputError, NumericalError, OvertoneError, Result, SettingError};

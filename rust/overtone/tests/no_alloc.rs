@@ -1,7 +1,7 @@
 //! The fast solver's per-frame path allocates nothing: a counting global allocator sees zero
 //! allocations across hundreds of steps and reconstructions (2D and 3D, beam and elephant, the
-//! elephant also with blendshapes). Newton's full-space solve (numeric refactorization +
-//! triangular solves) allocates nothing.
+//! elephant also with blendshapes). (Tutorial 17's full-space Newton solve has the same test in
+//! `rust/overtone-tutorial17/tests/no_alloc.rs`.)
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use overtone::dynamics::{FastParams, FastSolver, SolverParams};
 use overtone::leak::default_momentum_weights;
 use overtone::scene::{load_scene, metronome_beam, MetronomeBeam, Scene, SceneBlendshapes};
-use overtone::tutorial17::cantilever::{Beam, CantileverConfig, SpaceKind};
 
 struct Counting;
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
@@ -105,37 +104,4 @@ fn fast_steps_and_reconstruction_do_not_allocate() {
     let total = count_step_allocations(&fish);
     eprintln!("cd_fish: {total} allocations in 38 frames");
     assert!(total <= 38, "{total} allocations in 38 frames");
-    assert_eq!(count_full_solve_allocations(), 0, "Newton full-space solve");
-}
-
-/// Allocations of 20 full-space Newton solves on the 60 × 15 cantilever (after the first,
-/// which does the symbolic analysis).
-fn count_full_solve_allocations() -> usize {
-    let cfg = CantileverConfig {
-        nx: 60,
-        ny: 15,
-        ..Default::default()
-    };
-    let beam = Beam::new(&cfg).unwrap();
-    let mut sim = beam
-        .simulator(&cfg, beam.subspace(&cfg, SpaceKind::Full).unwrap())
-        .unwrap();
-    sim.set_inertial_target(&beam.rest).unwrap();
-    let x: Vec<f64> = beam
-        .rest
-        .iter()
-        .enumerate()
-        .map(|(k, v)| v + 0.01 * (k as f64).sin())
-        .collect();
-    let mut g = vec![0.0; x.len()];
-    sim.full_gradient(&x, &mut g).unwrap();
-    sim.full_hessian(&x).unwrap();
-    let mut rhs = g.clone();
-    sim.full_solve(&mut rhs).unwrap();
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
-    for _ in 0..20 {
-        rhs.copy_from_slice(&g);
-        sim.full_solve(&mut rhs).unwrap();
-    }
-    ALLOCATIONS.load(Ordering::SeqCst) - before
 }

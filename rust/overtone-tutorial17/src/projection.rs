@@ -3,8 +3,8 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
-use crate::error::{NumericalError, OvertoneError, Result};
-use crate::tutorial17::Subspace;
+use crate::Subspace;
+use overtone::error::{NumericalError, OvertoneError, Result};
 
 /// `z = argmin ‖B z + q − y‖_M = (BᵀMB)⁻¹ BᵀM (y − q)` for a diagonal mass `M`.
 ///

@@ -3,7 +3,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
-use crate::error::{check_finite, InputError, OvertoneError, Result};
+use overtone::error::{check_finite, InputError, OvertoneError, Result};
 
 /// `x = B z + q` over `N = n·d` coordinate-major unknowns: either the full space (`B = I`,
 /// `q = 0`, `z = x`) or a dense `N × r` basis with an offset `q` (length `N`).

@@ -2,10 +2,11 @@
 //! subspace and a skinning-eigenmode subspace, the rotation test, and the timing of one
 //! full-space gradient+Hessian evaluation and one full linear solve on the 120 × 30 beam.
 //!
-//! `cargo run --release --example cantilever -- --json OUT.json [--plots DIR]`
+//! `cargo run --release -p overtone-tutorial17 --example cantilever -- --json OUT.json [--plots DIR]`
 //!
-//! The plots use DejaVu Sans (`examples/assets/DejaVuSans.ttf`, Bitstream Vera licence in
-//! `examples/assets/DejaVuSans-LICENSE.txt`), rendered by plotters without system libraries.
+//! The plots use DejaVu Sans (`rust/overtone/examples/assets/DejaVuSans.ttf`, the copy the CLI's
+//! previews also embed; Bitstream Vera licence in `rust/overtone/examples/assets/DejaVuSans-LICENSE.txt`),
+//! rendered by plotters without system libraries.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -13,7 +14,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Parser;
 use overtone::solve::SparseCholesky;
-use overtone::tutorial17::cantilever::{run_experiment, Beam, CantileverConfig, SpaceKind};
+use overtone_tutorial17::cantilever::{run_experiment, Beam, CantileverConfig, SpaceKind};
 use serde_json::json;
 
 #[derive(Parser)]
@@ -221,10 +222,10 @@ mod plots {
     use std::path::{Path, PathBuf};
 
     use anyhow::{anyhow, Context, Result};
-    use overtone::tutorial17::cantilever::CantileverResults;
+    use overtone_tutorial17::cantilever::CantileverResults;
     use plotters::prelude::*;
 
-    static FONT: &[u8] = include_bytes!("assets/DejaVuSans.ttf");
+    static FONT: &[u8] = include_bytes!("../../overtone/examples/assets/DejaVuSans.ttf");
     const FULL: RGBColor = RGBColor(0xd6, 0x27, 0x28);
     const LMA: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
     const SKIN: RGBColor = RGBColor(0x2c, 0xa0, 0x2c);

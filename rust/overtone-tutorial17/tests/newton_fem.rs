@@ -1,8 +1,10 @@
 //! Newton's method on finite-element problems: quadratic convergence near the solution, no
-//! accepted energy increase, and recovery from inverted elements without NaN.
+//! accepted energy increase, and recovery from inverted elements without NaN. The method is
+//! Overtone's `solve::newton_minimize`; the problem is tutorial 17's backward-Euler cantilever
+//! (`SubspaceElastodynamics` in the full space, its directions from `SupernodalLlt`).
 
 use overtone::solve::{newton_minimize, NewtonParams, NewtonProblem};
-use overtone::tutorial17::cantilever::{Beam, CantileverConfig, SpaceKind};
+use overtone_tutorial17::cantilever::{Beam, CantileverConfig, SpaceKind};
 
 fn small_beam() -> CantileverConfig {
     CantileverConfig {

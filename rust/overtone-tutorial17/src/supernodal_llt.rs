@@ -15,7 +15,7 @@ use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::SparseColMatRef;
 use faer::Side;
 
-use crate::error::{NumericalError, OvertoneError, Result};
+use overtone::error::{NumericalError, OvertoneError, Result};
 
 /// One update `L_s ← L_s − L_d[rows] L_d[mid]ᵀ` of supernode `s` by a descendant `d`.
 #[derive(Clone, Copy, Debug)]

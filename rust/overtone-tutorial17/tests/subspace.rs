@@ -4,7 +4,7 @@ use overtone::dynamics::fast::skinning_eigenmodes;
 use overtone::fem::lumped_mass;
 use overtone::mesh::{centered_triangle_grid, element_volumes};
 use overtone::rig::lbs_jacobian;
-use overtone::tutorial17::{linear_modal_analysis, MassProjection, Subspace};
+use overtone_tutorial17::{linear_modal_analysis, MassProjection, Subspace};
 
 /// Round-off tolerance of the dense eigensolvers on these small meshes (relative).
 const EIGEN_TOLERANCE: f64 = 1e-9;

@@ -1,6 +1,6 @@
 //! Seed tutorial 17's figures, reproduced by the cantilever experiment (library function).
 
-use overtone::tutorial17::cantilever::{run_experiment, CantileverConfig};
+use overtone_tutorial17::cantilever::{run_experiment, CantileverConfig};
 
 /// Accepted relative deviation from the seed's printed figures.
 const SEED_TOLERANCE: f64 = 0.03;

@@ -7,7 +7,7 @@ use overtone::energy::{ElasticEnergy, EnergyModel};
 use overtone::error::OvertoneError;
 use overtone::mesh::{centered_triangle_grid, tet_grid, SimplexMesh};
 use overtone::solve::SparseCholesky;
-use overtone::tutorial17::SupernodalLlt;
+use overtone_tutorial17::SupernodalLlt;
 
 /// `K(x) + m I` (elastic Hessian projected to PSD plus a mass-like shift `m`), owned.
 fn newton_matrix(mesh: &SimplexMesh, x: &[f64], m: f64) -> SparseColMat<usize, f64> {

@@ -14,16 +14,16 @@
 
 use serde::Serialize;
 
-use crate::dynamics::fast::skinning_eigenmodes;
-use crate::energy::{ElasticEnergy, EnergyModel};
-use crate::error::Result;
-use crate::fem::{lame_parameters, lumped_mass};
-use crate::mesh::{centered_triangle_grid, element_volumes, SimplexMesh};
-use crate::rig::lbs_jacobian;
-use crate::solve::NewtonParams;
-use crate::tutorial17::{
+use crate::{
     linear_modal_analysis, ElastodynamicsParams, MassProjection, PenaltyPins, Subspace, SubspaceElastodynamics,
 };
+use overtone::dynamics::fast::skinning_eigenmodes;
+use overtone::energy::{ElasticEnergy, EnergyModel};
+use overtone::error::Result;
+use overtone::fem::{lame_parameters, lumped_mass};
+use overtone::mesh::{centered_triangle_grid, element_volumes, SimplexMesh};
+use overtone::rig::lbs_jacobian;
+use overtone::solve::NewtonParams;
 
 /// All settings of the experiment; [`Default`] is the tutorial's.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -1,10 +1,10 @@
 //! Linear modal analysis: the lowest vibration modes `K u = ω² M u`.
 
-use crate::energy::{ElasticEnergy, EnergyModel};
-use crate::error::{OvertoneError, Result};
-use crate::fem::lumped_mass;
-use crate::mesh::{element_volumes, SimplexMesh};
-use crate::solve::{dense_generalized_eigen, Modes, DENSE_EIGEN_MAX_SIZE};
+use overtone::energy::{ElasticEnergy, EnergyModel};
+use overtone::error::{OvertoneError, Result};
+use overtone::fem::lumped_mass;
+use overtone::mesh::{element_volumes, SimplexMesh};
+use overtone::solve::{dense_generalized_eigen, Modes, DENSE_EIGEN_MAX_SIZE};
 
 /// The `k` lowest vibration modes of linear elasticity with `μ = λ = 1` on every element and
 /// the lumped mass with `ρ = 1` (the material only scales the eigenvalues of a homogeneous

@@ -6,10 +6,10 @@ use faer::sparse::linalg::matmul::sparse_dense_matmul;
 use faer::sparse::SparseColMatRef;
 use faer::{Accum, Mat, MatRef, Par, Side};
 
-use crate::energy::ElasticEnergy;
-use crate::error::{check_finite, InputError, NumericalError, OvertoneError, Result};
-use crate::solve::{newton_minimize, NewtonParams, NewtonProblem, NewtonReport};
-use crate::tutorial17::{MassProjection, Subspace, SupernodalLlt};
+use crate::{MassProjection, Subspace, SupernodalLlt};
+use overtone::energy::ElasticEnergy;
+use overtone::error::{check_finite, InputError, NumericalError, OvertoneError, Result};
+use overtone::solve::{newton_minimize, NewtonParams, NewtonProblem, NewtonReport};
 
 /// Vertices held near targets by stiff springs: `E = k/2 Σ_{v ∈ pins} ‖x_v − t_v‖²`.
 #[derive(Clone, Debug, PartialEq)]
