@@ -180,7 +180,7 @@ fn bake_gltf_writes_caches_preview_and_reuses_the_sidecar() {
 /// `--rig-interpolation linear` is taken and reported; an unknown value is refused before any
 /// work, naming the accepted values.
 #[test]
-fn bake_rig_interpolation_flag() {
+fn bake_takes_the_rig_interpolation_flag_and_refuses_unknown_values() {
     let dir = tmpdir("riginterp");
     let glb = examples_data("khronos-gltf-sample-assets/RiggedSimple.glb");
     let (pc2, rep) = (dir.join("s.pc2"), dir.join("s.json"));

@@ -229,7 +229,7 @@ fn fast_solver(sc: &Scene, fp: FastParams) -> Result<FastSolver, OvertoneError> 
 /// Structural orthogonality ‖(JᵀMD)B‖/(‖JᵀMD‖‖B‖) ≤ 1e-10 at all five resolutions of the
 /// seed's sweep and on the 3D scenes; the per-step residual stays ≤ 1e-8 relative.
 #[test]
-fn structural_orthogonality_everywhere() {
+fn subspace_is_structurally_rig_orthogonal_on_every_scene() {
     let mut scenes: Vec<Scene> = [(40, 5), (70, 7), (100, 8), (140, 9), (180, 10)]
         .iter()
         .map(|&(w, h)| {

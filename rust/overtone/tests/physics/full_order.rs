@@ -96,7 +96,7 @@ fn constant_leak_scale_does_not_matter() {
 
 /// Two runs give bit-identical trajectories.
 #[test]
-fn deterministic() {
+fn two_runs_give_bit_identical_trajectories() {
     let sc = load_scene(&reference_file("fish", "json")).unwrap();
     let mut sc = sc;
     sc.frames.truncate(6);

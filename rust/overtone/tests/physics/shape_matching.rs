@@ -448,7 +448,7 @@ fn example_aware_cd_keeps_the_contract_and_moves_toward_the_example() {
 /// the surface the 1-rings of flat patches are refused with a clear error; 2-ring regions work,
 /// and a perturbed surface body returns to its shape like the tet body.
 #[test]
-fn bodies_from_mesh_and_obj_files() {
+fn mesh_and_obj_bodies_load_and_return_to_their_shape() {
     let dir = reference_data("elephant");
     let tet = Body::load(&dir.join("elephant.mesh"), 2.0, 1).unwrap();
     assert_eq!(tet.n_particles(), 494);

@@ -8,7 +8,7 @@ use crate::common::paths::{khronos_asset, tmpdir};
 
 /// Vertex counts before and after welding and joint counts are those of the data README.
 #[test]
-fn gltf_counts_and_welding() {
+fn gltf_vertex_and_joint_counts_match_the_data_readme() {
     for (name, verts, welded, joints) in [
         ("RiggedSimple.glb", 160, 96, 2),
         ("RiggedFigure.glb", 370, 130, 19),
@@ -96,7 +96,7 @@ fn bake_maps_back_to_the_original_vertices() {
 
 /// A painted leak field must have one value per surface vertex.
 #[test]
-fn painted_leak_is_validated() {
+fn painted_leak_must_have_one_value_per_surface_vertex() {
     let settings = CharacterSettings::default();
     let err = character_from_gltf(&khronos_asset("RiggedSimple.glb"), &settings, Some(&[1.0; 5]))
         .err()

@@ -357,7 +357,7 @@ fn broken_morph_data_is_refused() {
 /// zero); a target duplicating another is kept and the full solver's rank revelation keeps one
 /// constraint direction for the pair, with the residual still ≤ 1e-8.
 #[test]
-fn empty_and_duplicate_morph_targets() {
+fn empty_morph_targets_are_dropped_and_duplicates_keep_one_direction() {
     let dir = tmpdir("morph-dup");
     let path = write_morph_box(&dir);
     let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
