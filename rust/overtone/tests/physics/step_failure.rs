@@ -13,8 +13,6 @@
 //! (gravity then overflows the positions), and the twins are compared the same way after the
 //! sane time step is put back.
 
-use std::path::PathBuf;
-
 use overtone::dynamics::{FastParams, FastSolver, FullOrderSolver, NewtonCdSolver, SolverParams};
 use overtone::energy::EnergyModel;
 use overtone::leak::default_momentum_weights;
@@ -24,10 +22,10 @@ use overtone::scene::{load_scene, Scene};
 use overtone::shape_matching::{twist_pose, Body, ManifoldScope, ShapeMatchingParams, ShapeMatchingSolver};
 use overtone::OvertoneError;
 
+use crate::common::paths::reference_file;
+
 fn sphere() -> Scene {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/complementary-dynamics-cpp/sphere/sphere.json");
-    load_scene(&p).unwrap()
+    load_scene(&reference_file("sphere", "json")).unwrap()
 }
 
 fn bits(v: &[f64]) -> Vec<u64> {
@@ -226,7 +224,7 @@ fn fast_step_failure_leaves_the_state_bit_identical() {
 
 #[test]
 fn shape_matching_step_failure_leaves_the_state_bit_identical() {
-    // The 225-particle cuboid of tests/shape_matching.rs, twisted and spinning, with a twisted
+    // The 225-particle cuboid of the `shape_matching` tests, twisted and spinning, with a twisted
     // example pose (global manifold, so the weights and goal maps are recomputed every step).
     let body = Body::from_tet_mesh(&tet_grid(9, 5, 5, 1.0, 0.5, 0.5).unwrap(), 1000.0, 1).unwrap();
     let sane = ShapeMatchingParams {

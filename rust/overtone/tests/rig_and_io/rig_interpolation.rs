@@ -1,16 +1,9 @@
 //! The C¹ rig interpolation of densely keyed glTF LINEAR channels on real exports: the keys are
 //! kept exactly and the acceleration spikes at the keys are gone.
 
-use std::path::PathBuf;
-
 use overtone::io::{read_gltf_character_with, GltfCharacter, RigInterpolation};
 
-fn asset(dir: &str, name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data")
-        .join(dir)
-        .join(name)
-}
+use crate::common::paths::{examples_data, khronos_asset};
 
 /// Linear-blend-skinned positions of every welded vertex, per frame (`frames × n × 3`).
 fn skinned(c: &GltfCharacter) -> Vec<Vec<f64>> {
@@ -85,7 +78,7 @@ fn largest_gap(a: &[Vec<f64>], b: &[Vec<f64>], frames: impl Iterator<Item = usiz
 #[test]
 fn smooth_rig_keeps_the_keys_and_removes_the_acceleration_spikes() {
     let rate = 240.0;
-    let p = asset("characters", "mannequin.glb");
+    let p = examples_data("characters/mannequin.glb");
     let lin = read_gltf_character_with(&p, None, rate, RigInterpolation::Linear).unwrap();
     let smo = read_gltf_character_with(&p, None, rate, RigInterpolation::Smooth).unwrap();
     let (xl, xs) = (skinned(&lin), skinned(&smo));
@@ -119,7 +112,7 @@ fn smooth_rig_keeps_the_keys_and_removes_the_acceleration_spikes() {
 /// sparser than the 1/12 s of an exported bake, so the smooth setting leaves it exactly linear.
 #[test]
 fn sparse_keys_stay_linear() {
-    let p = asset("khronos-gltf-sample-assets", "RiggedFigure.glb");
+    let p = khronos_asset("RiggedFigure.glb");
     let lin = read_gltf_character_with(&p, None, 240.0, RigInterpolation::Linear).unwrap();
     let smo = read_gltf_character_with(&p, None, 240.0, RigInterpolation::Smooth).unwrap();
     assert_eq!(lin.frames.len(), 301);

@@ -10,6 +10,8 @@ use overtone::rig::{LbsRig, RigConstraint};
 use overtone::scene::{load_scene, scene_to_json, simulate, ElasticModel, Scene, SceneBlendshapes, SolverKind};
 use overtone::OvertoneError;
 
+use crate::common::paths::tmpdir;
+
 const DT: f64 = 1.0 / 60.0;
 const FRAMES: usize = 40;
 
@@ -389,8 +391,7 @@ fn bad_blendshapes_are_refused_or_rank_revealed() {
 #[test]
 fn scene_json_and_sidecar_key_cover_blendshapes() {
     let sc = box_scene(true);
-    let dir = std::env::temp_dir().join(format!("overtone-blend-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tmpdir("blendshapes-scene");
     let path = dir.join("box.json");
     std::fs::write(&path, scene_to_json(&sc)).unwrap();
     let back = load_scene(&path).unwrap();

@@ -8,6 +8,8 @@ use overtone::io::read_gltf_character;
 use overtone::leak::default_momentum_weights;
 use overtone::scene::{bake_character, character_from_gltf, CharacterSettings, Scene, SolverKind};
 
+use crate::common::paths::tmpdir;
+
 /// Target deltas as functions of the bind position: a sag `(0, 0.2 x², 0)` and a wave
 /// `(0, 0, 0.15 sin(πx/2)(y + 1))`; neither is affine, so a single bone cannot make them.
 fn delta(t: usize, p: [f32; 3]) -> [f32; 3] {
@@ -178,18 +180,12 @@ fn write_morph_box(dir: &Path) -> PathBuf {
     path
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("overtone-morph-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// The reader finds both targets, welds the per-face seam duplicates (their deltas agree), and
 /// samples the weights channel: the keys at t = 0 and t = 0.25, the linear midpoint at
 /// t = 0.125 (f32 data: 1e-6).
 #[test]
 fn reads_morph_targets_and_samples_their_weights() {
-    let dir = tmp("read");
+    let dir = tmpdir("morph-read");
     let path = write_morph_box(&dir);
     let c = read_gltf_character(&path, Some(0), 8.0).unwrap();
     assert_eq!(c.n_morph_targets, 2);
@@ -272,7 +268,7 @@ fn lattice_residuals(sc: &Scene) -> [(f64, f64, f64); 2] {
 /// fast solver, with non-zero secondary motion (> 1e-4 of the normalised size 1).
 #[test]
 fn lattice_blendshape_residual_at_roundoff_for_both_solvers() {
-    let dir = tmp("lattice");
+    let dir = tmpdir("morph-lattice");
     let path = write_morph_box(&dir);
     for anim in [0, 1] {
         let settings = CharacterSettings {
@@ -298,7 +294,7 @@ fn lattice_blendshape_residual_at_roundoff_for_both_solvers() {
 /// frames is not zero (> 1e-3 file units on a 2-unit box).
 #[test]
 fn bake_frame_zero_equals_morph_then_skin() {
-    let dir = tmp("bake");
+    let dir = tmpdir("morph-bake");
     let path = write_morph_box(&dir);
     let settings = CharacterSettings {
         lattice_resolution: 12,
@@ -330,7 +326,7 @@ fn bake_frame_zero_equals_morph_then_skin() {
 /// different target counts.
 #[test]
 fn broken_morph_data_is_refused() {
-    let dir = tmp("broken");
+    let dir = tmpdir("morph-broken");
     let path = write_morph_box(&dir);
     let good: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let mut cases: Vec<(&str, serde_json::Value, &str)> = Vec::new();
@@ -361,8 +357,8 @@ fn broken_morph_data_is_refused() {
 /// zero); a target duplicating another is kept and the full solver's rank revelation keeps one
 /// constraint direction for the pair, with the residual still ≤ 1e-8.
 #[test]
-fn empty_and_duplicate_morph_targets() {
-    let dir = tmp("dup");
+fn empty_morph_targets_are_dropped_and_duplicates_keep_one_direction() {
+    let dir = tmpdir("morph-dup");
     let path = write_morph_box(&dir);
     let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let nv = doc["accessors"][0]["count"].as_u64().unwrap() as usize;

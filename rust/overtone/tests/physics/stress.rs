@@ -8,6 +8,8 @@ use overtone::mesh::element_volumes;
 use overtone::rig::LbsRig;
 use overtone::scene::{metronome_beam, simulate, MetronomeBeam, Scene, Simulation, SolverKind};
 
+use crate::common::random::lcg;
+
 /// Bound on the energy ratio (see [`energy_figures`]): the secondary motion never holds more
 /// than 4× the largest kinetic energy the rig motion has, the energy one full reversal of the
 /// fastest rig velocity (`Δv = 2v`, `½ΔvᵀMΔv = 4·½vᵀMv`) could hand to a body at rest in the
@@ -70,10 +72,7 @@ fn energy_figures(sc: &Scene, sim: &Simulation) -> (f64, f64, f64) {
 /// every 97 frames.
 fn random_rig(frames: usize, seed: u64) -> Vec<Vec<f64>> {
     let mut s = seed;
-    let mut rnd = move || {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    };
+    let mut rnd = move || lcg(&mut s);
     let (mut angle, mut omega, mut t) = (0.0f64, 0.0f64, [0.0f64, 0.0]);
     (0..frames)
         .map(|f| {

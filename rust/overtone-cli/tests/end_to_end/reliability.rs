@@ -1,20 +1,11 @@
 //! Outputs are atomic: an interrupted bake leaves the previous cache intact, and two processes
 //! baking the same character to the same sidecar never corrupt it.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_overtone"))
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("overtone-rel-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use crate::bin;
+use crate::paths::{khronos_asset, tmpdir};
 
 #[test]
 fn killed_bake_leaves_the_previous_cache_intact() {
@@ -48,8 +39,7 @@ fn killed_bake_leaves_the_previous_cache_intact() {
 #[test]
 fn concurrent_bakes_share_a_sidecar_safely() {
     let dir = tmpdir("concurrent");
-    let glb = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/khronos-gltf-sample-assets/RiggedFigure.glb");
+    let glb = khronos_asset("RiggedFigure.glb");
     let sidecar = dir.join("shared.ovt");
     let spawn = |k: usize| {
         bin()
@@ -99,8 +89,7 @@ fn concurrent_bakes_share_a_sidecar_safely() {
 #[test]
 fn interrupted_bakes_leave_every_previous_output_intact() {
     let dir = tmpdir("interrupt");
-    let glb = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/khronos-gltf-sample-assets/RiggedFigure.glb");
+    let glb = khronos_asset("RiggedFigure.glb");
     let names = ["c.pc2", "c.mdd", "c.json", "c.png", "c.ovt"];
     let flags = ["--out", "--mdd", "--report", "--preview", "--sidecar"];
     let bake = |resolution: &str| {

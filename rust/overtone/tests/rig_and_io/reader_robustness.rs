@@ -17,18 +17,13 @@ use overtone::scene::{
 use overtone::OvertoneError;
 use serde_json::{json, Value};
 
+use crate::common::paths::tmpdir;
+
 fn corpus(target: &str, name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fuzz/corpus")
         .join(target)
         .join(name)
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("overtone-robust-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// The JSON chunk and the BIN chunk of a GLB.

@@ -7,13 +7,13 @@ use overtone::leak::default_momentum_weights;
 use overtone::rig::LbsRig;
 use overtone::scene::{load_scene, simulate_full, ElasticModel};
 
+use crate::common::paths::reference_file;
+
 /// The constraint `Jᵀ M D u_c = 0` must hold to this relative accuracy after every step.
 const RELATIVE_RESIDUAL_BOUND: f64 = 1e-8;
 
 fn frog() -> overtone::scene::Scene {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/complementary-dynamics-cpp/frog/frog.json");
-    load_scene(&p).unwrap()
+    load_scene(&reference_file("frog", "json")).unwrap()
 }
 
 #[test]

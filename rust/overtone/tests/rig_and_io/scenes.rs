@@ -6,17 +6,7 @@ use overtone::io::{read_skeleton_anim, read_tgf};
 use overtone::scene::{load_scene, metronome_beam, scene_to_json, MetronomeBeam};
 use overtone::OvertoneError;
 
-fn data(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/complementary-dynamics-cpp")
-        .join(rel)
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("overtone-test-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use crate::common::paths::{examples_data, reference_data, tmpdir};
 
 /// The README of the data says frame 0 of every scene is the rest pose: all transforms are the
 /// identity (to 1e-12), and the normalised mesh spans [-1, 1] on its longest axis.
@@ -28,7 +18,7 @@ fn reference_scenes_start_at_rest_and_are_normalised() {
         ("elephant", 494, 1502, 24, 457),
         ("fish", 6142, 21708, 2, 180),
     ] {
-        let sc = load_scene(&data(&format!("{name}/{name}.json"))).unwrap();
+        let sc = load_scene(&reference_data(&format!("{name}/{name}.json"))).unwrap();
         assert_eq!(
             (sc.mesh.n_vertices(), sc.mesh.n_elements(), sc.n_bones, sc.frames.len()),
             (n, m, bones, frames),
@@ -48,8 +38,14 @@ fn reference_scenes_start_at_rest_and_are_normalised() {
 /// and every transform's 3 × 3 part is a rotation.
 #[test]
 fn elephant_skeleton_stays_connected() {
-    let tgf = read_tgf(&data("elephant/elephant.tgf")).unwrap();
-    let anim = read_skeleton_anim(&data("elephant/elephant_anim.txt"), &tgf.joints, &tgf.bones, 1.0).unwrap();
+    let tgf = read_tgf(&reference_data("elephant/elephant.tgf")).unwrap();
+    let anim = read_skeleton_anim(
+        &reference_data("elephant/elephant_anim.txt"),
+        &tgf.joints,
+        &tgf.bones,
+        1.0,
+    )
+    .unwrap();
     assert_eq!(anim.parents.iter().filter(|p| p.is_none()).count(), 3);
     let apply = |t: &[f64], p: [f64; 3]| -> [f64; 3] {
         let mut y = [0.0; 3];
@@ -263,8 +259,7 @@ fn bad_scenes_are_refused_with_a_reason() {
 /// and an ASCII file with the same content reads back identically.
 #[test]
 fn gmsh_binary_and_ascii_agree() {
-    let fish = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/fast-complementary-dynamics/cd_fish/cd_fish.msh");
+    let fish = examples_data("fast-complementary-dynamics/cd_fish/cd_fish.msh");
     let m = overtone::io::read_gmsh(&fish).unwrap();
     assert_eq!((m.vertices.len() / 3, m.tetrahedra.len() / 4), (10_000, 42_205));
     let dir = tmpdir("gmsh");
@@ -313,8 +308,7 @@ fn gmsh_binary_and_ascii_agree() {
 /// vertices, non-negative with rows summing to one; frame 0 is the rest pose.
 #[test]
 fn cd_fish_weights_are_extended_inward() {
-    let rig = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/fast-complementary-dynamics/cd_fish/cd_fish_rig.json");
+    let rig = examples_data("fast-complementary-dynamics/cd_fish/cd_fish_rig.json");
     let sc = load_scene(&rig).unwrap();
     assert_eq!((sc.mesh.n_vertices(), sc.n_bones, sc.frames.len()), (10_000, 2, 241));
     for row in sc.weights.chunks(2) {

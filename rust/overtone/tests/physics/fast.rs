@@ -1,8 +1,6 @@
 //! Fast complementary dynamics: the weight-space constraint, the constrained eigenproblem, the
 //! structural rig-orthogonality of the subspace, convergence to the full solver, bad settings.
 
-use std::path::PathBuf;
-
 use faer::{Mat, Side};
 use overtone::dynamics::fast::{skinning_eigenmodes, skinning_eigenmodes_of_material, weight_space_constraint};
 use overtone::dynamics::{FastParams, FastSolver, SolverParams};
@@ -14,12 +12,8 @@ use overtone::scene::{load_scene, metronome_beam, simulate, MetronomeBeam, Scene
 use overtone::solve::orthonormal_constraint_basis;
 use overtone::OvertoneError;
 
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/complementary-dynamics-cpp")
-        .join(name)
-        .join(format!("{name}.json"))
-}
+use crate::common::paths::reference_file;
+use crate::common::random::noise;
 
 /// `Â = Ĵᵀ diag(m ⊙ d)` of a scene (default leak, the scene's density).
 fn scalar_constraint(sc: &Scene) -> Mat<f64> {
@@ -40,16 +34,6 @@ fn spectral_norm(m: &Mat<f64>) -> f64 {
         .sqrt()
 }
 
-fn noise(seed: u64, len: usize) -> Vec<f64> {
-    let mut s = seed;
-    (0..len)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        })
-        .collect()
-}
-
 /// `C w = 0` implies `JᵀMD · lbs_jacobian(X, w) = 0` for random `w` (to 1e-12 relative), and
 /// the rank revelation keeps every independent functional: 6 for the seed's one-handle beam
 /// (the moments 1, x, y, x², xy, y² of the leak-weighted mass).
@@ -57,7 +41,7 @@ fn noise(seed: u64, len: usize) -> Vec<f64> {
 fn weight_space_constraint_implies_rig_orthogonality() {
     for (sc, expected_rank) in [
         (metronome_beam(MetronomeBeam::default()).unwrap(), Some(6)),
-        (load_scene(&example("elephant")).unwrap(), None),
+        (load_scene(&reference_file("elephant", "json")).unwrap(), None),
     ] {
         let (n, d) = (sc.mesh.n_vertices(), sc.mesh.dim());
         let a = scalar_constraint(&sc);
@@ -245,7 +229,7 @@ fn fast_solver(sc: &Scene, fp: FastParams) -> Result<FastSolver, OvertoneError> 
 /// Structural orthogonality ‖(JᵀMD)B‖/(‖JᵀMD‖‖B‖) ≤ 1e-10 at all five resolutions of the
 /// seed's sweep and on the 3D scenes; the per-step residual stays ≤ 1e-8 relative.
 #[test]
-fn structural_orthogonality_everywhere() {
+fn subspace_is_structurally_rig_orthogonal_on_every_scene() {
     let mut scenes: Vec<Scene> = [(40, 5), (70, 7), (100, 8), (140, 9), (180, 10)]
         .iter()
         .map(|&(w, h)| {
@@ -258,7 +242,7 @@ fn structural_orthogonality_everywhere() {
         })
         .collect();
     for name in ["sphere", "elephant", "fish", "frog"] {
-        let mut sc = load_scene(&example(name)).unwrap();
+        let mut sc = load_scene(&reference_file(name, "json")).unwrap();
         sc.model = overtone::scene::ElasticModel::Arap;
         sc.frames.truncate(25);
         scenes.push(sc);
@@ -325,7 +309,7 @@ fn fast_converges_to_full_and_reproduces_the_whip() {
 /// Two runs of the fast solver give bit-identical trajectories.
 #[test]
 fn fast_is_deterministic() {
-    let mut sc = load_scene(&example("elephant")).unwrap();
+    let mut sc = load_scene(&reference_file("elephant", "json")).unwrap();
     sc.frames.truncate(10);
     let fp = FastParams::default_for(3);
     let a = simulate(&sc, SolverKind::Fast(fp), 10, None).unwrap();

@@ -1,27 +1,21 @@
 //! glTF characters: reading, welding, skinning, embedding and baking.
 
-use std::path::PathBuf;
-
 use overtone::dynamics::FastParams;
 use overtone::io::read_gltf_character;
 use overtone::scene::{bake_character, character_from_gltf, CharacterSettings, SolverKind};
 
-fn asset(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/khronos-gltf-sample-assets")
-        .join(name)
-}
+use crate::common::paths::{khronos_asset, tmpdir};
 
 /// Vertex counts before and after welding and joint counts are those of the data README.
 #[test]
-fn gltf_counts_and_welding() {
+fn gltf_vertex_and_joint_counts_match_the_data_readme() {
     for (name, verts, welded, joints) in [
         ("RiggedSimple.glb", 160, 96, 2),
         ("RiggedFigure.glb", 370, 130, 19),
         ("CesiumMan.glb", 3273, 2338, 19),
         ("Fox.glb", 1728, 290, 24),
     ] {
-        let c = read_gltf_character(&asset(name), None, 24.0).unwrap();
+        let c = read_gltf_character(&khronos_asset(name), None, 24.0).unwrap();
         assert_eq!(
             (c.original_to_welded.len(), c.vertices.len() / 3, c.n_joints),
             (verts, welded, joints),
@@ -38,7 +32,7 @@ fn gltf_counts_and_welding() {
 /// to 1e-5 relative, f32 data).
 #[test]
 fn bind_pose_skinning_is_rigid() {
-    let c = read_gltf_character(&asset("RiggedSimple.glb"), None, 24.0).unwrap();
+    let c = read_gltf_character(&khronos_asset("RiggedSimple.glb"), None, 24.0).unwrap();
     let n = c.vertices.len() / 3;
     for frame in [&c.frames[0]] {
         let pos: Vec<[f64; 3]> = (0..n)
@@ -70,7 +64,7 @@ fn bind_pose_skinning_is_rigid() {
 #[test]
 fn bake_maps_back_to_the_original_vertices() {
     let settings = CharacterSettings::default();
-    let ch = character_from_gltf(&asset("RiggedFigure.glb"), &settings, None).unwrap();
+    let ch = character_from_gltf(&khronos_asset("RiggedFigure.glb"), &settings, None).unwrap();
     let n = ch.original_to_welded.len();
     let baked = bake_character(&ch, SolverKind::Fast(FastParams::default_for(3)), None, &mut |_, _| {}).unwrap();
     assert_eq!(baked.frames.len(), ch.scene.frames.len());
@@ -102,13 +96,13 @@ fn bake_maps_back_to_the_original_vertices() {
 
 /// A painted leak field must have one value per surface vertex.
 #[test]
-fn painted_leak_is_validated() {
+fn painted_leak_must_have_one_value_per_surface_vertex() {
     let settings = CharacterSettings::default();
-    let err = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&[1.0; 5]))
+    let err = character_from_gltf(&khronos_asset("RiggedSimple.glb"), &settings, Some(&[1.0; 5]))
         .err()
         .unwrap();
     assert!(err.to_string().contains("leak field D"), "{err}");
-    let ok = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&vec![0.5; 96])).unwrap();
+    let ok = character_from_gltf(&khronos_asset("RiggedSimple.glb"), &settings, Some(&vec![0.5; 96])).unwrap();
     let d = ok.scene.momentum_weights.unwrap();
     assert!(
         d.iter().all(|&x| (x - 0.5).abs() < 1e-9),
@@ -123,7 +117,7 @@ fn painted_leak_is_validated() {
 #[test]
 fn partly_painted_leak_adjusts_the_default_only_where_painted() {
     let settings = CharacterSettings::default();
-    let default = character_from_gltf(&asset("RiggedSimple.glb"), &settings, None).unwrap();
+    let default = character_from_gltf(&khronos_asset("RiggedSimple.glb"), &settings, None).unwrap();
     let dd = default.scene.momentum_weights.clone().unwrap();
     let depth =
         overtone::leak::default_momentum_weights_in_body(&default.scene.mesh, &default.embedding.outside_surface)
@@ -133,7 +127,7 @@ fn partly_painted_leak_adjusts_the_default_only_where_painted() {
         core > 0.1,
         "the skeleton default does not differ from the depth field ({core}): the test would not tell them apart"
     );
-    let unpainted = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&vec![-1.0; 96])).unwrap();
+    let unpainted = character_from_gltf(&khronos_asset("RiggedSimple.glb"), &settings, Some(&vec![-1.0; 96])).unwrap();
     let du = unpainted.scene.momentum_weights.unwrap();
     let same = dd.iter().zip(&du).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     assert!(same < 1e-12, "all unpainted differs from the default by {same:e}");
@@ -143,7 +137,7 @@ fn partly_painted_leak_adjusts_the_default_only_where_painted() {
     let y1 = ys.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let at = |t: f64| y0 + t * (y1 - y0);
     let painted: Vec<f64> = ys.iter().map(|&y| if y > at(0.5) { 1.0 } else { -1.0 }).collect();
-    let ch = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&painted)).unwrap();
+    let ch = character_from_gltf(&khronos_asset("RiggedSimple.glb"), &settings, Some(&painted)).unwrap();
     let d = ch.scene.momentum_weights.unwrap();
     let mesh = &ch.scene.mesh;
     let mut far_below = 0.0f64;
@@ -164,7 +158,7 @@ fn partly_painted_leak_adjusts_the_default_only_where_painted() {
     );
     let mut bad = painted.clone();
     bad[0] = -0.5;
-    let err = character_from_gltf(&asset("RiggedSimple.glb"), &settings, Some(&bad))
+    let err = character_from_gltf(&khronos_asset("RiggedSimple.glb"), &settings, Some(&bad))
         .err()
         .unwrap();
     assert!(err.to_string().contains("-1 for an unpainted vertex"), "{err}");
@@ -174,9 +168,9 @@ fn partly_painted_leak_adjusts_the_default_only_where_painted() {
 /// the surface is open. A closed one carries no warning.
 #[test]
 fn open_surfaces_are_embedded_with_a_warning() {
-    let closed = character_from_gltf(&asset("RiggedSimple.glb"), &CharacterSettings::default(), None).unwrap();
+    let closed = character_from_gltf(&khronos_asset("RiggedSimple.glb"), &CharacterSettings::default(), None).unwrap();
     assert!(closed.warnings.is_empty(), "{:?}", closed.warnings);
-    let c = read_gltf_character(&asset("RiggedSimple.glb"), None, 24.0).unwrap();
+    let c = read_gltf_character(&khronos_asset("RiggedSimple.glb"), None, 24.0).unwrap();
     // Drop every triangle touching the topmost vertex: a hole.
     let top = (0..c.vertices.len() / 3)
         .max_by(|&a, &b| c.vertices[3 * a + 1].total_cmp(&c.vertices[3 * b + 1]))
@@ -209,9 +203,8 @@ fn open_surfaces_are_embedded_with_a_warning() {
 /// Broken files are refused with an error that names the file, never a panic.
 #[test]
 fn broken_gltf_files_are_refused() {
-    let dir = std::env::temp_dir().join(format!("overtone-gltf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let good = std::fs::read(asset("CesiumMan.glb")).unwrap();
+    let dir = tmpdir("broken-gltf");
+    let good = std::fs::read(khronos_asset("CesiumMan.glb")).unwrap();
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("truncated.glb", good[..good.len() / 2].to_vec()),
         ("header-only.glb", good[..20].to_vec()),
@@ -228,6 +221,6 @@ fn broken_gltf_files_are_refused() {
     }
     let missing = read_gltf_character(&dir.join("missing.glb"), None, 24.0).err().unwrap();
     assert!(missing.to_string().contains("missing.glb"));
-    assert!(read_gltf_character(&asset("RiggedSimple.glb"), Some(7), 24.0).is_err());
-    assert!(read_gltf_character(&asset("RiggedSimple.glb"), None, 0.0).is_err());
+    assert!(read_gltf_character(&khronos_asset("RiggedSimple.glb"), Some(7), 24.0).is_err());
+    assert!(read_gltf_character(&khronos_asset("RiggedSimple.glb"), None, 0.0).is_err());
 }

@@ -23,7 +23,7 @@
 //! cells along it, with 16 modes, one rotation per element or 48 modes alike; the full-order
 //! solver's bar agrees within 2-23 % at its tip and 13-51 % along it there).
 
-mod common;
+use crate::common::refinement;
 
 use overtone::dynamics::{FastParams, AUTO_MODES};
 use overtone::scene::{bake_character, Character, CharacterSettings, SolverKind};
@@ -123,7 +123,7 @@ fn per_frame_maxima(resolution: usize) -> (Vec<f64>, usize) {
         ..FastParams::default_for(3)
     };
     let baked = bake_character(&ch, SolverKind::Fast(fast), None, &mut |_, _| {}).unwrap();
-    let maxima = common::surface_maxima(&baked, &format!("resolution {resolution}"));
+    let maxima = refinement::surface_maxima(&baked, &format!("resolution {resolution}"));
     (maxima, ch.lattice_resolution)
 }
 
@@ -137,7 +137,7 @@ fn thin_limb_motion_converges_under_refinement_and_holds() {
     let (fine, _) = per_frame_maxima(finer);
     let still_from = ((SWING_SECONDS + 1.0) * FPS).ceil() as usize;
     // Visible secondary motion at default settings (issue 13: 0.2 % to 6 % of the diagonal).
-    common::check_refinement(
+    refinement::check_refinement(
         &format!("resolution {r} vs {finer}"),
         &coarse,
         &fine,

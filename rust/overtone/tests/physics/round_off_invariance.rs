@@ -13,16 +13,11 @@
 //! clusters): a point crossing a Voronoi boundary moves two centroids and the iterations carry
 //! the change through the whole partition.
 
-use std::path::{Path, PathBuf};
-
 use overtone::dynamics::FastParams;
 use overtone::scene::{bake_character, character_from_gltf, Character, CharacterSettings, SolverKind};
 
-fn asset(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/khronos-gltf-sample-assets")
-        .join(name)
-}
+use crate::common::paths::khronos_asset;
+use crate::common::random::uniform;
 
 /// Largest per-vertex displacement length over all frames (`frames × n × 3`).
 fn largest(frames: &[Vec<f64>]) -> f64 {
@@ -38,17 +33,12 @@ fn rotation_clusters_ignore_host_round_off() {
         lattice_resolution: 32,
         ..CharacterSettings::default()
     };
-    let ch = character_from_gltf(&asset("CesiumMan.glb"), &settings, None).unwrap();
+    let ch = character_from_gltf(&khronos_asset("CesiumMan.glb"), &settings, None).unwrap();
     let bones = ch.surface_weights.len() / (ch.surface.len() / 3);
     let triangles: Vec<usize> = ch.file_triangles.iter().map(|&i| ch.original_to_welded[i]).collect();
     // A fixed stream of relative perturbations in [−1e-6, 1e-6].
     let mut state = 12_345u64;
-    let mut nudge = |x: f64| {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        x * (1.0 + 2e-6 * ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5))
-    };
+    let mut nudge = |x: f64| x * (1.0 + 2e-6 * (uniform(&mut state) - 0.5));
     let surface: Vec<f64> = ch.surface.iter().map(|&x| nudge(x)).collect();
     let frames: Vec<Vec<f64>> = ch
         .world_frames

@@ -7,12 +7,7 @@ use overtone::cache::{read_sidecar_header, CacheState, CacheStatus, FORMAT_VERSI
 use overtone::dynamics::FastParams;
 use overtone::scene::{metronome_beam, simulate, simulate_with_sidecar, MetronomeBeam, SolverKind};
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("overtone-sidecar-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use crate::common::paths::tmpdir;
 
 fn status(sim: &overtone::scene::Simulation) -> String {
     sim.fast.as_ref().unwrap().cache.to_string()

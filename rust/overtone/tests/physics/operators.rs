@@ -3,22 +3,13 @@
 use overtone::fem::{arap_energy, arap_gradient, lumped_mass, scalar_stiffness, DeformationJacobian};
 use overtone::mesh::{element_volumes, tet_grid, triangle_grid, SimplexMesh};
 
+use crate::common::random::noise;
+
 fn meshes() -> Vec<SimplexMesh> {
     vec![
         triangle_grid(7, 4, 1.5, 0.6).unwrap(),
         tet_grid(4, 3, 5, 0.9, 0.5, 1.3).unwrap(),
     ]
-}
-
-/// Deterministic pseudo-random numbers in [-1, 1).
-fn noise(seed: u64, len: usize) -> Vec<f64> {
-    let mut s = seed;
-    (0..len)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        })
-        .collect()
 }
 
 fn coordinate_major(mesh: &SimplexMesh) -> Vec<f64> {

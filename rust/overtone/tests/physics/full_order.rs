@@ -1,16 +1,9 @@
 //! Full-order complementary dynamics: the rig-orthogonality contract, the rigid-rig invariant,
 //! determinism, and the secondary motion the seed shows.
 
-use std::path::PathBuf;
-
 use overtone::scene::{load_scene, metronome_beam, simulate_full, MetronomeBeam, Scene};
 
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/complementary-dynamics-cpp")
-        .join(name)
-        .join(format!("{name}.json"))
-}
+use crate::common::paths::reference_file;
 
 /// The bound on `‖JᵀMD u_c‖ / (‖JᵀMD‖ ‖u_c‖)`.
 const RESIDUAL_BOUND: f64 = 1e-10;
@@ -49,7 +42,7 @@ fn constraint_holds_on_every_beam_resolution() {
 #[test]
 fn constraint_holds_on_reference_scenes() {
     for (name, frames) in [("sphere", 30), ("elephant", 120), ("fish", 40)] {
-        let sc = load_scene(&example(name)).unwrap();
+        let sc = load_scene(&reference_file(name, "json")).unwrap();
         let sim = assert_contract(&sc, frames);
         // The secondary motion is real: not zero, and bounded by the body's size (2 units).
         let md = sim.max_displacement.iter().cloned().fold(0.0, f64::max);
@@ -103,8 +96,8 @@ fn constant_leak_scale_does_not_matter() {
 
 /// Two runs give bit-identical trajectories.
 #[test]
-fn deterministic() {
-    let sc = load_scene(&example("fish")).unwrap();
+fn two_runs_give_bit_identical_trajectories() {
+    let sc = load_scene(&reference_file("fish", "json")).unwrap();
     let mut sc = sc;
     sc.frames.truncate(6);
     let a = simulate_full(&sc, 10, None).unwrap();

@@ -7,16 +7,12 @@ use overtone::shape_matching::{
 };
 use overtone::OvertoneError;
 
+use crate::common::paths::reference_data;
+use crate::common::random::lcg;
+
 /// The seed's 225-particle cuboid: 9 × 5 × 5 particles over 1.0 × 0.5 × 0.5 (spacing 0.125).
 fn cuboid() -> Body {
     Body::from_tet_mesh(&tet_grid(9, 5, 5, 1.0, 0.5, 0.5).unwrap(), 1000.0, 1).unwrap()
-}
-
-fn lcg(state: &mut u64) -> f64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    ((*state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
 }
 
 fn rows(x: &[f64]) -> Vec<[f64; 3]> {
@@ -454,9 +450,8 @@ fn example_aware_cd_keeps_the_contract_and_moves_toward_the_example() {
 /// the surface the 1-rings of flat patches are refused with a clear error; 2-ring regions work,
 /// and a perturbed surface body returns to its shape like the tet body.
 #[test]
-fn bodies_from_mesh_and_obj_files() {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/complementary-dynamics-cpp/elephant");
+fn mesh_and_obj_bodies_load_and_return_to_their_shape() {
+    let dir = reference_data("elephant");
     let tet = Body::load(&dir.join("elephant.mesh"), 2.0, 1).unwrap();
     assert_eq!(tet.n_particles(), 494);
     let m = overtone::io::read_medit(&dir.join("elephant.mesh")).unwrap();

@@ -3,40 +3,8 @@
 
 use overtone::deformer::{DeformerSettings, SurfaceDeformer};
 
-/// A closed tube along y (length 3, radius 0.25) with two bones (root and tip half), weights
-/// blending linearly over the middle third.
-fn tube() -> (Vec<f64>, Vec<usize>, Vec<f64>) {
-    let (rings, seg) = (16, 12);
-    let mut v = Vec::new();
-    let mut w = Vec::new();
-    for r in 0..rings {
-        let y = 3.0 * r as f64 / (rings - 1) as f64;
-        let t = ((y - 1.0) / 1.0).clamp(0.0, 1.0);
-        for s in 0..seg {
-            let a = 2.0 * std::f64::consts::PI * s as f64 / seg as f64;
-            v.extend([0.25 * a.cos(), y, 0.25 * a.sin()]);
-            w.extend([1.0 - t, t]);
-        }
-    }
-    let mut tri = Vec::new();
-    for r in 0..rings - 1 {
-        for s in 0..seg {
-            let (a, b) = (r * seg + s, r * seg + (s + 1) % seg);
-            tri.extend([a, a + seg, b, b, a + seg, b + seg]);
-        }
-    }
-    // Caps.
-    let (bottom, top) = (v.len() / 3, v.len() / 3 + 1);
-    v.extend([0.0, 0.0, 0.0, 0.0, 3.0, 0.0]);
-    w.extend([1.0, 0.0, 0.0, 1.0]);
-    for s in 0..seg {
-        let (a, b) = (s, (s + 1) % seg);
-        tri.extend([bottom, a, b]);
-        let (a, b) = ((rings - 1) * seg + s, (rings - 1) * seg + (s + 1) % seg);
-        tri.extend([top, b, a]);
-    }
-    (v, tri, w)
-}
+use crate::common::paths::tmpdir;
+use crate::common::tube::tube;
 
 /// Bone 1 rotated by `angle` about the z axis through (0, 1.5, 0); bone 0 fixed.
 fn pose(angle: f64) -> Vec<f64> {
@@ -259,8 +227,7 @@ fn bind_reports_progress_and_can_be_cancelled() {
         }
     }
     let (v, t, w) = tube();
-    let dir = std::env::temp_dir().join(format!("overtone-bind-progress-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tmpdir("bind-progress");
     let sidecar = dir.join("tube.ovt");
     let _ = std::fs::remove_file(&sidecar);
     let p0 = pose(0.0);

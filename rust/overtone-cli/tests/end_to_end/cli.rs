@@ -1,18 +1,7 @@
 //! End-to-end checks of the `overtone` binary.
 
-use std::path::PathBuf;
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_overtone"))
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("overtone-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use crate::bin;
+use crate::paths::{examples_data, reference_data, reference_file, tmpdir};
 
 /// `overtone run` writes a PC2 with every frame (the first included) and a report whose every
 /// frame meets the constraint bound; two runs give byte-identical caches.
@@ -142,8 +131,7 @@ fn scene_examples_drive_example_aware_cd() {
 #[test]
 fn bake_gltf_writes_caches_preview_and_reuses_the_sidecar() {
     let dir = tmpdir("bake");
-    let glb = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/khronos-gltf-sample-assets/RiggedSimple.glb");
+    let glb = examples_data("khronos-gltf-sample-assets/RiggedSimple.glb");
     let (pc2, mdd, png, rep, ovt) = (
         dir.join("s.pc2"),
         dir.join("s.mdd"),
@@ -192,10 +180,9 @@ fn bake_gltf_writes_caches_preview_and_reuses_the_sidecar() {
 /// `--rig-interpolation linear` is taken and reported; an unknown value is refused before any
 /// work, naming the accepted values.
 #[test]
-fn bake_rig_interpolation_flag() {
+fn bake_takes_the_rig_interpolation_flag_and_refuses_unknown_values() {
     let dir = tmpdir("riginterp");
-    let glb = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/khronos-gltf-sample-assets/RiggedSimple.glb");
+    let glb = examples_data("khronos-gltf-sample-assets/RiggedSimple.glb");
     let (pc2, rep) = (dir.join("s.pc2"), dir.join("s.json"));
     let out = bin()
         .arg("bake")
@@ -231,8 +218,7 @@ fn bake_rig_interpolation_flag() {
 #[test]
 fn bake_scene_onto_its_display_surface() {
     let dir = tmpdir("surface");
-    let base =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/complementary-dynamics-cpp/elephant");
+    let base = reference_data("elephant");
     let (scene, obj) = (base.join("elephant.json"), base.join("elephant.obj"));
     let (with, without, report) = (dir.join("surface.pc2"), dir.join("tets.pc2"), dir.join("r.json"));
     for (out, surface) in [(&with, true), (&without, false)] {
@@ -352,8 +338,7 @@ fn bake_scene_onto_its_display_surface() {
     assert!(err.contains("from the tet mesh"), "{err}");
     assert!(!out.exists());
     // A glTF character always writes its own mesh: --surface is refused.
-    let glb = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/khronos-gltf-sample-assets/RiggedSimple.glb");
+    let glb = examples_data("khronos-gltf-sample-assets/RiggedSimple.glb");
     let o = bin()
         .arg("bake")
         .arg(&glb)
@@ -388,7 +373,7 @@ fn read_pc2(path: &std::path::Path) -> (usize, usize, Vec<f32>) {
 #[test]
 fn bake_every_skinned_mesh_into_a_folder() {
     let dir = tmpdir("meshes");
-    let glb = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/characters/robot.glb");
+    let glb = examples_data("characters/robot.glb");
     let folder = dir.join("caches");
     let rep = dir.join("r.json");
     // `overtone bake` of the robot at a coarse lattice, for 13 frames, of `--mesh` (all meshes
@@ -437,8 +422,7 @@ fn bake_every_skinned_mesh_into_a_folder() {
         "the folder's Joints.pc2 differs from the one-file bake"
     );
     // A scene bakes one mesh: a folder `--out` is refused before anything is computed.
-    let scene = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/complementary-dynamics-cpp/elephant/elephant.json");
+    let scene = reference_file("elephant", "json");
     let scene_folder = dir.join("scene_caches");
     let out = bin()
         .arg("bake")

@@ -6,24 +6,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_overtone"))
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("overtone-safety-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn example(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data")
-        .join(rel)
-}
+use crate::bin;
+use crate::paths::{examples_data, tmpdir};
 
 /// Every regular file under `dir` (symlinks as their target text) and its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -138,8 +123,12 @@ fn prepare(dir: &Path, input_name: &str, source: &Path) {
 
 #[test]
 fn bake_refuses_every_clashing_output() {
-    let dir = tmpdir("bake");
-    prepare(&dir, "c.glb", &example("khronos-gltf-sample-assets/RiggedSimple.glb"));
+    let dir = tmpdir("safety-bake");
+    prepare(
+        &dir,
+        "c.glb",
+        &examples_data("khronos-gltf-sample-assets/RiggedSimple.glb"),
+    );
     let base = ["bake", "c.glb", "--out", "ok.pc2"];
     let mut cases = Vec::new();
     for flag in ["--out", "--mdd", "--report", "--preview", "--sidecar"] {
@@ -194,7 +183,7 @@ fn bake_refuses_every_clashing_output() {
     assert_eq!(std::fs::read(dir.join("foreign.obj")).unwrap()[0], b'{');
     assert!(
         std::fs::read(dir.join("c.glb")).unwrap()
-            == std::fs::read(example("khronos-gltf-sample-assets/RiggedSimple.glb")).unwrap()
+            == std::fs::read(examples_data("khronos-gltf-sample-assets/RiggedSimple.glb")).unwrap()
     );
     // --force never lets an output replace an input.
     let out = bin()
@@ -207,7 +196,7 @@ fn bake_refuses_every_clashing_output() {
 
 #[test]
 fn run_and_export_refuse_every_clashing_output() {
-    let dir = tmpdir("run");
+    let dir = tmpdir("safety-run");
     let scene = dir.join("scene-src.json");
     let exported = bin()
         .args(["export", "metronome:12x3:5", "--out"])
@@ -254,7 +243,7 @@ fn run_and_export_refuse_every_clashing_output() {
 /// A reference-release scene's own files (its `.mesh`, weights, animation) are inputs too.
 #[test]
 fn outputs_onto_files_a_scene_refers_to_are_refused() {
-    let elephant = example("complementary-dynamics-cpp/elephant/elephant.json");
+    let elephant = examples_data("complementary-dynamics-cpp/elephant/elephant.json");
     let text = std::fs::read_to_string(&elephant).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mesh = elephant.parent().unwrap().join(v["mesh_file"].as_str().unwrap());

@@ -14,7 +14,7 @@
 //! and kept shrinking under refinement (16 modes, 51 vs 77 cells: 1.68); at the defaults now
 //! (51 cells, 64 modes) 1.00 (per frame 0.08).
 
-mod common;
+use crate::common::refinement;
 
 use overtone::dynamics::{FastParams, AUTO_MODES, SMALL_BODY_MODES};
 use overtone::embed::CELLS_ACROSS_BULK;
@@ -122,7 +122,7 @@ fn per_frame_maxima(resolution: usize) -> (Vec<f64>, usize, usize) {
         ..FastParams::default_for(3)
     });
     let baked = bake_character(&ch, SolverKind::Fast(fast), None, &mut |_, _| {}).unwrap();
-    let maxima = common::surface_maxima(&baked, &format!("resolution {resolution}"));
+    let maxima = refinement::surface_maxima(&baked, &format!("resolution {resolution}"));
     (maxima, ch.lattice_resolution, fast.modes)
 }
 
@@ -143,7 +143,7 @@ fn uniform_tube_motion_converges_under_refinement_and_holds() {
         "a finer lattice of the same body keeps its mode count"
     );
     let still_from = ((SWING_SECONDS + 1.0) * FPS).ceil() as usize;
-    common::check_refinement(
+    refinement::check_refinement(
         &format!("resolution {r} vs {finer}, {modes} modes"),
         &coarse,
         &fine,

@@ -1,18 +1,11 @@
 //! A user's tet mesh with an embedded display surface: the reference release's `.obj` files
 //! carried by barycentric coordinates of their tets.
 
-use std::path::PathBuf;
-
 use overtone::io::read_obj;
 use overtone::scene::{load_scene, metronome_beam, DisplaySurface, MetronomeBeam, Scene};
 use overtone::OvertoneError;
 
-fn data(name: &str, ext: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/data/complementary-dynamics-cpp")
-        .join(name)
-        .join(format!("{name}.{ext}"))
-}
+use crate::common::paths::reference_file;
 
 /// Barycentric coordinates of `p` in tet `t` (written independently of the library's).
 fn bary(sc: &Scene, t: usize, p: [f64; 3]) -> [f64; 4] {
@@ -54,8 +47,8 @@ fn rest_frame(sc: &Scene) -> Vec<f64> {
 #[test]
 fn reference_display_surfaces_embed_in_their_tets() {
     for (name, n_obj) in [("elephant", 635), ("frog", 1085), ("fish", 3200)] {
-        let sc = load_scene(&data(name, "json")).unwrap();
-        let obj = read_obj(&data(name, "obj")).unwrap();
+        let sc = load_scene(&reference_file(name, "json")).unwrap();
+        let obj = read_obj(&reference_file(name, "obj")).unwrap();
         let ds = DisplaySurface::new(&sc, &obj.vertices).unwrap();
         assert_eq!(ds.n_vertices(), n_obj, "{name}");
         let norm = sc.normalisation.unwrap();
@@ -99,8 +92,8 @@ fn reference_display_surfaces_embed_in_their_tets() {
 /// (barycentric coordinates sum to one): `x_s = c + s (R (X_s − c)/s + t)` to 1e-9 of the size.
 #[test]
 fn rigid_motion_carries_the_display_surface_rigidly() {
-    let sc = load_scene(&data("elephant", "json")).unwrap();
-    let obj = read_obj(&data("elephant", "obj")).unwrap();
+    let sc = load_scene(&reference_file("elephant", "json")).unwrap();
+    let obj = read_obj(&reference_file("elephant", "obj")).unwrap();
     let ds = DisplaySurface::new(&sc, &obj.vertices).unwrap();
     let norm = sc.normalisation.unwrap();
     let (c, s) = (0.6f64.cos(), 0.6f64.sin());
@@ -129,8 +122,8 @@ fn rigid_motion_carries_the_display_surface_rigidly() {
 /// its distance named; a 2D scene is refused; NaN coordinates are refused.
 #[test]
 fn far_or_invalid_display_surfaces_are_refused() {
-    let sc = load_scene(&data("elephant", "json")).unwrap();
-    let obj = read_obj(&data("elephant", "obj")).unwrap();
+    let sc = load_scene(&reference_file("elephant", "json")).unwrap();
+    let obj = read_obj(&reference_file("elephant", "obj")).unwrap();
     let scale = sc.normalisation.unwrap().scale;
     let moved: Vec<f64> = obj
         .vertices
