@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
-"""One check that the four copies of the deformer settings agree field by field.
+"""One check that the compiled copies of the deformer settings agree field by field.
 
-* Rust: the cxx bridge's ``Settings`` (``rust/overtone-ffi/src/lib.rs``): the field list
-  ``name:type`` (via the C ABI, ``overtone_settings_fields``) and, with a test_deformer binary,
-  its compiled layout (``ffi::settings_layout``).
-* C: ``overtone_settings`` as compiled into the library (``overtone_settings_layout``: offsetof,
-  sizeof).
-* C++: ``overtone::Settings`` (``test_deformer --settings-layout``: type, offsetof, sizeof).
+All three are generated from the Rust settings table (scripts/generate_host_files.sh; a Rust test
+fails when a generated file is stale); this checks what was compiled and loaded:
+* Rust: the cxx bridge's ``Settings``: the field list ``name:type`` (via the C ABI,
+  ``overtone_settings_fields``).
+* C (and C++, which uses the same struct): ``overtone_settings`` as compiled into the library
+  (``overtone_settings_layout``: offsetof, sizeof).
 * Python: the ctypes mirror ``Settings`` in ``plugin/blender/overtone/native.py``.
 
-Names, order, offsets, sizes and types must agree (types: f64 -> c_double / double, usize ->
-c_size_t / size_t, bool and u8 -> c_int in the C ABI and bool / uint8_t in C++, f64x3 ->
-c_double * 3 / double[3]). Every disagreement is reported with the field's name.
+Names, order, offsets, sizes and types must agree (types: f64 -> c_double, usize -> c_size_t,
+bool -> c_bool, enum -> c_int, f64x3 -> c_double * 3). Every disagreement is reported with the
+field's name.
 
 Usage (scripts/test_cpp.sh runs it; plain python3, no numpy needed):
-    OVERTONE_LIBRARY=target/cpp/libovertone_c.so python3 scripts/check_settings_layout.py target/cpp/test_deformer
+    OVERTONE_LIBRARY=target/cpp/libovertone_c.so python3 scripts/check_settings_layout.py
 
 The add-on's test (plugin/blender/tests/test_controls.py) calls :func:`problems` with what it
 can reach inside Blender (the library and the ctypes mirror).
@@ -30,12 +30,12 @@ import types
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NATIVE_PY = os.path.join(REPO, "plugin", "blender", "overtone", "native.py")
 
-# The ctypes type of each Rust type in the C ABI (bool and u8 cross as int).
+# The ctypes type of each Rust type in the C ABI (an enum crosses as a C enum: int).
 CTYPES = {
     "f64": ctypes.c_double,
     "usize": ctypes.c_size_t,
-    "bool": ctypes.c_int,
-    "u8": ctypes.c_int,
+    "bool": ctypes.c_bool,
+    "enum": ctypes.c_int,
     "f64x3": ctypes.c_double * 3,
 }
 
@@ -84,14 +84,11 @@ def _compare_names(problems, what, names, rust_names):
     return True
 
 
-def problems(settings_cls, rust_fields, c_layout, c_size, rust_layout=None, rust_size=None, cpp_layout=None,
-             cpp_size=None):
+def problems(settings_cls, rust_fields, c_layout, c_size):
     """The disagreements between the settings layouts, as messages naming the field ([] when all agree).
 
     ``settings_cls``: the ctypes mirror. ``rust_fields``: ``[(name, type)]`` of the bridge.
     ``c_layout``: ``[(name, offset, size)]`` of the library's C struct, ``c_size`` its sizeof.
-    Optional: ``rust_layout`` / ``cpp_layout`` as :func:`parse_layout` gives them (Rust bridge
-    struct and overtone::Settings), with their sizes.
     """
     out = []
     rust_names = [n for n, _ in rust_fields]
@@ -121,19 +118,6 @@ def problems(settings_cls, rust_fields, c_layout, c_size, rust_layout=None, rust
                                f"C at {c[n][0]} ({c[n][1]} bytes)")
     if ctypes.sizeof(settings_cls) != c_size:
         out.append(f"sizeof: ctypes Settings {ctypes.sizeof(settings_cls)} bytes, C overtone_settings {c_size}")
-    # C++ overtone::Settings against the Rust bridge struct (same types: bool, uint8_t, size_t).
-    if cpp_layout is not None:
-        if rust_layout is not None:
-            _compare_names(out, "Rust bridge layout", [f[0] for f in rust_layout], rust_names)
-        if _compare_names(out, "C++ overtone::Settings", [f[0] for f in cpp_layout], rust_names):
-            rl = {f[0]: f for f in rust_layout or []}
-            for n, t, o, s in cpp_layout:
-                if t != rust_type[n]:
-                    out.append(f"C++ overtone::Settings::{n} has type {t}, Rust's is {rust_type[n]}")
-                if n in rl and (o, s) != rl[n][2:]:
-                    out.append(f"field `{n}`: C++ at offset {o} ({s} bytes), Rust bridge at {rl[n][2]} ({rl[n][3]} bytes)")
-            if rust_size is not None and cpp_size != rust_size:
-                out.append(f"sizeof: C++ overtone::Settings {cpp_size} bytes, Rust bridge Settings {rust_size}")
     return out
 
 
@@ -151,24 +135,19 @@ def load_native(path=NATIVE_PY):
 
 
 def main(argv):
-    if len(argv) != 2:
+    if len(argv) != 1:
         print(__doc__)
         return 2
     native = load_native()
-    out = subprocess.run([argv[1], "--settings-layout"], check=True, capture_output=True, text=True).stdout
-    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
-    rust_layout, rust_size = parse_layout(lines["rust"])
-    cpp_layout, cpp_size = parse_layout(lines["c++"])
     rust_fields = native.settings_fields()
     c_layout, c_size = native.settings_layout()
-    found = problems(native.Settings, rust_fields, c_layout, c_size, rust_layout, rust_size, cpp_layout, cpp_size)
+    found = problems(native.Settings, rust_fields, c_layout, c_size)
     if found:
-        print("settings layouts disagree (Rust bridge, C overtone_settings, C++ overtone::Settings, ctypes):")
+        print("settings layouts disagree (Rust bridge, C/C++ overtone_settings, ctypes):")
         for p in found:
             print(f"  FAIL: {p}")
         return 1
-    print(f"settings layout ok: {len(rust_fields)} fields, C {c_size} bytes, C++ {cpp_size} bytes; "
-          "Rust, C, C++ and ctypes agree")
+    print(f"settings layout ok: {len(rust_fields)} fields, C {c_size} bytes; Rust, C/C++ and ctypes agree")
     return 0
 
 

@@ -5,6 +5,7 @@
 #include "overtone.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <vector>
@@ -16,42 +17,129 @@ struct Deformer::Impl {
 };
 
 namespace {
+Status invalid(std::string message) { return {false, OVERTONE_ERROR_INVALID_INPUT, std::move(message)}; }
+
 template <typename F>
 Status guard(F&& f) noexcept {
   try {
     f();
     return {};
   } catch (const rust::Error& e) {
-    return {false, e.what()};
+    auto kind = static_cast<overtone_status>(static_cast<int>(ffi::last_error_kind()));
+    return {false, kind == OVERTONE_OK ? OVERTONE_ERROR_INTERNAL : kind, e.what()};
   } catch (const std::exception& e) {
-    return {false, std::string("unexpected C++ exception: ") + e.what()};
+    return {false, OVERTONE_ERROR_INTERNAL, std::string("unexpected C++ exception: ") + e.what()};
   } catch (...) {
-    return {false, "unknown exception"};
+    return {false, OVERTONE_ERROR_INTERNAL, "unknown exception"};
   }
 }
-}  // namespace
 
-namespace {
-// Positional aggregate initialisation both ways: built with -Werror=missing-field-initializers
-// (scripts/test_cpp.sh), a field missing on either side does not compile.
+// The C struct to the bridge's and back, field by field by name (generated from the table).
+// @generated begin cpp-conversions (from overtone::settings::SETTINGS: scripts/generate_host_files.sh)
 ffi::Settings to_ffi(const Settings& s) {
-  return ffi::Settings{s.youngs_modulus, s.poisson_ratio, s.density, s.fps,
-                       s.lattice_resolution, s.fast, s.modes, s.clusters,
-                       s.integrator, s.substeps, s.damping, s.frequency,
-                       s.rest, s.time_scale, s.preroll, s.strength,
-                       s.cut_distance, {s.gravity[0], s.gravity[1], s.gravity[2]}};
+  ffi::Settings out{};
+  out.youngs_modulus = s.youngs_modulus;
+  out.poisson_ratio = s.poisson_ratio;
+  out.density = s.density;
+  out.use_frequency = s.use_frequency;
+  out.frequency = s.frequency;
+  out.damping = s.damping;
+  out.strength = s.strength;
+  out.time_scale = s.time_scale;
+  out.preroll = s.preroll;
+  out.use_cut_distance = s.use_cut_distance;
+  out.cut_distance = s.cut_distance;
+  out.use_max_displacement = s.use_max_displacement;
+  out.max_displacement = s.max_displacement;
+  out.rest = static_cast<ffi::RestShape>(s.rest);
+  out.gravity = {s.gravity[0], s.gravity[1], s.gravity[2]};
+  out.fps = s.fps;
+  out.solver = static_cast<ffi::Solver>(s.solver);
+  out.use_modes = s.use_modes;
+  out.modes = s.modes;
+  out.clusters = s.clusters;
+  out.use_lattice_resolution = s.use_lattice_resolution;
+  out.lattice_resolution = s.lattice_resolution;
+  out.integrator = static_cast<ffi::Integrator>(s.integrator);
+  out.use_substeps = s.use_substeps;
+  out.substeps = s.substeps;
+  return out;
+}
+
+Settings from_ffi(const ffi::Settings& s) {
+  Settings out{};
+  out.youngs_modulus = s.youngs_modulus;
+  out.poisson_ratio = s.poisson_ratio;
+  out.density = s.density;
+  out.use_frequency = s.use_frequency;
+  out.frequency = s.frequency;
+  out.damping = s.damping;
+  out.strength = s.strength;
+  out.time_scale = s.time_scale;
+  out.preroll = s.preroll;
+  out.use_cut_distance = s.use_cut_distance;
+  out.cut_distance = s.cut_distance;
+  out.use_max_displacement = s.use_max_displacement;
+  out.max_displacement = s.max_displacement;
+  out.rest = static_cast<overtone_rest_shape>(s.rest);
+  for (int i = 0; i < 3; ++i) out.gravity[i] = s.gravity[i];
+  out.fps = s.fps;
+  out.solver = static_cast<overtone_solver>(s.solver);
+  out.use_modes = s.use_modes;
+  out.modes = s.modes;
+  out.clusters = s.clusters;
+  out.use_lattice_resolution = s.use_lattice_resolution;
+  out.lattice_resolution = s.lattice_resolution;
+  out.integrator = static_cast<overtone_integrator>(s.integrator);
+  out.use_substeps = s.use_substeps;
+  out.substeps = s.substeps;
+  return out;
+}
+// @generated end cpp-conversions
+
+using D = rust::Slice<const double>;
+
+// A possibly-null array of `n` doubles as a slice (empty for null).
+D slice(const double* p, std::size_t n) { return p ? D(p, n) : D(); }
+
+// The body's arrays as the bridge's structs (views; `parts` must outlive the call). Checks the
+// pointers and counts a slice needs; every other check is the core's.
+Status bridge_body(const Body& body, std::vector<ffi::Part>& parts, std::optional<ffi::Body>& out) {
+  if (!body.parts || body.part_count == 0 || body.bones == 0 || !body.first_pose.transforms) {
+    return invalid("bind: parts, at least one bone and the first pose's transforms are required");
+  }
+  if (body.targets > 0 && !body.first_pose.morph_weights) {
+    return invalid("bind: blendshape targets need the first pose's weights");
+  }
+  parts.clear();
+  for (std::size_t p = 0; p < body.part_count; ++p) {
+    const Part& q = body.parts[p];
+    if (!q.rest || !q.triangles || !q.weights || q.vertices == 0 || q.triangle_count == 0) {
+      return invalid("bind: part " + std::to_string(p) + " needs rest positions, triangles and weights");
+    }
+    if (body.targets > 0 && !q.morph_deltas) {
+      return invalid("bind: part " + std::to_string(p) + " lacks its blendshape offsets");
+    }
+    if (q.vertices > SIZE_MAX / 3 / (body.bones + body.targets + 1)) {
+      return invalid("bind: part " + std::to_string(p) + "'s array sizes overflow");
+    }
+    parts.push_back(ffi::Part{D(q.rest, q.vertices * 3),
+                              rust::Slice<const std::uint32_t>(q.triangles, q.triangle_count * 3),
+                              D(q.weights, q.vertices * body.bones),
+                              slice(q.morph_deltas, body.targets * q.vertices * 3),
+                              slice(q.leak, q.vertices), slice(q.stiffness, q.vertices)});
+  }
+  out.emplace(ffi::Body{rust::Slice<const ffi::Part>(parts.data(), parts.size()), body.bones, body.targets,
+                        ffi::Pose{D(body.first_pose.transforms, body.bones * 12),
+                                  slice(body.first_pose.morph_weights, body.targets)},
+                        rust::Str(body.sidecar ? body.sidecar : "")});
+  return {};
 }
 }  // namespace
 
-Settings Settings::defaults() noexcept {
-  auto d = ffi::default_settings();
-  return {d.youngs_modulus, d.poisson_ratio, d.density, d.fps, d.lattice_resolution,
-          d.fast, d.modes, d.clusters, d.integrator, d.substeps, d.damping, d.frequency,
-          d.rest, d.time_scale, d.preroll, d.strength, d.cut_distance,
-          {d.gravity[0], d.gravity[1], d.gravity[2]}};
-}
+Settings default_settings() noexcept { return from_ffi(ffi::default_settings()); }
 
-std::string Settings::field_list() noexcept {
+std::string settings_field_list() noexcept {
   try {
     return std::string(ffi::settings_fields());
   } catch (...) {
@@ -66,75 +154,43 @@ Deformer& Deformer::operator=(Deformer&&) noexcept = default;
 
 bool Deformer::valid() const noexcept { return impl_ && impl_->handle.has_value(); }
 
-Status Deformer::create(const Settings& s, const double* rest, std::size_t vertices,
-                        const std::uint32_t* triangles, std::size_t triangle_count,
-                        const double* weights, std::size_t bones, const double* leak,
-                        const double* first_pose, const std::string& sidecar,
-                        const double* stiffness) noexcept {
-  return create(s, rest, vertices, triangles, triangle_count, weights, bones, nullptr, 0, nullptr,
-                leak, first_pose, sidecar, stiffness);
-}
-
-Status Deformer::create(const Settings& s, const double* rest, std::size_t vertices,
-                        const std::uint32_t* triangles, std::size_t triangle_count,
-                        const double* weights, std::size_t bones, const double* morph_deltas,
-                        std::size_t targets, const double* first_morph_weights, const double* leak,
-                        const double* first_pose, const std::string& sidecar,
-                        const double* stiffness) noexcept {
-  if (!rest || !triangles || !weights || !first_pose || vertices == 0 || bones == 0) {
-    return {false, "create: rest, triangles, weights and first_pose are required"};
-  }
-  if (targets > 0 && (!morph_deltas || !first_morph_weights)) {
-    return {false, "create: blendshape targets need their deltas and first weights"};
-  }
+Status Deformer::create(const Settings& s, const Body& body) noexcept {
+  std::vector<ffi::Part> parts;
+  std::optional<ffi::Body> fb;
+  if (Status st = bridge_body(body, parts, fb); !st) return st;
   auto fresh = std::make_unique<Impl>();
-  Status st = guard([&] {
-    ffi::Settings fs = to_ffi(s);
-    const auto none = rust::Slice<const double>();
-    fresh->handle.emplace(ffi::create_deformer(
-        fs, rust::Slice<const double>(rest, vertices * 3),
-        rust::Slice<const std::uint32_t>(triangles, triangle_count * 3),
-        rust::Slice<const double>(weights, vertices * bones), bones,
-        targets ? rust::Slice<const double>(morph_deltas, targets * vertices * 3) : none, targets,
-        targets ? rust::Slice<const double>(first_morph_weights, targets) : none,
-        leak ? rust::Slice<const double>(leak, vertices) : none,
-        stiffness ? rust::Slice<const double>(stiffness, vertices) : none,
-        rust::Slice<const double>(first_pose, bones * 12), rust::Str(sidecar)));
-  });
+  Status st = guard([&] { fresh->handle.emplace(ffi::create_deformer(to_ffi(s), *fb)); });
   if (st) {  // Only a complete deformer replaces the previous one.
+    auto& h = *fresh->handle;
+    vertices_ = h->vertex_count();
+    bones_ = body.bones;
+    targets_ = body.targets;
     impl_ = std::move(fresh);
-    vertices_ = vertices;
-    bones_ = bones;
-    targets_ = targets;
   }
   return st;
 }
 
-Status Deformer::step(const double* pose, double* out, const double* morph_weights) noexcept {
-  if (!valid()) return {false, "step: the deformer was not created"};
-  if (!pose || !out) return {false, "step: pose and output are required"};
-  if (targets_ > 0 && !morph_weights) return {false, "step: the blendshape weights are required"};
+Status Deformer::step(const Pose& pose, double* out) noexcept {
+  if (!valid()) return invalid("step: the deformer was not created");
+  if (!pose.transforms || !out) return invalid("step: the pose's transforms and the output are required");
+  if (targets_ > 0 && !pose.morph_weights) return invalid("step: the blendshape weights are required");
   return guard([&] {
-    (*impl_->handle)->step(rust::Slice<const double>(pose, bones_ * 12),
-                           targets_ ? rust::Slice<const double>(morph_weights, targets_)
-                                    : rust::Slice<const double>(),
+    (*impl_->handle)->step(ffi::Pose{D(pose.transforms, bones_ * 12), slice(pose.morph_weights, targets_)},
                            rust::Slice<double>(out, vertices_ * 3));
   });
 }
 
-Status Deformer::set_controls(double damping, double strength) noexcept {
-  if (!valid()) return {false, "set_controls: the deformer was not created"};
-  return guard([&] { (*impl_->handle)->set_controls(damping, strength); });
+Status Deformer::set_controls(const Settings& s) noexcept {
+  if (!valid()) return invalid("set_controls: the deformer was not created");
+  return guard([&] { (*impl_->handle)->set_controls(to_ffi(s)); });
 }
 
-Status Deformer::reset(const double* pose, const double* morph_weights) noexcept {
-  if (!valid()) return {false, "reset: the deformer was not created"};
-  if (!pose) return {false, "reset: pose is required"};
-  if (targets_ > 0 && !morph_weights) return {false, "reset: the blendshape weights are required"};
+Status Deformer::reset(const Pose& pose) noexcept {
+  if (!valid()) return invalid("reset: the deformer was not created");
+  if (!pose.transforms) return invalid("reset: the pose's transforms are required");
+  if (targets_ > 0 && !pose.morph_weights) return invalid("reset: the blendshape weights are required");
   return guard([&] {
-    (*impl_->handle)->reset(rust::Slice<const double>(pose, bones_ * 12),
-                            targets_ ? rust::Slice<const double>(morph_weights, targets_)
-                                     : rust::Slice<const double>());
+    (*impl_->handle)->reset(ffi::Pose{D(pose.transforms, bones_ * 12), slice(pose.morph_weights, targets_)});
   });
 }
 
@@ -180,64 +236,17 @@ Binding::~Binding() = default;
 Binding::Binding(Binding&&) noexcept = default;
 Binding& Binding::operator=(Binding&&) noexcept = default;
 
-Status Binding::start(const Settings& s, const Part* parts, std::size_t part_count,
-                      std::size_t bones, std::size_t targets, const double* first_morph_weights,
-                      const double* first_pose, const std::string& sidecar) noexcept {
-  if (!parts || part_count == 0 || !first_pose || bones == 0) {
-    return {false, "start: parts, first_pose and at least one bone are required"};
-  }
-  if (targets > 0 && !first_morph_weights) {
-    return {false, "start: blendshape targets need their first weights"};
-  }
-  bool leak = parts[0].leak != nullptr;
-  bool stiff = parts[0].stiffness != nullptr;
-  for (std::size_t p = 0; p < part_count; ++p) {
-    const Part& q = parts[p];
-    if (!q.rest || !q.triangles || !q.weights || q.vertices == 0 || q.triangle_count == 0) {
-      return {false, "start: part " + std::to_string(p) +
-                         " needs rest positions, triangles and weights"};
-    }
-    if (targets > 0 && !q.morph_deltas) {
-      return {false, "start: part " + std::to_string(p) + " lacks its blendshape offsets"};
-    }
-    if ((q.leak != nullptr) != leak) {
-      return {false, "start: a leak field must be given for every part or for none"};
-    }
-    if ((q.stiffness != nullptr) != stiff) {
-      return {false, "start: a stiffness field must be given for every part or for none"};
-    }
-  }
+Status Binding::start(const Settings& s, const Body& body) noexcept {
+  std::vector<ffi::Part> parts;
+  std::optional<ffi::Body> fb;
+  if (Status st = bridge_body(body, parts, fb); !st) return st;
   auto fresh = std::make_unique<Impl>();
-  Status st = guard([&] {
-    std::vector<double> rest, weights, deltas, leaks, stiffs;
-    std::vector<std::uint32_t> tris;
-    std::vector<std::size_t> pv, pt;
-    for (std::size_t p = 0; p < part_count; ++p) {
-      const Part& q = parts[p];
-      rest.insert(rest.end(), q.rest, q.rest + q.vertices * 3);
-      tris.insert(tris.end(), q.triangles, q.triangles + q.triangle_count * 3);
-      weights.insert(weights.end(), q.weights, q.weights + q.vertices * bones);
-      if (targets) deltas.insert(deltas.end(), q.morph_deltas, q.morph_deltas + targets * q.vertices * 3);
-      if (leak) leaks.insert(leaks.end(), q.leak, q.leak + q.vertices);
-      if (stiff) stiffs.insert(stiffs.end(), q.stiffness, q.stiffness + q.vertices);
-      pv.push_back(q.vertices);
-      pt.push_back(q.triangle_count);
-    }
-    ffi::Settings fs = to_ffi(s);
-    using D = rust::Slice<const double>;
-    using Z = rust::Slice<const std::size_t>;
-    fresh->handle.emplace(ffi::start_bind(
-        fs, D(rest.data(), rest.size()),
-        rust::Slice<const std::uint32_t>(tris.data(), tris.size()), Z(pv.data(), pv.size()),
-        Z(pt.data(), pt.size()), D(weights.data(), weights.size()), bones,
-        D(deltas.data(), deltas.size()), targets,
-        targets ? D(first_morph_weights, targets) : D(), D(leaks.data(), leaks.size()),
-        D(stiffs.data(), stiffs.size()), D(first_pose, bones * 12), rust::Str(sidecar)));
-  });
+  // start_bind copies the arrays before it returns.
+  Status st = guard([&] { fresh->handle.emplace(ffi::start_bind(to_ffi(s), *fb)); });
   if (st) {
     impl_ = std::move(fresh);
-    bones_ = bones;
-    targets_ = targets;
+    bones_ = body.bones;
+    targets_ = body.targets;
   }
   return st;
 }
@@ -257,7 +266,7 @@ std::string Binding::stage() const noexcept {
 
 Binding::State Binding::state() const noexcept {
   if (!impl_ || !impl_->handle) return State::NotStarted;
-  return static_cast<State>((*impl_->handle)->state());
+  return static_cast<State>(static_cast<int>((*impl_->handle)->state()));
 }
 
 void Binding::cancel() noexcept {
@@ -265,7 +274,7 @@ void Binding::cancel() noexcept {
 }
 
 Status Binding::take(Deformer& out) noexcept {
-  if (!impl_ || !impl_->handle) return {false, "take: the bind was not started"};
+  if (!impl_ || !impl_->handle) return invalid("take: the bind was not started");
   auto fresh = std::make_unique<Deformer::Impl>();
   Status st = guard([&] { fresh->handle.emplace((*impl_->handle)->take()); });
   if (st) {
@@ -279,7 +288,7 @@ Status Binding::take(Deformer& out) noexcept {
 }
 
 Status Deformer::debug_panic() noexcept {
-  if (!valid()) return {false, "debug_panic: the deformer was not created"};
+  if (!valid()) return invalid("debug_panic: the deformer was not created");
   return guard([&] { (*impl_->handle)->debug_panic(true); });
 }
 
@@ -298,15 +307,15 @@ Status PullBack::create(const double* weights, std::size_t vertices, std::size_t
                         const std::size_t* part_vertices, const double* part_linear,
                         std::size_t part_count) noexcept {
   if (!weights || vertices == 0 || bones == 0) {
-    return {false, "pull-back create: weights and at least one vertex and one bone are required"};
+    return invalid("pull-back create: weights and at least one vertex and one bone are required");
   }
   if (part_count > 0 && (!part_vertices || !part_linear)) {
-    return {false, "pull-back create: " + std::to_string(part_count) +
-                       " parts need their vertex counts and 3 x 3 matrices"};
+    return invalid("pull-back create: " + std::to_string(part_count) +
+                       " parts need their vertex counts and 3 x 3 matrices");
   }
   if (vertices > SIZE_MAX / bones || vertices > SIZE_MAX / 3 || bones > SIZE_MAX / 12 ||
       part_count > SIZE_MAX / 9) {
-    return {false, "pull-back create: the array sizes overflow (vertices " + std::to_string(vertices) + ", bones " + std::to_string(bones) + ")"};
+    return invalid("pull-back create: the array sizes overflow (vertices " + std::to_string(vertices) + ", bones " + std::to_string(bones) + ")");
   }
   std::unique_ptr<Impl> fresh;
   Status st = guard([&] {
@@ -326,8 +335,8 @@ Status PullBack::create(const double* weights, std::size_t vertices, std::size_t
 }
 
 Status PullBack::apply(const double* transforms, const double* u, double* out) const noexcept {
-  if (!valid()) return {false, "pull-back: it was not created"};
-  if (!transforms || !u || !out) return {false, "pull-back: transforms, u and out are required"};
+  if (!valid()) return invalid("pull-back: it was not created");
+  if (!transforms || !u || !out) return invalid("pull-back: transforms, u and out are required");
   return guard([&] {
     impl_->handle->pull_back(rust::Slice<const double>(transforms, bones_ * 12),
                              rust::Slice<const double>(u, vertices_ * 3),

@@ -28,54 +28,31 @@
 #include <memory>
 #include <string>
 
+#include "overtone_c.h"
+
 namespace overtone {
 
+// The settings, body, part and pose structs are the C ABI's (overtone_c.h: generated from the
+// core's settings table, so a field is written once). Settings: call default_settings() and
+// change what differs; an optional setting is its use_ flag (false: automatic / none) and value.
+using Settings = ::overtone_settings;
+using Part = ::overtone_part;
+using Pose = ::overtone_pose;
+using Body = ::overtone_body;
+
+// The core's defaults (the settings table's).
+Settings default_settings() noexcept;
+// The bridge's field list ("name:type,..." in declaration order), for layout tests.
+std::string settings_field_list() noexcept;
+
+// A call's outcome: ok, or the kind of failure (the C ABI's overtone_status values; a host
+// retries kStepFailed, whose state is unchanged, and reports the others) and a message a TD can
+// act on.
 struct Status {
   bool ok = true;
+  overtone_status kind = OVERTONE_OK;
   std::string message;
   explicit operator bool() const noexcept { return ok; }
-};
-
-// Defaults from Settings::defaults(). The fields after `clusters` are the art-direction
-// controls; of them only damping and strength may change between frames (set_controls), the
-// others need a new create/bind (none of them changes the fast solver's sidecar).
-struct Settings {
-  double youngs_modulus;  // Pa, in the normalised frame (longest half-extent 1)
-  double poisson_ratio;   // [0, 0.5)
-  double density;         // kg/m^3, in the normalised frame
-  double fps;  // frames per second of the host's timeline, dt = 1/fps
-  std::size_t lattice_resolution;  // cells along the longest side, 0: from the mesh's thickness
-  bool fast;  // reduced solver (true) or full order
-  std::size_t modes;
-  std::size_t clusters;
-  std::uint8_t integrator;  // 0: implicit midpoint with substeps; 1: backward Euler, 1 step/frame
-  std::size_t substeps;     // per frame, 1-64; 0: automatic (from the frame length and lowest mode)
-  double damping;           // damping ratio of the lowest mode, >= 0 (0 none, 1 critical)
-  double frequency;         // Hz of the lowest mode (Young's modulus rescaled to it); 0: none
-  std::uint8_t rest;        // elastic reference: 0 the rig pose (held pose at rest), 1 bind shape
-  double time_scale;        // physics seconds per animation second, > 0
-  double preroll;           // seconds held at the first pose after create/bind/reset, 0-60
-  double strength;          // multiplier of the output displacement, >= 0
-  double cut_distance;      // rig jump (fraction of the body's diagonal) that restarts; 0: never
-  double gravity[3];        // world frame, world length units/s^2 (Blender Z-up: {0, 0, -9.81})
-  static Settings defaults() noexcept;
-  // The bridge's field list ("name:type,..." in declaration order), for layout tests.
-  static std::string field_list() noexcept;
-};
-
-// One skinned mesh of a body (several meshes bound to one skeleton are bound as one body):
-// rest n x 3, triangles t x 3 (indices into this part's vertices), weights n x bones,
-// morph_deltas targets x n x 3 (null without blendshapes), leak n values (null: default; give it
-// for every part or for none).
-struct Part {
-  const double* rest = nullptr;
-  std::size_t vertices = 0;
-  const std::uint32_t* triangles = nullptr;
-  std::size_t triangle_count = 0;
-  const double* weights = nullptr;
-  const double* morph_deltas = nullptr;
-  const double* leak = nullptr;
-  const double* stiffness = nullptr;  // n values (see above), null: uniform; every part or none
 };
 
 // Where a deformer's precompute came from; hosts branch on this, and show cache_status() (the
@@ -99,29 +76,16 @@ class Deformer {
   Deformer(const Deformer&) = delete;
   Deformer& operator=(const Deformer&) = delete;
 
-  // Builds (or loads from `sidecar`, may be empty) the precompute; `leak` and `stiffness` may be
-  // null (vertices values each otherwise, see above).
-  Status create(const Settings& settings, const double* rest, std::size_t vertices,
-                const std::uint32_t* triangles, std::size_t triangle_count,
-                const double* weights, std::size_t bones, const double* leak,
-                const double* first_pose, const std::string& sidecar,
-                const double* stiffness = nullptr) noexcept;
-  // The same with `targets` blendshapes: `morph_deltas` targets x vertices x 3 bind-space
-  // offsets, `first_morph_weights` targets values; each step then takes `targets` weights.
-  Status create(const Settings& settings, const double* rest, std::size_t vertices,
-                const std::uint32_t* triangles, std::size_t triangle_count,
-                const double* weights, std::size_t bones, const double* morph_deltas,
-                std::size_t targets, const double* first_morph_weights, const double* leak,
-                const double* first_pose, const std::string& sidecar,
-                const double* stiffness = nullptr) noexcept;
-  // The keyframable controls, from the next step on, without a rebind: damping ratio (>= 0;
-  // refactors only the solver's small system, never the sidecar) and strength (>= 0). On error
-  // nothing changes.
-  Status set_controls(double damping, double strength) noexcept;
-  // One frame; `out` receives vertices x 3 doubles; `morph_weights` holds targets() values
-  // (may be null without blendshapes). On error nothing changes.
-  Status step(const double* pose, double* out, const double* morph_weights = nullptr) noexcept;
-  Status reset(const double* pose, const double* morph_weights = nullptr) noexcept;
+  // Builds (or loads from the body's sidecar, may be null or empty) the precompute on the
+  // calling thread. Only a complete deformer replaces the previous one.
+  Status create(const Settings& settings, const Body& body) noexcept;
+  // The host's settings between frames: the animatable ones (damping, strength) apply from the
+  // next step on without a rebind; any other that differs from the bind's is refused (rebind).
+  // On error nothing changes.
+  Status set_controls(const Settings& settings) noexcept;
+  // One frame; `out` receives vertices x 3 doubles. On error nothing changes.
+  Status step(const Pose& pose, double* out) noexcept;
+  Status reset(const Pose& pose) noexcept;
   std::size_t targets() const noexcept { return targets_; }
   double residual() const noexcept;
   // Where the precompute came from: the text for a TD ("loaded from sidecar", ...) and the state
@@ -162,9 +126,7 @@ class Binding {
   Binding(const Binding&) = delete;
   Binding& operator=(const Binding&) = delete;
 
-  Status start(const Settings& settings, const Part* parts, std::size_t part_count,
-               std::size_t bones, std::size_t targets, const double* first_morph_weights,
-               const double* first_pose, const std::string& sidecar) noexcept;
+  Status start(const Settings& settings, const Body& body) noexcept;
   double fraction() const noexcept;
   std::string stage() const noexcept;
   State state() const noexcept;

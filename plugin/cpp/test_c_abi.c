@@ -9,6 +9,43 @@
 
 #include "overtone_c.h"
 
+/* One-part bodies and poses over the ABI's structs (the test's call sites stay short). */
+static overtone_part part_of(const double* rest, size_t n, const uint32_t* tris, size_t nt, const double* w,
+                             const double* deltas, const double* stiffness) {
+  overtone_part p = {rest, n, tris, nt, w, deltas, NULL, stiffness};
+  return p;
+}
+
+static int create1(const overtone_settings* s, const double* rest, size_t n, const uint32_t* tris, size_t nt,
+                   const double* w, size_t bones, const double* deltas, size_t targets, const double* first_morph,
+                   const double* stiffness, const double* pose, const char* sidecar, overtone_deformer** out,
+                   char* err, size_t err_len) {
+  overtone_part p = part_of(rest, n, tris, nt, w, deltas, stiffness);
+  overtone_body b = {&p, 1, bones, targets, {pose, first_morph}, sidecar};
+  return overtone_create(s, &b, out, err, err_len);
+}
+
+static int step1(overtone_deformer* d, const double* pose, const double* morph, double* out, char* err,
+                 size_t err_len) {
+  overtone_pose p = {pose, morph};
+  return overtone_step(d, &p, out, err, err_len);
+}
+
+/* set_controls with the bind's settings `base` but these damping and strength. */
+static int controls1(overtone_deformer* d, const overtone_settings* base, double damping, double strength,
+                     char* err, size_t err_len) {
+  overtone_settings s = *base;
+  s.damping = damping;
+  s.strength = strength;
+  return overtone_set_controls(d, &s, err, err_len);
+}
+
+static int bind1(const overtone_settings* s, const overtone_part* parts, size_t count, size_t bones,
+                 const double* pose, const char* sidecar, overtone_bind** out, char* err, size_t err_len) {
+  overtone_body b = {parts, count, bones, 0, {pose, NULL}, sidecar};
+  return overtone_bind_start(s, &b, out, err, err_len);
+}
+
 /* A closed UV sphere (radius r, centre cx) with `rings` x `seg` quads; two bones blending along
  * x. Writes vertices, triangles and weights; returns the vertex count. */
 static size_t sphere(double cx, double r, int rings, int seg, double* v, uint32_t* t, double* w,
@@ -67,6 +104,7 @@ static int async_bind(void) {
   double pose[24] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
   overtone_settings s;
   overtone_default_settings(&s);
+  s.use_lattice_resolution = true;
   s.lattice_resolution = 48;
   char err[512], stage[128];
   char sidecar[256];
@@ -75,7 +113,7 @@ static int async_bind(void) {
   overtone_bind* b = NULL;
   struct timespec nap = {0, 1000000};
   /* Cancelled mid-bind. */
-  if (overtone_bind_start(&s, parts, 2, 2, 0, NULL, pose, sidecar, &b, err, sizeof err) != 0) {
+  if (bind1(&s, parts, 2, 2, pose, sidecar, &b, err, sizeof err) != 0) {
     printf("FAIL bind_start: %s\n", err);
     return 1;
   }
@@ -101,7 +139,7 @@ static int async_bind(void) {
   }
   overtone_bind_destroy(b);
   /* Full bind, polled. */
-  if (overtone_bind_start(&s, parts, 2, 2, 0, NULL, pose, sidecar, &b, err, sizeof err) != 0) {
+  if (bind1(&s, parts, 2, 2, pose, sidecar, &b, err, sizeof err) != 0) {
     printf("FAIL bind_start: %s\n", err);
     return 1;
   }
@@ -138,7 +176,7 @@ static int async_bind(void) {
     double a = 0.6 * sin(0.5 * k), c = cos(a), sn = sin(a);
     /* bone 1 rotates about z through the origin */
     double p[24] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, c, -sn, 0, 0, sn, c, 0, 0, 0, 0, 1, 0};
-    if (overtone_step(d, p, out, err, sizeof err) != 0) {
+    if (step1(d, p, NULL, out, err, sizeof err) != 0) {
       printf("FAIL step after async bind: %s\n", err);
       return 1;
     }
@@ -154,7 +192,7 @@ static int async_bind(void) {
   overtone_destroy(d);
   /* Bad input is refused at start (a part without triangles), and NULL handles are harmless. */
   overtone_part bad = {v1, n1, t1, 0, w1, NULL, NULL, NULL};
-  if (overtone_bind_start(&s, &bad, 1, 2, 0, NULL, pose, "", &b, err, sizeof err) == 0 || b != NULL) {
+  if (bind1(&s, &bad, 1, 2, pose, "", &b, err, sizeof err) == 0 || b != NULL) {
     printf("FAIL: a part without triangles was accepted\n");
     return 1;
   }
@@ -169,16 +207,12 @@ static int async_bind(void) {
  * compiled layout name the same fields in the same order; this program's own offsetof/sizeof
  * (compiled as C) agree with the library's; each field's size is its type's; the fields cover
  * the struct up to alignment padding. Prints the layout for the ctypes check. */
-#define FIELD(name) {#name, offsetof(overtone_settings, name), sizeof(((overtone_settings*)0)->name)}
+#define FIELD(name) {#name, offsetof(overtone_settings, name), sizeof(((overtone_settings*)0)->name)},
 static int settings_layout(void) {
   struct {
     const char* name;
     size_t offset, size;
-  } mine[] = {FIELD(youngs_modulus), FIELD(poisson_ratio), FIELD(density), FIELD(fps),
-              FIELD(lattice_resolution), FIELD(fast), FIELD(modes), FIELD(clusters),
-              FIELD(integrator), FIELD(substeps), FIELD(damping), FIELD(frequency),
-              FIELD(rest), FIELD(time_scale), FIELD(preroll), FIELD(strength),
-              FIELD(cut_distance), FIELD(gravity)};
+  } mine[] = {OVERTONE_SETTINGS_FIELDS(FIELD)};
   const size_t count = sizeof mine / sizeof mine[0];
   char fields[2048], layout[2048];
   if (overtone_settings_fields(fields, sizeof fields) >= sizeof fields ||
@@ -218,8 +252,8 @@ static int settings_layout(void) {
     *kind++ = '\0';
     size_t want = strcmp(kind, "f64") == 0     ? sizeof(double)
                   : strcmp(kind, "usize") == 0 ? sizeof(size_t)
-                  : strcmp(kind, "bool") == 0  ? sizeof(int)
-                  : strcmp(kind, "u8") == 0    ? sizeof(int)
+                  : strcmp(kind, "bool") == 0  ? sizeof(bool)
+                  : strcmp(kind, "enum") == 0  ? sizeof(overtone_solver)
                   : strcmp(kind, "f64x3") == 0 ? 3 * sizeof(double)
                                                : 0;
     if (strcmp(f, mine[i].name) != 0 || strcmp(lname, mine[i].name) != 0 || off != mine[i].offset ||
@@ -244,20 +278,20 @@ static int controls(const overtone_settings* base, const double* rest, const uin
   double pose[] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
   double stiff[6] = {-1, -1, 10, 10, -1, -1};
   overtone_deformer *a = NULL, *b = NULL;
-  if (overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, stiff, pose, "", &a, err, sizeof err) != 0 ||
-      overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, stiff, pose, "", &b, err, sizeof err) != 0) {
+  if (create1(&s, rest, 6, tris, 8, weights, 1, NULL, 0, NULL, stiff, pose, "", &a, err, sizeof err) != 0 ||
+      create1(&s, rest, 6, tris, 8, weights, 1, NULL, 0, NULL, stiff, pose, "", &b, err, sizeof err) != 0) {
     printf("FAIL create with stiffness: %s\n", err);
     return 1;
   }
-  if (overtone_set_controls(b, s.damping, 2.0, err, sizeof err) != 0 ||
-      overtone_set_controls(b, -0.5, 1.0, err, sizeof err) == 0) {
+  if (controls1(b, &s, s.damping, 2.0, err, sizeof err) != 0 ||
+      controls1(b, &s, -0.5, 1.0, err, sizeof err) == 0) {
     printf("FAIL: set_controls: %s\n", err);
     return 1;
   }
   double ua[18], ub[18], worst = 0.0, peak = 0.0;
   for (int k = 1; k < 12; ++k) {
     pose[3] = 0.3 * sin(0.6 * k);
-    if (overtone_step(a, pose, ua, err, sizeof err) != 0 || overtone_step(b, pose, ub, err, sizeof err) != 0) {
+    if (step1(a, pose, NULL, ua, err, sizeof err) != 0 || step1(b, pose, NULL, ub, err, sizeof err) != 0) {
       printf("FAIL step: %s\n", err);
       return 1;
     }
@@ -270,7 +304,7 @@ static int controls(const overtone_settings* base, const double* rest, const uin
     printf("FAIL: strength 2 gives %.3e off twice strength 1 (peak %.3e)\n", worst, peak);
     return 1;
   }
-  if (overtone_set_controls(a, 0.6, 1.0, err, sizeof err) != 0 || overtone_step(a, pose, ua, err, sizeof err) != 0) {
+  if (controls1(a, &s, 0.6, 1.0, err, sizeof err) != 0 || step1(a, pose, NULL, ua, err, sizeof err) != 0) {
     printf("FAIL: damping change mid-run: %s\n", err);
     return 1;
   }
@@ -278,13 +312,13 @@ static int controls(const overtone_settings* base, const double* rest, const uin
   overtone_destroy(b);
   double bad[6] = {1, 1, 0, 1, 1, 1};
   overtone_deformer* c = NULL;
-  if (overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, bad, pose, "", &c, err, sizeof err) == 0 || c) {
+  if (create1(&s, rest, 6, tris, 8, weights, 1, NULL, 0, NULL, bad, pose, "", &c, err, sizeof err) == 0 || c) {
     printf("FAIL: a zero stiffness was accepted\n");
     return 1;
   }
   printf("C ABI controls ok: strength 2 = 2 x strength 1 to %.1e (peak %.3e); refused: %s\n", worst, peak, err);
-  s.integrator = 7;
-  if (overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, NULL, pose, "", &c, err, sizeof err) == 0) {
+  s.integrator = (overtone_integrator)7;
+  if (create1(&s, rest, 6, tris, 8, weights, 1, NULL, 0, NULL, NULL, pose, "", &c, err, sizeof err) == 0) {
     printf("FAIL: integrator 7 accepted\n");
     return 1;
   }
@@ -362,7 +396,7 @@ static int create_with_sidecar(const overtone_settings* s, const double* rest, c
                                const double* weights, const double* pose, const char* sidecar) {
   char err[512], status[256];
   overtone_deformer* d = NULL;
-  if (overtone_create(s, rest, 6, tris, 8, weights, 1, NULL, NULL, pose, sidecar, &d, err, sizeof err) != 0) {
+  if (create1(s, rest, 6, tris, 8, weights, 1, NULL, 0, NULL, NULL, pose, sidecar, &d, err, sizeof err) != 0) {
     printf("FAIL create with sidecar %s: %s\n", sidecar, err);
     return -2;
   }
@@ -415,20 +449,20 @@ int main(void) {
   s.modes = 4;
   if (controls(&s, rest, tris, weights) != 0) return 1;
   overtone_deformer* d = NULL;
-  if (overtone_create(&s, rest, 6, tris, 8, weights, 1, NULL, NULL, pose, "", &d, err, sizeof err) != 0) {
+  if (create1(&s, rest, 6, tris, 8, weights, 1, NULL, 0, NULL, NULL, pose, "", &d, err, sizeof err) != 0) {
     printf("FAIL create: %s\n", err);
     return 1;
   }
   double out[18];
   for (int k = 1; k < 10; ++k) {
     pose[3] = 0.2 * sin(0.5 * k);
-    if (overtone_step(d, pose, out, err, sizeof err) != 0) {
+    if (step1(d, pose, NULL, out, err, sizeof err) != 0) {
       printf("FAIL step: %s\n", err);
       return 1;
     }
   }
   pose[0] = NAN;
-  if (overtone_step(d, pose, out, err, sizeof err) == 0) {
+  if (step1(d, pose, NULL, out, err, sizeof err) == 0) {
     printf("FAIL: a NaN pose was accepted\n");
     return 1;
   }
@@ -444,7 +478,7 @@ int main(void) {
     return 1;
   }
   pose[0] = 1.0;
-  if (overtone_step(d, pose, out, err, sizeof err) != 0) {
+  if (step1(d, pose, NULL, out, err, sizeof err) != 0) {
     printf("FAIL: the deformer stopped working after a contained panic: %s\n", err);
     return 1;
   }
@@ -463,7 +497,7 @@ int main(void) {
   double bw = 0.0;
   pose[0] = 1.0;
   pose[3] = 0.0;
-  if (overtone_create_with_morphs(&s, rest, 6, tris, 8, weights, 1, delta, 1, &bw, NULL, NULL, pose, "", &d, err,
+  if (create1(&s, rest, 6, tris, 8, weights, 1, delta, 1, &bw, NULL, pose, "", &d, err,
                                   sizeof err) != 0) {
     printf("FAIL create_with_morphs: %s\n", err);
     return 1;
@@ -475,7 +509,7 @@ int main(void) {
   double worst = 0.0;
   for (int k = 1; k < 10; ++k) {
     bw = fabs(sin(0.7 * k));
-    if (overtone_step_with_morphs(d, pose, &bw, out, err, sizeof err) != 0) {
+    if (step1(d, pose, &bw, out, err, sizeof err) != 0) {
       printf("FAIL step_with_morphs: %s\n", err);
       return 1;
     }
@@ -485,7 +519,7 @@ int main(void) {
     printf("FAIL: blendshape rig residual %.2e\n", worst);
     return 1;
   }
-  if (overtone_step(d, pose, out, err, sizeof err) == 0) {
+  if (step1(d, pose, NULL, out, err, sizeof err) == 0) {
     printf("FAIL: a step without the blendshape weights was accepted\n");
     return 1;
   }

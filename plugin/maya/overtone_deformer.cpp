@@ -56,13 +56,16 @@
 
 #include <algorithm>
 #include <utility>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "overtone.hpp"
+#include "settings_attributes.inc"
 
 namespace {
 
@@ -92,11 +95,11 @@ class OvertoneDeformer : public MPxDeformerNode {
                  unsigned int multi_index) override;
   SchedulingType schedulingType() const override { return SchedulingType::kUntrusted; }
 
-  static MObject aYoungsModulus, aPoissonRatio, aDensity, aSolver, aModes, aClusters, aLattice;
+  // One attribute per row of the generated settings table (and its use<Name> switch for an
+  // optional setting; null otherwise), then the node's own.
+  static MObject aSetting[overtone_maya::kSettingCount], aUseSetting[overtone_maya::kSettingCount];
   static MObject aSidecar, aUseLeak, aTime, aStartFrame, aMatrix, aSkinCluster, aRebind;
-  static MObject aDamping, aStrength, aIntegrator, aSubsteps, aFrequency, aRestShape, aTimeScale, aPreroll;
-  static MObject aUseGravity, aGravity, aCutDistance, aUseStiffness, aStiffnessRange, aStiffnessList,
-      aStiffnessWeights;
+  static MObject aUseGravity, aGravity, aUseStiffness, aStiffnessRange, aStiffnessList, aStiffnessWeights;
 
  private:
   struct Bind {
@@ -108,69 +111,61 @@ class OvertoneDeformer : public MPxDeformerNode {
   bool read_pose(MDataBlock& block);
   void fail(const MString& what);
   std::string settings_signature(MDataBlock& block) const;
+  overtone::Settings read_settings(MDataBlock& block) const;
 
   overtone::Deformer deformer_;
   Bind bind_;
   std::string signature_;
   std::vector<double> pose_, disp_;
   double last_frame_ = 0.0;
-  double damping_ = 0.0, strength_ = 1.0;  // the controls the deformer runs with
+  overtone::Settings settings_{};  // the settings the deformer runs with (controls as last set)
   bool started_ = false;
   MString last_error_;
 };
 
-MObject OvertoneDeformer::aYoungsModulus, OvertoneDeformer::aPoissonRatio, OvertoneDeformer::aDensity;
-MObject OvertoneDeformer::aSolver, OvertoneDeformer::aModes, OvertoneDeformer::aClusters;
-MObject OvertoneDeformer::aLattice, OvertoneDeformer::aSidecar, OvertoneDeformer::aUseLeak;
-MObject OvertoneDeformer::aTime, OvertoneDeformer::aStartFrame, OvertoneDeformer::aMatrix;
-MObject OvertoneDeformer::aSkinCluster, OvertoneDeformer::aRebind;
-MObject OvertoneDeformer::aDamping, OvertoneDeformer::aStrength, OvertoneDeformer::aIntegrator;
-MObject OvertoneDeformer::aSubsteps, OvertoneDeformer::aFrequency, OvertoneDeformer::aRestShape;
-MObject OvertoneDeformer::aTimeScale, OvertoneDeformer::aPreroll, OvertoneDeformer::aUseGravity;
-MObject OvertoneDeformer::aGravity, OvertoneDeformer::aCutDistance, OvertoneDeformer::aUseStiffness;
-MObject OvertoneDeformer::aStiffnessRange, OvertoneDeformer::aStiffnessList, OvertoneDeformer::aStiffnessWeights;
+MObject OvertoneDeformer::aSetting[overtone_maya::kSettingCount];
+MObject OvertoneDeformer::aUseSetting[overtone_maya::kSettingCount];
+MObject OvertoneDeformer::aSidecar, OvertoneDeformer::aUseLeak, OvertoneDeformer::aTime;
+MObject OvertoneDeformer::aStartFrame, OvertoneDeformer::aMatrix, OvertoneDeformer::aSkinCluster;
+MObject OvertoneDeformer::aRebind, OvertoneDeformer::aUseGravity, OvertoneDeformer::aGravity;
+MObject OvertoneDeformer::aUseStiffness, OvertoneDeformer::aStiffnessRange, OvertoneDeformer::aStiffnessList;
+MObject OvertoneDeformer::aStiffnessWeights;
 
 MStatus OvertoneDeformer::initialize() {
-  const overtone::Settings d = overtone::Settings::defaults();
+  using overtone_maya::kNoBound;
+  using overtone_maya::SettingAttribute;
   MFnNumericAttribute n;
-  aYoungsModulus = n.create("youngsModulus", "ym", MFnNumericData::kDouble, d.youngs_modulus);
-  n.setMin(1e-3);
-  aPoissonRatio = n.create("poissonRatio", "pr", MFnNumericData::kDouble, d.poisson_ratio);
-  n.setMin(0.0);
-  n.setMax(0.499);
-  aDensity = n.create("density", "den", MFnNumericData::kDouble, d.density);
-  n.setMin(1e-6);
-  aModes = n.create("modes", "mod", MFnNumericData::kInt, static_cast<int>(d.modes));
-  n.setMin(0);  // 0: automatic (64 on a small body, 16 otherwise)
-  aClusters = n.create("clusters", "cl", MFnNumericData::kInt, static_cast<int>(d.clusters));
-  n.setMin(1);
-  aLattice = n.create("latticeResolution", "lr", MFnNumericData::kInt, static_cast<int>(d.lattice_resolution));
-  n.setMin(0);  // 0: chosen from the mesh's thickness
+  MFnEnumAttribute e;
+  std::vector<MObject*> settings;
+  for (std::size_t i = 0; i < overtone_maya::kSettingCount; ++i) {
+    const SettingAttribute& r = overtone_maya::kSettingAttributes[i];
+    const MString shortName = r.short_name;
+    if (r.type == SettingAttribute::Enum) {
+      aSetting[i] = e.create(r.long_name, shortName, static_cast<short>(r.default_value));
+      for (short k = 0; r.enum_fields[k] != nullptr; ++k) e.addField(r.enum_fields[k], k);
+      e.setKeyable(r.keyable);
+    } else {
+      const auto type = r.type == SettingAttribute::Double ? MFnNumericData::kDouble
+                        : r.type == SettingAttribute::Int  ? MFnNumericData::kInt
+                                                           : MFnNumericData::kBoolean;
+      aSetting[i] = n.create(r.long_name, shortName, type, r.default_value);
+      if (r.min != kNoBound) n.setMin(r.min);
+      if (r.max != kNoBound) n.setMax(r.max);
+      if (r.soft_min != kNoBound) n.setSoftMin(r.soft_min);
+      if (r.soft_max != kNoBound) n.setSoftMax(r.soft_max);
+      n.setKeyable(r.keyable);
+    }
+    settings.push_back(&aSetting[i]);
+    if (r.optional) {
+      std::string use = std::string("use") + r.long_name;
+      use[3] = static_cast<char>(std::toupper(static_cast<unsigned char>(use[3])));
+      aUseSetting[i] = n.create(use.c_str(), (MString("u") + shortName), MFnNumericData::kBoolean, r.default_set);
+      settings.push_back(&aUseSetting[i]);
+    }
+  }
   aUseLeak = n.create("useLeakWeights", "ulw", MFnNumericData::kBoolean, false);
   aStartFrame = n.create("startFrame", "sf", MFnNumericData::kDouble, 1.0);
   aRebind = n.create("rebind", "rb", MFnNumericData::kInt, 0);
-  aDamping = n.create("damping", "dmp", MFnNumericData::kDouble, d.damping);
-  n.setMin(0.0);
-  n.setSoftMax(1.0);
-  n.setKeyable(true);
-  aStrength = n.create("strength", "str", MFnNumericData::kDouble, d.strength);
-  n.setMin(0.0);
-  n.setSoftMax(3.0);
-  n.setKeyable(true);
-  aSubsteps = n.create("substeps", "sst", MFnNumericData::kInt, static_cast<int>(d.substeps));
-  n.setMin(0);  // 0: automatic
-  n.setMax(64);
-  aFrequency = n.create("frequency", "frq", MFnNumericData::kDouble, d.frequency);
-  n.setMin(0.0);  // Hz; 0: Young's modulus as given
-  n.setSoftMax(20.0);
-  aTimeScale = n.create("timeScale", "tsc", MFnNumericData::kDouble, d.time_scale);
-  n.setMin(1e-3);
-  n.setSoftMax(4.0);
-  aPreroll = n.create("preroll", "prr", MFnNumericData::kDouble, d.preroll);
-  n.setMin(0.0);
-  n.setMax(60.0);
-  aCutDistance = n.create("cutDistance", "cut", MFnNumericData::kDouble, d.cut_distance);
-  n.setMin(0.0);  // fraction of the body's diagonal; 0: never
   aUseGravity = n.create("useGravity", "ugr", MFnNumericData::kBoolean, false);
   aGravity = n.create("gravity", "grv", MFnNumericData::k3Double);
   n.setDefault(0.0, -981.0, 0.0);  // cm/s^2, Maya's internal length unit, +Y up
@@ -187,16 +182,6 @@ MStatus OvertoneDeformer::initialize() {
   c.addChild(aStiffnessWeights);
   c.setArray(true);
   c.setUsesArrayDataBuilder(true);
-  MFnEnumAttribute e;
-  aSolver = e.create("solver", "sol", 0);
-  e.addField("fast", 0);
-  e.addField("full", 1);
-  aIntegrator = e.create("integrator", "itg", d.integrator);
-  e.addField("implicitMidpoint", 0);
-  e.addField("backwardEuler", 1);
-  aRestShape = e.create("restShape", "rsh", d.rest);
-  e.addField("rigPose", 0);
-  e.addField("bindShape", 1);
   MFnTypedAttribute t;
   aSidecar = t.create("sidecar", "sc", MFnData::kString);
   MFnUnitAttribute u;
@@ -207,21 +192,21 @@ MStatus OvertoneDeformer::initialize() {
   m.setUsesArrayDataBuilder(true);
   MFnMessageAttribute msg;
   aSkinCluster = msg.create("skinCluster", "skc");
-  for (MObject* a : {&aYoungsModulus, &aPoissonRatio, &aDensity, &aSolver, &aModes, &aClusters, &aLattice,
-                     &aSidecar, &aUseLeak, &aTime, &aStartFrame, &aMatrix, &aSkinCluster, &aRebind,
-                     &aDamping, &aStrength, &aIntegrator, &aSubsteps, &aFrequency, &aRestShape, &aTimeScale,
-                     &aPreroll, &aUseGravity, &aGravity, &aCutDistance, &aUseStiffness, &aStiffnessRange,
-                     &aStiffnessList}) {
-    MStatus s = addAttribute(*a);
-    if (!s) return s;
+  std::vector<MObject*> own = {&aSidecar, &aUseLeak, &aTime, &aStartFrame, &aMatrix, &aSkinCluster, &aRebind,
+                               &aUseGravity, &aGravity, &aUseStiffness, &aStiffnessRange, &aStiffnessList};
+  for (std::vector<MObject*>* list : {&settings, &own}) {
+    for (MObject* a : *list) {
+      MStatus s = addAttribute(*a);
+      if (!s) return s;
+    }
   }
-  for (MObject* a : {&aYoungsModulus, &aPoissonRatio, &aDensity, &aSolver, &aModes, &aClusters, &aLattice,
-                     &aSidecar, &aUseLeak, &aTime, &aStartFrame, &aMatrix, &aRebind, &aDamping, &aStrength,
-                     &aIntegrator, &aSubsteps, &aFrequency, &aRestShape, &aTimeScale, &aPreroll, &aUseGravity,
-                     &aGravity, &aCutDistance, &aUseStiffness, &aStiffnessRange, &aStiffnessList,
-                     &aStiffnessWeights}) {
-    attributeAffects(*a, outputGeom);
+  for (std::vector<MObject*>* list : {&settings, &own}) {
+    for (MObject* a : *list) {
+      if (a == &aSkinCluster) continue;
+      attributeAffects(*a, outputGeom);
+    }
   }
+  attributeAffects(aStiffnessWeights, outputGeom);
   MGlobal::executeCommand("makePaintable -attrType multiFloat -sm deformer overtoneDeformer weights");
   MGlobal::executeCommand("makePaintable -attrType multiFloat -sm deformer overtoneDeformer stiffnessWeights");
   return MS::kSuccess;
@@ -235,26 +220,49 @@ void OvertoneDeformer::fail(const MString& what) {
   last_error_ = what;
 }
 
+// The settings from the table's attributes (frame rate and gravity from the scene).
+overtone::Settings OvertoneDeformer::read_settings(MDataBlock& block) const {
+  overtone::Settings s = overtone::default_settings();
+  for (std::size_t i = 0; i < overtone_maya::kSettingCount; ++i) {
+    const auto& r = overtone_maya::kSettingAttributes[i];
+    MDataHandle h = block.inputValue(aSetting[i]);
+    const double value = r.type == overtone_maya::SettingAttribute::Double ? h.asDouble()
+                         : r.type == overtone_maya::SettingAttribute::Int  ? static_cast<double>(h.asInt())
+                         : r.type == overtone_maya::SettingAttribute::Bool ? (h.asBool() ? 1.0 : 0.0)
+                                                                           : static_cast<double>(h.asShort());
+    const bool use = r.optional ? block.inputValue(aUseSetting[i]).asBool() : true;
+    overtone_maya::apply_setting(i, value, use, s);
+  }
+  s.fps = MTime(1.0, MTime::kSeconds).as(MTime::uiUnit());
+  if (block.inputValue(aUseGravity).asBool()) {
+    const double3& g = block.inputValue(aGravity).asDouble3();
+    for (int i = 0; i < 3; ++i) s.gravity[i] = g[i];
+  }
+  return s;
+}
+
+// Everything a bind depends on except the keyable settings (applied per frame without a rebind).
 std::string OvertoneDeformer::settings_signature(MDataBlock& block) const {
   std::string s;
-  for (const MObject* a : {&aYoungsModulus, &aPoissonRatio, &aDensity})
-    s += std::to_string(block.inputValue(*a).asDouble()) + ";";
-  for (const MObject* a : {&aModes, &aClusters, &aLattice, &aRebind})
-    s += std::to_string(block.inputValue(*a).asInt()) + ";";
-  s += std::to_string(block.inputValue(aSolver).asShort()) + ";";
+  const overtone::Settings now = read_settings(block);
+  for (std::size_t i = 0; i < overtone_maya::kSettingCount; ++i) {
+    if (overtone_maya::kSettingAttributes[i].keyable) continue;
+    const auto& r = overtone_maya::kSettingAttributes[i];
+    MDataHandle h = block.inputValue(aSetting[i]);
+    s += std::to_string(r.type == overtone_maya::SettingAttribute::Double ? h.asDouble()
+                        : r.type == overtone_maya::SettingAttribute::Int  ? static_cast<double>(h.asInt())
+                        : r.type == overtone_maya::SettingAttribute::Bool ? (h.asBool() ? 1.0 : 0.0)
+                                                                          : static_cast<double>(h.asShort())) +
+         ";";
+    if (r.optional) s += std::to_string(block.inputValue(aUseSetting[i]).asBool()) + ";";
+  }
+  for (int i = 0; i < 3; ++i) s += std::to_string(now.gravity[i]) + ";";
+  s += std::to_string(block.inputValue(aRebind).asInt()) + ";";
   s += std::to_string(block.inputValue(aUseLeak).asBool()) + ";";
-  // The controls that need a rebind (damping and strength do not: see deform).
-  for (const MObject* a : {&aFrequency, &aTimeScale, &aPreroll, &aCutDistance, &aStiffnessRange})
-    s += std::to_string(block.inputValue(*a).asDouble()) + ";";
-  s += std::to_string(block.inputValue(aSubsteps).asInt()) + ";";
-  s += std::to_string(block.inputValue(aIntegrator).asShort()) + ";";
-  s += std::to_string(block.inputValue(aRestShape).asShort()) + ";";
+  s += std::to_string(block.inputValue(aStiffnessRange).asDouble()) + ";";
   s += std::to_string(block.inputValue(aUseStiffness).asBool()) + ";";
-  s += std::to_string(block.inputValue(aUseGravity).asBool()) + ";";
-  const double3& g = block.inputValue(aGravity).asDouble3();
-  for (int i = 0; i < 3; ++i) s += std::to_string(g[i]) + ";";
   s += block.inputValue(aSidecar).asString().asChar();
-  s += ";" + std::to_string(MTime(1.0, MTime::kSeconds).as(MTime::uiUnit()));
+  s += ";" + std::to_string(now.fps);
   return s;
 }
 
@@ -356,28 +364,7 @@ MStatus OvertoneDeformer::bind(MDataBlock& block, unsigned multi_index) {
   bind_ = b;
   pose_.assign(12 * b.logical.size(), 0.0);
   if (!read_pose(block)) return MS::kFailure;
-  overtone::Settings s = overtone::Settings::defaults();
-  s.youngs_modulus = block.inputValue(aYoungsModulus).asDouble();
-  s.poisson_ratio = block.inputValue(aPoissonRatio).asDouble();
-  s.density = block.inputValue(aDensity).asDouble();
-  s.fps = MTime(1.0, MTime::kSeconds).as(MTime::uiUnit());
-  s.lattice_resolution = static_cast<std::size_t>(block.inputValue(aLattice).asInt());
-  s.fast = block.inputValue(aSolver).asShort() == 0;
-  s.modes = static_cast<std::size_t>(block.inputValue(aModes).asInt());
-  s.clusters = static_cast<std::size_t>(block.inputValue(aClusters).asInt());
-  s.integrator = static_cast<std::uint8_t>(block.inputValue(aIntegrator).asShort());
-  s.substeps = static_cast<std::size_t>(std::max(0, block.inputValue(aSubsteps).asInt()));
-  s.damping = block.inputValue(aDamping).asDouble();
-  s.frequency = block.inputValue(aFrequency).asDouble();
-  s.rest = static_cast<std::uint8_t>(block.inputValue(aRestShape).asShort());
-  s.time_scale = block.inputValue(aTimeScale).asDouble();
-  s.preroll = block.inputValue(aPreroll).asDouble();
-  s.strength = block.inputValue(aStrength).asDouble();
-  s.cut_distance = block.inputValue(aCutDistance).asDouble();
-  if (block.inputValue(aUseGravity).asBool()) {
-    const double3& g = block.inputValue(aGravity).asDouble3();
-    for (int i = 0; i < 3; ++i) s.gravity[i] = g[i];
-  }
+  const overtone::Settings s = read_settings(block);
   std::string sidecar = block.inputValue(aSidecar).asString().asChar();
   if (sidecar.empty()) {
     std::string scene = MFileIO::currentFile().asChar();
@@ -385,16 +372,27 @@ MStatus OvertoneDeformer::bind(MDataBlock& block, unsigned multi_index) {
     if (slash != std::string::npos) sidecar = scene.substr(0, slash) + "/overtone/" + name().asChar() + ".ovt";
   }
   overtone::Deformer fresh;
-  auto status = fresh.create(s, rest.data(), n, tris.data(), tris.size() / 3, weights.data(), used.size(),
-                             leak.empty() ? nullptr : leak.data(), pose_.data(), sidecar,
-                             stiffness.empty() ? nullptr : stiffness.data());
+  overtone::Part part{};
+  part.rest = rest.data();
+  part.vertices = n;
+  part.triangles = tris.data();
+  part.triangle_count = tris.size() / 3;
+  part.weights = weights.data();
+  part.leak = leak.empty() ? nullptr : leak.data();
+  part.stiffness = stiffness.empty() ? nullptr : stiffness.data();
+  overtone::Body body{};
+  body.parts = &part;
+  body.part_count = 1;
+  body.bones = used.size();
+  body.first_pose.transforms = pose_.data();
+  body.sidecar = sidecar.c_str();
+  auto status = fresh.create(s, body);
   if (!status) {
     fail(MString(status.message.c_str()));
     return MS::kFailure;
   }
   deformer_ = std::move(fresh);
-  damping_ = s.damping;
-  strength_ = s.strength;
+  settings_ = s;
   disp_.assign(3 * static_cast<std::size_t>(n), 0.0);
   started_ = false;
   last_error_ = "";
@@ -433,28 +431,39 @@ MStatus OvertoneDeformer::deform(MDataBlock& block, MItGeometry& iter, const MMa
     return MS::kSuccess;
   }
   if (!read_pose(block)) return MS::kSuccess;
-  // The keyable controls: handed over when they change, no rebind.
-  const double damping = block.inputValue(aDamping).asDouble();
-  const double strength = block.inputValue(aStrength).asDouble();
-  if (damping != damping_ || strength != strength_) {
-    const overtone::Status cs = deformer_.set_controls(damping, strength);
+  // The keyable settings: handed over when they change, no rebind (the others are in the
+  // signature, whose change rebinds above).
+  const overtone::Settings now = read_settings(block);
+  bool keyed_changed = false;
+  for (std::size_t i = 0; i < overtone_maya::kSettingCount; ++i) {
+    if (!overtone_maya::kSettingAttributes[i].keyable) continue;
+    overtone::Settings probe = settings_;
+    MDataHandle h = block.inputValue(aSetting[i]);
+    overtone_maya::apply_setting(i, h.asDouble(), true, probe);
+    keyed_changed |= std::memcmp(&probe, &settings_, sizeof probe) != 0;
+  }
+  if (keyed_changed) {
+    const overtone::Status cs = deformer_.set_controls(now);
     if (!cs) {
       fail(MString(cs.message.c_str()));
       return MS::kSuccess;
     }
-    damping_ = damping;
-    strength_ = strength;
+    settings_ = now;
   }
   const double frame = block.inputValue(aTime).asTime().as(MTime::uiUnit());
   const double start = block.inputValue(aStartFrame).asDouble();
   overtone::Status st;
   if (!started_ || frame <= start || frame < last_frame_) {
-    st = deformer_.reset(pose_.data());
+    overtone::Pose pose{};
+    pose.transforms = pose_.data();
+    st = deformer_.reset(pose);
     std::fill(disp_.begin(), disp_.end(), 0.0);
     started_ = st.ok;
     last_frame_ = frame;
   } else if (frame > last_frame_) {
-    st = deformer_.step(pose_.data(), disp_.data());
+    overtone::Pose pose{};
+    pose.transforms = pose_.data();
+    st = deformer_.step(pose, disp_.data());
     last_frame_ = frame;
   }
   if (!st) {

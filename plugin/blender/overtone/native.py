@@ -28,44 +28,91 @@ class CacheState(enum.IntEnum):
     WRITE_FAILED = 4  #: built, but the sidecar could not be written (warn)
 
 
-class NativeError(RuntimeError):
-    """The native library refused an input or failed; the message says what to change."""
+# @generated begin ctypes-types (from overtone::settings::SETTINGS: scripts/generate_host_files.sh)
+class RestShape(enum.IntEnum):
+    """The choices of setting ``rest``."""
+
+    RIG = 0  #: Rig Pose
+    BIND = 1  #: Bind Shape
+
+
+class Solver(enum.IntEnum):
+    """The choices of setting ``solver``."""
+
+    FAST = 0  #: Fast
+    FULL = 1  #: Full
+
+
+class Integrator(enum.IntEnum):
+    """The choices of setting ``integrator``."""
+
+    IMPLICIT_MIDPOINT = 0  #: Implicit Midpoint
+    BACKWARD_EULER = 1  #: Backward Euler
+
+
+class ErrorKind(enum.IntEnum):
+    """What a failed call returns (``overtone_status``; ``overtone::ErrorKind``): retry a
+    STEP_FAILED (the state is unchanged), report the others."""
+
+    OK = 0
+    INVALID_INPUT = 1
+    INVALID_SETTING = 2
+    STEP_FAILED = 3
+    NUMERICAL = 4
+    FILE = 5
+    UNSUPPORTED = 6
+    CANCELLED = 7
+    INTERNAL = 8
 
 
 class Settings(ctypes.Structure):
-    """Mirror of ``overtone_settings`` (units in ``overtone_c.h``; the add-on tests compare this
-    layout with the library's and the field list with the Rust bridge's).
-
-    ``integrator`` 0 implicit midpoint with substeps, 1 backward Euler; ``substeps`` 0 automatic;
-    ``damping`` ratio of the lowest mode; ``frequency`` Hz of the lowest mode, 0 none; ``rest`` 0
-    rig pose, 1 bind shape; ``time_scale``; ``preroll`` seconds; ``strength`` output multiplier;
-    ``cut_distance`` fraction of the body's diagonal, 0 never; ``gravity`` world units/s²."""
+    """Mirror of ``overtone_settings`` (units, ranges and defaults in ``SETTINGS`` of
+    ``settings_table.py``; an optional setting is its ``use_`` flag and its value)."""
 
     _fields_ = [
         ("youngs_modulus", ctypes.c_double),
         ("poisson_ratio", ctypes.c_double),
         ("density", ctypes.c_double),
-        ("fps", ctypes.c_double),
-        ("lattice_resolution", ctypes.c_size_t),
-        ("fast", ctypes.c_int),
-        ("modes", ctypes.c_size_t),
-        ("clusters", ctypes.c_size_t),
-        ("integrator", ctypes.c_int),
-        ("substeps", ctypes.c_size_t),
-        ("damping", ctypes.c_double),
+        ("use_frequency", ctypes.c_bool),
         ("frequency", ctypes.c_double),
-        ("rest", ctypes.c_int),
+        ("damping", ctypes.c_double),
+        ("strength", ctypes.c_double),
         ("time_scale", ctypes.c_double),
         ("preroll", ctypes.c_double),
-        ("strength", ctypes.c_double),
+        ("use_cut_distance", ctypes.c_bool),
         ("cut_distance", ctypes.c_double),
+        ("use_max_displacement", ctypes.c_bool),
+        ("max_displacement", ctypes.c_double),
+        ("rest", ctypes.c_int),
         ("gravity", ctypes.c_double * 3),
+        ("fps", ctypes.c_double),
+        ("solver", ctypes.c_int),
+        ("use_modes", ctypes.c_bool),
+        ("modes", ctypes.c_size_t),
+        ("clusters", ctypes.c_size_t),
+        ("use_lattice_resolution", ctypes.c_bool),
+        ("lattice_resolution", ctypes.c_size_t),
+        ("integrator", ctypes.c_int),
+        ("use_substeps", ctypes.c_bool),
+        ("substeps", ctypes.c_size_t),
     ]
 
-# The fields that change the precompute (what a keyed sidecar hashes): the others are the
-# art-direction controls, which the library applies without touching the sidecar.
-PRECOMPUTE_FIELDS = ("youngs_modulus", "poisson_ratio", "density", "fps", "lattice_resolution", "fast",
-                     "modes", "clusters")
+
+# The settings that change the precompute (what a keyed sidecar hashes), and the ones a host
+# may animate (applied per frame by set_controls, no rebind).
+PRECOMPUTE_FIELDS = ("youngs_modulus", "poisson_ratio", "density", "fps", "solver", "modes", "clusters", "lattice_resolution",)
+ANIMATABLE_FIELDS = ("damping", "strength",)
+# @generated end ctypes-types
+
+
+class NativeError(RuntimeError):
+    """The native library refused an input or failed; the message says what to change and
+    ``kind`` (an :class:`ErrorKind`) what kind of failure it was: a ``STEP_FAILED`` may be
+    retried (the state is unchanged), the others are reported."""
+
+    def __init__(self, message, kind=None):
+        super().__init__(message)
+        self.kind = ErrorKind.INVALID_INPUT if kind is None else ErrorKind(kind)
 
 
 class Part(ctypes.Structure):
@@ -80,6 +127,28 @@ class Part(ctypes.Structure):
         ("morph_deltas", ctypes.POINTER(ctypes.c_double)),
         ("leak", ctypes.POINTER(ctypes.c_double)),
         ("stiffness", ctypes.POINTER(ctypes.c_double)),
+    ]
+
+
+class Pose(ctypes.Structure):
+    """Mirror of ``overtone_pose`` (one frame's rig)."""
+
+    _fields_ = [
+        ("transforms", ctypes.POINTER(ctypes.c_double)),
+        ("morph_weights", ctypes.POINTER(ctypes.c_double)),
+    ]
+
+
+class CBody(ctypes.Structure):
+    """Mirror of ``overtone_body``."""
+
+    _fields_ = [
+        ("parts", ctypes.POINTER(Part)),
+        ("part_count", ctypes.c_size_t),
+        ("bones", ctypes.c_size_t),
+        ("targets", ctypes.c_size_t),
+        ("first_pose", Pose),
+        ("sidecar", ctypes.c_char_p),
     ]
 
 
@@ -116,14 +185,13 @@ def load():
     vp = ctypes.c_void_p
     lib.overtone_default_settings.argtypes = [ctypes.POINTER(Settings)]
     lib.overtone_default_settings.restype = None
-    lib.overtone_create_with_morphs.argtypes = [ctypes.POINTER(Settings), dp, sz, up, sz, dp, sz, dp, sz, dp,
-                                                dp, dp, dp, cp, ctypes.POINTER(vp), cp, sz]
-    lib.overtone_create_with_morphs.restype = ctypes.c_int
-    lib.overtone_step_with_morphs.argtypes = [vp, dp, dp, dp, cp, sz]
-    lib.overtone_step_with_morphs.restype = ctypes.c_int
-    lib.overtone_reset_with_morphs.argtypes = [vp, dp, dp, cp, sz]
-    lib.overtone_reset_with_morphs.restype = ctypes.c_int
-    lib.overtone_set_controls.argtypes = [vp, ctypes.c_double, ctypes.c_double, cp, sz]
+    lib.overtone_create.argtypes = [ctypes.POINTER(Settings), ctypes.POINTER(CBody), ctypes.POINTER(vp), cp, sz]
+    lib.overtone_create.restype = ctypes.c_int
+    lib.overtone_step.argtypes = [vp, ctypes.POINTER(Pose), dp, cp, sz]
+    lib.overtone_step.restype = ctypes.c_int
+    lib.overtone_reset.argtypes = [vp, ctypes.POINTER(Pose), cp, sz]
+    lib.overtone_reset.restype = ctypes.c_int
+    lib.overtone_set_controls.argtypes = [vp, ctypes.POINTER(Settings), cp, sz]
     lib.overtone_set_controls.restype = ctypes.c_int
     lib.overtone_settings_fields.argtypes = [cp, sz]
     lib.overtone_settings_fields.restype = sz
@@ -151,8 +219,8 @@ def load():
     lib.overtone_pullback_destroy.argtypes = [vp]
     lib.overtone_pullback_destroy.restype = None
     if hasattr(lib, "overtone_bind_start"):
-        lib.overtone_bind_start.argtypes = [ctypes.POINTER(Settings), ctypes.POINTER(Part), sz, sz, sz, dp, dp, cp,
-                                            ctypes.POINTER(vp), cp, sz]
+        lib.overtone_bind_start.argtypes = [ctypes.POINTER(Settings), ctypes.POINTER(CBody), ctypes.POINTER(vp), cp,
+                                            sz]
         lib.overtone_bind_start.restype = ctypes.c_int
         lib.overtone_bind_poll.argtypes = [vp, dp, cp, sz]
         lib.overtone_bind_poll.restype = ctypes.c_int
@@ -179,7 +247,7 @@ def default_settings():
 
 
 def settings_fields():
-    """The Rust bridge's settings fields in order: ``[(name, type)]``, types ``f64 usize bool u8 f64x3``."""
+    """The Rust bridge's settings fields in order: ``[(name, type)]``, types ``f64 usize bool enum f64x3``."""
     buf = ctypes.create_string_buffer(4096)
     load().overtone_settings_fields(buf, 4096)
     return [tuple(f.split(":")) for f in buf.value.decode().split(",")]
@@ -210,33 +278,52 @@ def _f64(name, a, shape):
     return a
 
 
-class _Inputs:
-    pass
+def _error(rc, err):
+    """A failed call's :class:`NativeError` (``rc`` its ``overtone_status``)."""
+    kind = rc if rc in ErrorKind._value2member_map_ and rc != 0 else ErrorKind.INTERNAL
+    return NativeError(err.value.decode("utf-8", "replace"), kind)
 
 
-def _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights, stiffness=None):
-    """Checks and converts a deformer's inputs to C-contiguous arrays (NativeError otherwise)."""
-    a = _Inputs()
-    a.rest = np.ascontiguousarray(rest, dtype=np.float64)
-    if a.rest.ndim != 2 or a.rest.shape[1] != 3:
-        raise NativeError(f"rest positions have shape {a.rest.shape}, expected (n, 3)")
-    a.n = n = a.rest.shape[0]
-    a.tris = np.ascontiguousarray(triangles, dtype=np.uint32)
-    if a.tris.ndim != 2 or a.tris.shape[1] != 3:
-        raise NativeError(f"triangles have shape {a.tris.shape}, expected (t, 3)")
-    a.weights = np.ascontiguousarray(weights, dtype=np.float64)
-    if a.weights.ndim != 2 or a.weights.shape[0] != n:
-        raise NativeError(f"weights have shape {a.weights.shape}, expected ({n}, bones)")
-    a.bones = a.weights.shape[1]
-    a.first_pose = _f64("first pose", first_pose, (a.bones, 12))
-    a.leak = None if leak is None else _f64("leak field", leak, (n,))
-    a.stiffness = None if stiffness is None else _f64("stiffness field", stiffness, (n,))
-    a.targets = 0 if morph_deltas is None else len(morph_deltas)
-    a.morph_deltas = a.first_morph_weights = None
-    if a.targets:
-        a.morph_deltas = _f64("shape key offsets", morph_deltas, (a.targets, n, 3))
-        a.first_morph_weights = _f64("shape key values", first_morph_weights, (a.targets,))
-    return a
+class Body:
+    """Everything a bind takes, checked and converted to C-contiguous arrays (NativeError
+    otherwise): ``rest`` ``n x 3``, ``triangles`` ``t x 3``, ``weights`` ``n x bones``, the first
+    frame's ``first_pose`` (``bones x 12``) and, for shape keys, ``morph_deltas`` (``targets x n x
+    3``) and ``first_morph_weights``; the painted ``leak`` and ``stiffness`` fields (``n`` values,
+    -1 unpainted) or None; the ``sidecar`` path ("" none). One part (the add-on welds a body's
+    meshes into one surface)."""
+
+    def __init__(self, rest, triangles, weights, first_pose, leak=None, stiffness=None, morph_deltas=None,
+                 first_morph_weights=None, sidecar=""):
+        self.rest = np.ascontiguousarray(rest, dtype=np.float64)
+        if self.rest.ndim != 2 or self.rest.shape[1] != 3:
+            raise NativeError(f"rest positions have shape {self.rest.shape}, expected (n, 3)")
+        self.n = n = self.rest.shape[0]
+        self.tris = np.ascontiguousarray(triangles, dtype=np.uint32)
+        if self.tris.ndim != 2 or self.tris.shape[1] != 3:
+            raise NativeError(f"triangles have shape {self.tris.shape}, expected (t, 3)")
+        self.weights = np.ascontiguousarray(weights, dtype=np.float64)
+        if self.weights.ndim != 2 or self.weights.shape[0] != n:
+            raise NativeError(f"weights have shape {self.weights.shape}, expected ({n}, bones)")
+        self.bones = self.weights.shape[1]
+        self.first_pose = _f64("first pose", first_pose, (self.bones, 12))
+        self.leak = None if leak is None else _f64("leak field", leak, (n,))
+        self.stiffness = None if stiffness is None else _f64("stiffness field", stiffness, (n,))
+        self.targets = 0 if morph_deltas is None else len(morph_deltas)
+        self.morph_deltas = self.first_morph_weights = None
+        if self.targets:
+            self.morph_deltas = _f64("shape key offsets", morph_deltas, (self.targets, n, 3))
+            self.first_morph_weights = _f64("shape key values", first_morph_weights, (self.targets,))
+        self.sidecar = sidecar or ""
+
+    def c_struct(self):
+        """The ``overtone_body`` over these arrays (valid while this object lives)."""
+        opt = lambda a: None if a is None else _ptr(a, ctypes.c_double)  # noqa: E731
+        self._part = Part(_ptr(self.rest, ctypes.c_double), self.n, _ptr(self.tris, ctypes.c_uint32),
+                          self.tris.shape[0], _ptr(self.weights, ctypes.c_double), opt(self.morph_deltas),
+                          opt(self.leak), opt(self.stiffness))
+        self._sidecar = self.sidecar.encode("utf-8")
+        return CBody(ctypes.pointer(self._part), 1, self.bones, self.targets,
+                     Pose(_ptr(self.first_pose, ctypes.c_double), opt(self.first_morph_weights)), self._sidecar)
 
 
 class _Handle:
@@ -263,26 +350,17 @@ class BindJob(_Handle):
     cancel it, then take the :class:`Deformer`. The calls return at once (the library releases
     the GIL: ctypes drops it around every call). Always :meth:`free` a job, taken or not."""
 
-    def __init__(self, settings, rest, triangles, weights, leak, first_pose, sidecar, morph_deltas=None,
-                 first_morph_weights=None, stiffness=None):
+    def __init__(self, settings, body):
         lib = load()
         if not has_async_bind():
             raise NativeError("this build of the library has no asynchronous bind")
-        a = _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights, stiffness)
-        self._a = a
-        part = Part(_ptr(a.rest, ctypes.c_double), a.n, _ptr(a.tris, ctypes.c_uint32), a.tris.shape[0],
-                    _ptr(a.weights, ctypes.c_double),
-                    _ptr(a.morph_deltas, ctypes.c_double) if a.targets else None,
-                    None if a.leak is None else _ptr(a.leak, ctypes.c_double),
-                    None if a.stiffness is None else _ptr(a.stiffness, ctypes.c_double))
+        self._body = body
         err = ctypes.create_string_buffer(_ERR_LEN)
         handle = ctypes.c_void_p()
-        rc = lib.overtone_bind_start(ctypes.byref(settings), ctypes.byref(part), 1, a.bones, a.targets,
-                                     _ptr(a.first_morph_weights, ctypes.c_double) if a.targets else None,
-                                     _ptr(a.first_pose, ctypes.c_double), (sidecar or "").encode("utf-8"),
-                                     ctypes.byref(handle), err, _ERR_LEN)
+        c = body.c_struct()
+        rc = lib.overtone_bind_start(ctypes.byref(settings), ctypes.byref(c), ctypes.byref(handle), err, _ERR_LEN)
         if rc != 0 or not handle.value:
-            raise NativeError(err.value.decode("utf-8", "replace"))
+            raise _error(rc, err)
         self._lib = lib
         self._h = handle
         self._fraction = ctypes.c_double(0.0)
@@ -307,94 +385,80 @@ class BindJob(_Handle):
         out = ctypes.c_void_p()
         rc = self._lib.overtone_bind_take(self._h, ctypes.byref(out), err, _ERR_LEN)
         if rc != 0 or not out.value:
-            raise NativeError(err.value.decode("utf-8", "replace"))
-        a = self._a
-        return Deformer(None, a.rest, a.tris, a.weights, a.leak, a.first_pose, "", a.morph_deltas,
-                        a.first_morph_weights, stiffness=a.stiffness, _handle=out)
+            raise _error(rc, err)
+        return Deformer(None, self._body, _handle=out)
 
     # Freeing cancels a running bind and waits for its worker.
     _DESTROY = "overtone_bind_destroy"
 
 
 class Deformer(_Handle):
-    """One native deformer: created from a rest surface, stepped one pose per frame.
+    """One native deformer: created from a :class:`Body` (on the calling thread; ``BindJob`` binds
+    on a worker), stepped one pose per frame. With shape keys each frame also gives their
+    ``targets`` weights."""
 
-    ``morph_deltas`` (``targets x n x 3``, bind space) are blendshapes (shape keys) the rig
-    animates before skinning; each frame then gives their ``targets`` weights. ``stiffness``
-    (``n``, optional) multiplies Young's modulus per vertex: > 0 where painted, -1 unpainted."""
-
-    def __init__(self, settings, rest, triangles, weights, leak, first_pose, sidecar, morph_deltas=None,
-                 first_morph_weights=None, stiffness=None, _handle=None):
+    def __init__(self, settings, body, _handle=None):
         lib = load()
-        a = _inputs(rest, triangles, weights, leak, first_pose, morph_deltas, first_morph_weights, stiffness)
         err = ctypes.create_string_buffer(_ERR_LEN)
         if _handle is None:
             handle = ctypes.c_void_p()
-            rc = lib.overtone_create_with_morphs(
-                ctypes.byref(settings), _ptr(a.rest, ctypes.c_double), a.n, _ptr(a.tris, ctypes.c_uint32),
-                a.tris.shape[0], _ptr(a.weights, ctypes.c_double), a.bones,
-                _ptr(a.morph_deltas, ctypes.c_double) if a.targets else None, a.targets,
-                _ptr(a.first_morph_weights, ctypes.c_double) if a.targets else None,
-                None if a.leak is None else _ptr(a.leak, ctypes.c_double),
-                None if a.stiffness is None else _ptr(a.stiffness, ctypes.c_double),
-                _ptr(a.first_pose, ctypes.c_double), (sidecar or "").encode("utf-8"), ctypes.byref(handle),
-                err, _ERR_LEN)
+            c = body.c_struct()
+            rc = lib.overtone_create(ctypes.byref(settings), ctypes.byref(c), ctypes.byref(handle), err, _ERR_LEN)
             if rc != 0 or not handle.value:
-                raise NativeError(err.value.decode("utf-8", "replace"))
+                raise _error(rc, err)
         else:
             handle = _handle
         self._lib = lib
         self._h = handle
-        self.vertices = a.n
-        self.bones = a.bones
-        self.targets = a.targets
+        self.vertices = body.n
+        self.bones = body.bones
+        self.targets = body.targets
         self._err = err
-        self.out = np.zeros((a.n, 3), dtype=np.float64)
+        self.out = np.zeros((body.n, 3), dtype=np.float64)
         self._out_ptr = _ptr(self.out, ctypes.c_double)
+        self._pose_struct = Pose()
 
     def _check(self, rc):
         if rc != 0:
-            raise NativeError(self._err.value.decode("utf-8", "replace"))
+            raise _error(rc, self._err)
 
-    def _pose(self, pose):
+    def _pose(self, pose, morph_weights):
+        """The ``overtone_pose`` of a frame (the arrays kept alive on ``self`` until the next call)."""
         pose = np.ascontiguousarray(pose, dtype=np.float64)
         if pose.shape != (self.bones, 12):
             raise NativeError(f"pose has shape {pose.shape}, expected ({self.bones}, 12)")
-        return pose
-
-    def _morphs(self, morph_weights):
-        if self.targets == 0:
-            return None
-        w = _f64("shape key values", morph_weights, (self.targets,))
-        return w, _ptr(w, ctypes.c_double)
+        self._pose_arrays = (pose, None)
+        self._pose_struct.transforms = _ptr(pose, ctypes.c_double)
+        self._pose_struct.morph_weights = None
+        if self.targets:
+            w = _f64("shape key values", morph_weights, (self.targets,))
+            self._pose_arrays = (pose, w)
+            self._pose_struct.morph_weights = _ptr(w, ctypes.c_double)
+        return ctypes.byref(self._pose_struct)
 
     def step(self, pose, morph_weights=None):
         """Advances one frame to ``pose`` (and the shape keys' ``morph_weights``); returns the
         ``n x 3`` displacement (a view that the next call overwrites)."""
         if not self._h:
             raise NativeError("the deformer was freed")
-        pose = self._pose(pose)
-        m = self._morphs(morph_weights)
-        self._check(self._lib.overtone_step_with_morphs(self._h, _ptr(pose, ctypes.c_double),
-                                                        m[1] if m else None, self._out_ptr, self._err, _ERR_LEN))
+        p = self._pose(pose, morph_weights)
+        self._check(self._lib.overtone_step(self._h, p, self._out_ptr, self._err, _ERR_LEN))
         return self.out
 
-    def set_controls(self, damping, strength):
-        """The keyframable controls, from the next step on, without a rebind: the damping ratio of
-        the lowest mode (>= 0; refactors only the solver's small system, never the sidecar) and the
-        output multiplier ``strength`` (>= 0). NativeError (nothing changed) for a bad value."""
+    def set_controls(self, settings):
+        """The host's settings between frames: the animatable ones (``ANIMATABLE_FIELDS``) apply
+        from the next step on without a rebind; NativeError (nothing changed) for a bad value or
+        another setting that differs from the bind's (rebind for those)."""
         if not self._h:
             raise NativeError("the deformer was freed")
-        self._check(self._lib.overtone_set_controls(self._h, float(damping), float(strength), self._err, _ERR_LEN))
+        self._check(self._lib.overtone_set_controls(self._h, ctypes.byref(settings), self._err, _ERR_LEN))
 
     def reset(self, pose, morph_weights=None):
         """Back to rest (no secondary motion, no velocity) in ``pose``."""
         if not self._h:
             raise NativeError("the deformer was freed")
-        pose = self._pose(pose)
-        m = self._morphs(morph_weights)
-        self._check(self._lib.overtone_reset_with_morphs(self._h, _ptr(pose, ctypes.c_double),
-                                                         m[1] if m else None, self._err, _ERR_LEN))
+        p = self._pose(pose, morph_weights)
+        self._check(self._lib.overtone_reset(self._h, p, self._err, _ERR_LEN))
 
     def residual(self):
         """Relative rig-orthogonality residual ``|Jᵀ M D u| / (|Jᵀ M D| |u|)`` of the last step,
@@ -444,7 +508,7 @@ class PullBack(_Handle):
                                           _ptr(counts, ctypes.c_size_t), _ptr(mats, ctypes.c_double), len(counts),
                                           ctypes.byref(handle), err, _ERR_LEN)
         if rc != 0 or not handle.value:
-            raise NativeError(err.value.decode("utf-8", "replace"))
+            raise _error(rc, err)
         self._lib = lib
         self._h = handle
         self._err = err
@@ -466,7 +530,7 @@ class PullBack(_Handle):
         rc = self._lib.overtone_pullback_apply(self._h, transforms.ctypes.data, u.ctypes.data, out.ctypes.data,
                                                self._err, _ERR_LEN)
         if rc != 0:
-            raise NativeError(self._err.value.decode("utf-8", "replace"))
+            raise _error(rc, self._err)
         return out
 
     _DESTROY = "overtone_pullback_destroy"

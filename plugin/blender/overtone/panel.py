@@ -2,7 +2,24 @@
 
 import bpy
 
-from . import session
+from . import properties, session
+
+# The optional settings of the table (drawn with their use_ switch).
+_OPTIONAL = {row["name"] for row in properties.ROWS if row["optional"]}
+
+
+def _setting(layout, props, name):
+    """Draws a table setting: an optional one as its ``use_`` checkbox with the value beside it,
+    greyed out while the switch is off (the library then uses its automatic value or none)."""
+    if name not in _OPTIONAL:
+        layout.prop(props, name)
+        return
+    use = f"use_{name}"
+    row = layout.row(align=True)
+    row.prop(props, use, text="")
+    sub = row.row(align=True)
+    sub.active = getattr(props, use)
+    sub.prop(props, name)
 
 
 class PHYSICS_PT_overtone(bpy.types.Panel):
@@ -34,16 +51,16 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
         col.prop(props, "solver")
         sub = col.column()
         sub.enabled = props.solver == 'FAST'
-        sub.prop(props, "modes")
-        sub.prop(props, "clusters")
+        _setting(sub, props, "modes")
+        _setting(sub, props, "clusters")
         col.separator()
         sub = col.column()
         # With a frequency set, Young's modulus is only the starting value that gets rescaled.
-        sub.active = props.frequency == 0.0
-        sub.prop(props, "youngs_modulus")
-        col.prop(props, "poisson_ratio")
-        col.prop(props, "density")
-        col.prop(props, "lattice_resolution")
+        sub.active = not props.use_frequency
+        _setting(sub, props, "youngs_modulus")
+        _setting(col, props, "poisson_ratio")
+        _setting(col, props, "density")
+        _setting(col, props, "lattice_resolution")
         col.prop_search(props, "leak_group", ob, "vertex_groups")
         if props.leak_group:
             hint = col.column(align=True)
@@ -58,18 +75,14 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
             hint.label(text="Unpainted vertices keep the default stiffness")
         col.separator()
         col.label(text="Motion")
-        col.prop(props, "damping")
-        col.prop(props, "strength")
-        col.prop(props, "frequency")
-        col.prop(props, "time_scale")
-        col.prop(props, "preroll")
+        for name in ("damping", "strength", "frequency", "time_scale", "preroll"):
+            _setting(col, props, name)
         col.prop(props, "use_gravity")
-        col.prop(props, "cut_distance")
-        col.prop(props, "rest")
-        col.prop(props, "integrator")
+        for name in ("cut_distance", "max_displacement", "rest", "integrator"):
+            _setting(col, props, name)
         sub = col.column()
-        sub.enabled = props.integrator == 'MIDPOINT'
-        sub.prop(props, "substeps")
+        sub.enabled = props.integrator == 'IMPLICIT_MIDPOINT'
+        _setting(sub, props, "substeps")
         col.separator()
         col.prop(props, "sidecar")
         col.prop(props, "cache_format")

@@ -1,39 +1,37 @@
-"""``object.overtone``: the settings a TD edits, stored in the .blend."""
+"""``object.overtone``: the settings a TD edits, stored in the .blend.
+
+The deformer's settings are built from ``settings_table.SETTINGS`` (generated from the Rust
+table, like the library's own defaults and ranges), so a setting added to the table appears here
+with its label, default, range and description; the add-on's own properties (vertex groups,
+paths, the live preview, bookkeeping) are declared by hand below."""
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, StringProperty
 
-from . import session
-
-# The library's defaults (checked against the native library by the add-on tests).
-DEFAULT_YOUNGS_MODULUS = 2.5e4
-DEFAULT_POISSON_RATIO = 0.4
-DEFAULT_DENSITY = 1000.0
-DEFAULT_LATTICE_RESOLUTION = 0  # automatic: chosen from the mesh's thickness
-DEFAULT_MODES = 0  # automatic: 64 on a small body (a prop, a tail), 16 otherwise
-DEFAULT_CLUSTERS = 100
-DEFAULT_DAMPING = 0.1
-DEFAULT_TIME_SCALE = 1.0
-DEFAULT_PREROLL = 0.0
-DEFAULT_STRENGTH = 1.0
-DEFAULT_CUT_DISTANCE = 0.5
-DEFAULT_SUBSTEPS = 0  # automatic
-DEFAULT_FREQUENCY = 0.0  # none: Young's modulus as given
-
+from . import session, settings_table
 
 # Blender 4.5 warns about "//" in path properties unless they declare blend-relative support (an
 # option older versions do not know).
 _PATH_OPTIONS = {'PATH_SUPPORTS_BLEND_RELATIVE'} if bpy.app.version >= (4, 5, 0) else set()
 
+# The table's settings that are object properties: the HOST ones (gravity, fps) come from the
+# scene when the session is built (session.native_settings).
+ROWS = tuple(row for row in settings_table.SETTINGS if row["group"] != "HOST")
 
-# Settings one body shares: editing one on any of its objects sets it on the others.
-SHARED = ("youngs_modulus", "poisson_ratio", "density", "solver", "modes", "clusters",
-          "lattice_resolution", "sidecar", "live_preview", "integrator", "substeps", "damping", "frequency",
-          "rest", "time_scale", "preroll", "use_gravity", "strength", "cut_distance", "stiffness_range")
+
+def property_names(row):
+    """The properties of one table row: ``use_<name>`` first for an optional setting, then the value."""
+    return (f"use_{row['name']}", row["name"]) if row["optional"] else (row["name"],)
+
+
+# Settings one body shares: editing one on any of its objects sets it on the others (every table
+# setting and its use_ switch, and the add-on's own body-wide ones).
+SHARED = tuple(n for row in ROWS for n in property_names(row)) + (
+    "sidecar", "live_preview", "use_gravity", "stiffness_range")
 
 # The keyframable controls: the running session applies them at its next frame (no rebind, no new
-# sidecar); every other setting rebuilds the session at the next frame.
-CONTROLS = ("damping", "strength")
+# sidecar); every other setting rebuilds the session at the next frame and is not animatable.
+CONTROLS = tuple(n for row in ROWS if row["animatable"] for n in property_names(row))
 
 
 def _sync(self, name):
@@ -103,31 +101,103 @@ def _format_changed(self, context):
         self.cache_file = base + {'PC2': ".pc2", 'ABC': ".abc", 'USD': ".usda"}[self.cache_format]
 
 
+# Exclusive bounds (a setting that must be > 0, a Poisson ratio < 0.5): Blender only has inclusive
+# hard limits, so the hard limit is put just inside the open bound, by this fraction of the bound's
+# magnitude (at least of 1): > 0 becomes >= 0.001, < 0.5 becomes <= 0.499, > -1 becomes >= -0.999.
+# Every value Blender then accepts is one the library accepts; the soft range (what the slider
+# spans) is the table's.
+_EXCLUSIVE_MARGIN = 1e-3
+
+# Blender units of the table's units ('TIME_ABSOLUTE' shows seconds, 'FREQUENCY' hertz where this
+# Blender has it); the other units (Pa, kg/m³, fractions of the body's diagonal) have none.
+_UNIT_ITEMS = {e.identifier for e in bpy.types.FloatProperty.bl_rna.properties["unit"].enum_items}
+_UNITS = {u: b for u, b in (("s", 'TIME_ABSOLUTE'), ("Hz", 'FREQUENCY')) if b in _UNIT_ITEMS}
+
+
+def _hard_bound(row, side):
+    """The hard ``min`` or ``max`` of a numeric row (None: unbounded), inside an exclusive bound."""
+    value = row[side]
+    if value is None:
+        return None
+    if row[f"{side}_exclusive"]:
+        step = 1 if row["type"] == "INT" else _EXCLUSIVE_MARGIN * max(1.0, abs(value))
+        value = value + step if side == "min" else value - step
+    return value
+
+
+def _numeric_options(row):
+    """``min``/``max``/``soft_min``/``soft_max`` keywords of a FLOAT or INT row (ints for INT); a
+    soft bound outside the hard range is clamped into it."""
+    cast = int if row["type"] == "INT" else float
+    kw = {}
+    lo, hi = _hard_bound(row, "min"), _hard_bound(row, "max")
+    if lo is not None:
+        kw["min"] = cast(lo)
+    if hi is not None:
+        kw["max"] = cast(hi)
+    for soft in ("soft_min", "soft_max"):
+        v = row[soft]
+        if v is not None:
+            if lo is not None:
+                v = max(v, lo)
+            if hi is not None:
+                v = min(v, hi)
+            kw[soft] = cast(v)
+    return kw
+
+
+def _table_property(row):
+    """The Blender properties of one table row: ``{name: property}``, the ``use_`` switch of an
+    optional row included. An animatable row (damping, strength) is keyframable and its change
+    reaches the running session at the next frame without a rebind; any other row is not
+    animatable (only the animatable settings are honoured per frame: an F-curve on another one
+    would be ignored) and its change drops the session, rebuilt at the next frame."""
+    name = row["name"]
+    animatable = row["animatable"]
+    update = _control_changed if animatable else _invalidate_named
+    options = {'ANIMATABLE'} if animatable else set()
+    description = row["description"]
+    if animatable:
+        description += " Keyframable; changing it does not rebind."
+    kw = dict(name=row["label"], description=description, options=options, update=update(name))
+    kind = row["type"]
+    if kind == "FLOAT":
+        prop = FloatProperty(default=float(row["default"]), unit=_UNITS.get(row["unit"], 'NONE'),
+                             **_numeric_options(row), **kw)
+    elif kind == "INT":
+        prop = IntProperty(default=int(row["default"]), **_numeric_options(row), **kw)
+    elif kind == "BOOL":
+        prop = BoolProperty(default=bool(row["default"]), **kw)
+    elif kind == "ENUM":
+        items = [tuple(item) for item in row["items"]]
+        prop = EnumProperty(items=items, default=items[row["default"]][0], **kw)
+    else:
+        raise TypeError(f"setting {name}: a {kind} setting has no Blender property here (only HOST "
+                        "settings may be vectors)")
+    out = {}
+    if row["optional"]:
+        use = f"use_{name}"
+        out[use] = BoolProperty(
+            name=f"Use {row['label']}", default=bool(row["default_set"]), options=options, update=update(use),
+            description=f"Set {row['label']} (off: {row['unset']})")
+    out[name] = prop
+    return out
+
+
+def table_properties():
+    """Every table setting's Blender properties in table order (see :func:`_table_property`)."""
+    out = {}
+    for row in ROWS:
+        out.update(_table_property(row))
+    return out
+
+
 class OvertoneSettings(bpy.types.PropertyGroup):
+    """One object's Overtone settings: the deformer's (from the settings table, added below the
+    class) and the add-on's own."""
+
     enabled: BoolProperty(name="Enabled", default=False,
                           description="Overtone is bound to this object (use Add / Remove)")
-    youngs_modulus: FloatProperty(
-        name="Young's Modulus", default=DEFAULT_YOUNGS_MODULUS, min=1e-3, soft_min=1e2, soft_max=1e8,
-        description="Stiffness (Pa) in the character's normalised frame (longest half-extent 1): "
-                    "lower is jigglier. Used as given only when Frequency is 0; otherwise it is "
-                    "rescaled so the lowest mode rings at Frequency", update=_invalidate_named('youngs_modulus'))
-    poisson_ratio: FloatProperty(name="Poisson Ratio", default=DEFAULT_POISSON_RATIO, min=0.0, max=0.499,
-                                 description="Volume preservation (0 to < 0.5)", update=_invalidate_named('poisson_ratio'))
-    density: FloatProperty(name="Density", default=DEFAULT_DENSITY, min=1e-6, soft_max=1e4,
-                           description="Mass density (kg/m³) in the normalised frame", update=_invalidate_named('density'))
-    solver: EnumProperty(
-        name="Solver", default='FAST', update=_invalidate_named('solver'),
-        items=[('FAST', "Fast", "Reduced solver (skinning eigenmodes and rotation clusters): real time"),
-               ('FULL', "Full", "Full-order solver on every lattice vertex: slower, the reference")])
-    modes: IntProperty(name="Modes", default=DEFAULT_MODES, min=0, soft_max=64,
-                       description="Skinning eigenmodes of the fast solver; 0: automatic (64 on a small "
-                                   "body such as a prop or a tail, 16 otherwise)", update=_invalidate_named('modes'))
-    clusters: IntProperty(name="Clusters", default=DEFAULT_CLUSTERS, min=1, soft_max=1000,
-                          description="Rotation clusters of the fast solver", update=_invalidate_named('clusters'))
-    lattice_resolution: IntProperty(
-        name="Lattice Resolution", default=DEFAULT_LATTICE_RESOLUTION, min=0, soft_max=128,
-        description="Cells of the tetrahedral lattice along the longest side; 0 chooses them from "
-                    "the mesh so thin limbs are four cells across", update=_invalidate_named('lattice_resolution'))
     leak_group: StringProperty(
         name="Leak Group", default="", update=_invalidate_named('leak_group'),
         description="Vertex group adjusting the leak field where painted (unpainted vertices keep "
@@ -143,47 +213,8 @@ class OvertoneSettings(bpy.types.PropertyGroup):
         name="Stiffness Range", default=10.0, min=1.0, soft_max=100.0, update=_invalidate_named('stiffness_range'),
         description="The Stiffness Group's weight w multiplies Young's modulus by Range^(2w-1): "
                     "1 at w = 0.5, Range at w = 1, 1/Range at w = 0")
-    integrator: EnumProperty(
-        name="Integrator", default='MIDPOINT', update=_invalidate_named('integrator'),
-        items=[('MIDPOINT', "Implicit Midpoint", "Substepped, keeps the motion: the look does not depend on the "
-                                                 "frame rate"),
-               ('BACKWARD_EULER', "Backward Euler", "One step per frame (the paper's scheme): damps the motion "
-                                                    "more at low frame rates")])
-    substeps: IntProperty(name="Substeps", default=DEFAULT_SUBSTEPS, min=0, max=64,
-                          update=_invalidate_named('substeps'),
-                          description="Solver steps per frame; 0 chooses them from the frame rate and the "
-                                      "stiffness (at most 1/120 s each)")
-    damping: FloatProperty(
-        name="Damping", default=DEFAULT_DAMPING, min=0.0, soft_max=1.0, update=_control_changed('damping'),
-        description="Damping ratio of the low jiggle modes: 0 rings on, 0.1 decays over a few swings, "
-                    "1 settles without swinging. Keyframable; changing it does not rebind")
-    frequency: FloatProperty(
-        name="Frequency", default=DEFAULT_FREQUENCY, min=0.0, soft_max=20.0, unit='NONE',
-        update=_invalidate_named('frequency'),
-        description="Jiggle frequency (Hz) of the lowest mode; Young's modulus is rescaled to it, so "
-                    "the same value gives a comparable jiggle on any character. 0 keeps Young's modulus")
-    rest: EnumProperty(
-        name="Rest Shape", default='RIG', update=_invalidate_named('rest'),
-        items=[('RIG', "Rig Pose", "The skinned pose is the elastic reference: a held pose shows no jiggle"),
-               ('BIND', "Bind Shape", "The bind shape is the reference (the paper's): physics may reshape a bad "
-                                      "pose and keep an offset")])
-    time_scale: FloatProperty(name="Time Scale", default=DEFAULT_TIME_SCALE, min=1e-3, soft_min=0.1, soft_max=4.0,
-                              update=_invalidate_named('time_scale'),
-                              description="Physics seconds per animation second: 2 jiggles twice as fast")
-    preroll: FloatProperty(name="Pre-roll", default=DEFAULT_PREROLL, min=0.0, max=60.0, unit='TIME_ABSOLUTE',
-                           update=_invalidate_named('preroll'),
-                           description="Seconds the rig is held at the first frame's pose before it, so the "
-                                       "body settles (gravity) before the shot starts")
     use_gravity: BoolProperty(name="Gravity", default=False, update=_invalidate_named('use_gravity'),
                               description="Apply the scene's gravity (Scene ▸ Gravity) to the secondary motion")
-    strength: FloatProperty(
-        name="Strength", default=DEFAULT_STRENGTH, min=0.0, soft_max=3.0, update=_control_changed('strength'),
-        description="Multiplier of the secondary motion (0 none, 2 twice). Keyframable; changing it does "
-                    "not rebind")
-    cut_distance: FloatProperty(
-        name="Cut Distance", default=DEFAULT_CUT_DISTANCE, min=0.0, soft_max=2.0, update=_invalidate_named('cut_distance'),
-        description="A rig jump between two frames larger than this fraction of the body's size restarts "
-                    "the simulation (a camera cut, a teleport); 0 never")
     sidecar: StringProperty(name="Sidecar", subtype='FILE_PATH', default="", update=_invalidate_named('sidecar'),
                             options=_PATH_OPTIONS, description="Precompute cache (.ovt); rebuilt whenever an input changes")
     cache_file: StringProperty(name="Point Cache", subtype='FILE_PATH', default="",
@@ -214,3 +245,7 @@ class OvertoneSettings(bpy.types.PropertyGroup):
     cache_in_temp: BoolProperty(default=False, options={'HIDDEN'},
                                 description="The baked cache is in Blender's temporary folder (unsaved file); "
                                             "saving moves it next to the .blend")
+
+
+# The deformer's settings from the table, first (Blender reads the annotations at registration).
+OvertoneSettings.__annotations__ = {**table_properties(), **OvertoneSettings.__annotations__}

@@ -5,6 +5,7 @@ in the sidecar on disk, so a session is rebuilt cheaply after a file is reopened
 changes.
 """
 
+import ctypes
 import glob
 import hashlib
 import os
@@ -14,7 +15,7 @@ import time
 import bpy
 import numpy as np
 
-from . import native, shape_key
+from . import native, settings_table, shape_key
 from .rig_binding import BindError, RigBinding, vertex_group_weights
 
 _sessions = {}
@@ -57,6 +58,23 @@ def check_sidecar_path(path):
 KEEP_SIDECARS = 4
 
 
+def precompute_key(settings):
+    """The settings a precompute depends on (``native.PRECOMPUTE_FIELDS``) as plain values:
+    ``[(name, value)]``, an enum as its index, an optional setting as ``(use flag, value)`` with
+    the value None while unset (the library then ignores it, so the number shown must not make a
+    new sidecar)."""
+    out = []
+    for f in native.PRECOMPUTE_FIELDS:
+        value = getattr(settings, f)
+        if isinstance(value, ctypes.Array):
+            value = tuple(value)
+        if hasattr(native.Settings, f"use_{f}"):
+            use = bool(getattr(settings, f"use_{f}"))
+            value = (use, value if use else None)
+        out.append((f, value))
+    return out
+
+
 def keyed_sidecar(base, settings, arrays):
     """The sidecar file for these inputs: ``<base without .ovt>.<16 hex digits>.ovt``, the digits a
     blake2b hash of the settings and every array the precompute depends on. Keeping one file per
@@ -65,7 +83,7 @@ def keyed_sidecar(base, settings, arrays):
     h = hashlib.blake2b(digest_size=8)
     # Only the settings the precompute depends on: the art-direction controls (damping, strength,
     # substeps, ...) are applied by the library and never make a new sidecar.
-    h.update(repr([(f, getattr(settings, f)) for f in native.PRECOMPUTE_FIELDS]).encode())
+    h.update(repr(precompute_key(settings)).encode())
     for a in arrays:
         if a is None:
             h.update(b"none")
@@ -98,36 +116,84 @@ def prune_sidecars(path, keep=KEEP_SIDECARS):
     return removed
 
 
-def native_settings(props, scene):
-    s = native.default_settings()
-    s.youngs_modulus = props.youngs_modulus
-    s.poisson_ratio = props.poisson_ratio
-    s.density = props.density
-    s.fps = scene.render.fps / scene.render.fps_base
-    s.lattice_resolution = props.lattice_resolution
-    s.fast = 1 if props.solver == 'FAST' else 0
-    s.modes = props.modes
-    s.clusters = props.clusters
-    s.integrator = 1 if props.integrator == 'BACKWARD_EULER' else 0
-    s.substeps = props.substeps
-    s.damping = props.damping
-    s.frequency = props.frequency
-    s.rest = 1 if props.rest == 'BIND' else 0
-    s.time_scale = props.time_scale
-    s.preroll = props.preroll
-    s.strength = props.strength
-    s.cut_distance = props.cut_distance
-    # The scene's gravity (m/s², Blender's convention) in world units/s² (the simulation runs in
-    # world space at bind): divided by the unit scale (metres per Blender unit).
+def _enum_index(row, identifier):
+    """The index of an ENUM row's item (what the library takes) from its identifier."""
+    return [item[0] for item in row["items"]].index(identifier)
+
+
+def _row_fields(row, props):
+    """The ``Settings`` fields of one table row from an object's properties: ``[(field, value)]``,
+    an optional row's ``use_`` flag first, an enum as its item's index (animated values are the
+    current frame's: Blender evaluates them into the properties)."""
+    name = row["name"]
+    value = getattr(props, name)
+    if row["type"] == "ENUM":
+        value = _enum_index(row, value)
+    elif row["type"] == "FLOAT":
+        value = float(value)
+    elif row["type"] == "INT":
+        value = int(value)
+    elif row["type"] == "BOOL":
+        value = bool(value)
+    if row["optional"]:
+        return [(f"use_{name}", bool(getattr(props, f"use_{name}"))), (name, value)]
+    return [(name, value)]
+
+
+def _scene_fps(props, scene):
+    """The scene's frame rate (frames per second of the timeline)."""
+    return scene.render.fps / scene.render.fps_base
+
+
+def _scene_gravity(props, scene):
+    """The scene's gravity (m/s², Blender's convention) in world units/s² (the simulation runs in
+    world space at bind): divided by the unit scale (metres per Blender unit); zero unless both the
+    object's Gravity and the scene's are on."""
     g = scene.gravity if (props.use_gravity and scene.use_gravity) else (0.0, 0.0, 0.0)
     unit = scene.unit_settings.scale_length or 1.0
-    s.gravity[:] = [float(x) / unit for x in g]
+    return [float(x) / unit for x in g]
+
+
+# The HOST settings of the table, filled from the scene rather than from a property (a HOST
+# setting missing here is a KeyError in native_settings: it must be filled, not left at the
+# library's default).
+_HOST = {"fps": _scene_fps, "gravity": _scene_gravity}
+
+
+def native_settings(props, scene):
+    """The library's ``Settings`` for an object's properties: every row of the settings table (an
+    optional one as its ``use_`` flag and value, an enum as its item's index), the frame rate
+    and gravity from the scene."""
+    s = native.default_settings()
+    for row in settings_table.SETTINGS:
+        if row["group"] == "HOST":
+            value = _HOST[row["name"]](props, scene)
+            if isinstance(value, list):
+                getattr(s, row["name"])[:] = value
+            else:
+                setattr(s, row["name"], value)
+            continue
+        for field, value in _row_fields(row, props):
+            setattr(s, field, value)
     return s
 
 
+# The animatable rows (``native.ANIMATABLE_FIELDS``): what the running session hands the deformer
+# between frames without a rebind.
+_ANIMATABLE_ROWS = tuple(row for row in settings_table.SETTINGS if row["name"] in native.ANIMATABLE_FIELDS)
+
+
 def controls(props):
-    """The keyframable controls ``(damping, strength)`` now (animated values included)."""
-    return float(props.damping), float(props.strength)
+    """The animatable settings now (animated values included) as ``((field, value), ...)`` in
+    table order, an optional one with its ``use_`` flag: compared frame to frame, and written over
+    a copy of the bind's settings for ``set_controls``."""
+    return tuple(fv for row in _ANIMATABLE_ROWS for fv in _row_fields(row, props))
+
+
+def settings_controls(settings):
+    """:func:`controls` of a ``native.Settings`` (the values a deformer was bound or last set with)."""
+    return tuple((field, getattr(settings, field)) for row in _ANIMATABLE_ROWS
+                 for field in ((f"use_{row['name']}", row["name"]) if row["optional"] else (row["name"],)))
 
 
 def stiffness_multiplier(weights, stiffness_range):
@@ -228,14 +294,16 @@ class Bind:
         self.fps = scene.render.fps / scene.render.fps_base
         self.job = None
 
-    def _args(self):
+    def body(self):
+        """The ``native.Body`` of this bind: the welded surface, its fields, first pose and sidecar."""
         b = self.binding
-        return (self.settings, b.sim_rest, b.sim_triangles, b.sim_weights, self.leak, self.pose, self.sidecar,
-                b.sim_morph_deltas, self.keys, self.stiffness)
+        return native.Body(b.sim_rest, b.sim_triangles, b.sim_weights, self.pose, leak=self.leak,
+                           stiffness=self.stiffness, morph_deltas=b.sim_morph_deltas, first_morph_weights=self.keys,
+                           sidecar=self.sidecar)
 
     def start(self):
         """Starts the precompute on the worker thread (returns at once)."""
-        self.job = native.BindJob(*self._args())
+        self.job = native.BindJob(self.settings, self.body())
         return self
 
     def poll(self):
@@ -261,7 +329,7 @@ class Bind:
 
     def run(self):
         """The session, precomputed on this thread (blocking)."""
-        return Session(self, native.Deformer(*self._args()))
+        return Session(self, native.Deformer(self.settings, self.body()))
 
     def wait(self, poll_seconds=0.005):
         """Starts the precompute on the worker thread if the library can, waits for it, returns the
@@ -298,14 +366,21 @@ class Session:
         self.references = {}
         self._buffers = {}
         self.max_residual = 0.0
-        self.controls = (bind.settings.damping, bind.settings.strength)
+        # The settings the deformer was bound with (set_controls refuses any other change than
+        # the animatable ones), and the animatable values it runs with now.
+        self.settings = native.Settings.from_buffer_copy(bind.settings)
+        self.controls = settings_controls(self.settings)
 
     def apply_controls(self, objects):
-        """Hands the body's keyframable controls (damping, strength: the first member's values,
-        animated ones included) to the deformer when they changed; no rebind."""
+        """Hands the body's animatable settings (``native.ANIMATABLE_FIELDS``: the first member's
+        values, animated ones included) to the deformer when they changed: a copy of the bind's
+        settings with those values, applied from the next step without a rebind."""
         c = controls(objects[0].overtone)
         if c != self.controls:
-            self.deformer.set_controls(*c)
+            s = native.Settings.from_buffer_copy(self.settings)
+            for field, value in c:
+                setattr(s, field, value)
+            self.deformer.set_controls(s)
             self.controls = c
 
     def matches(self, objects):

@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 import overtone  # noqa: E402
 import runner  # noqa: E402
 import scenes  # noqa: E402
-from overtone import native, pc2, properties, session, shape_key  # noqa: E402
+from overtone import native, pc2, properties, session, settings_table, shape_key  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="overtone-blender-")
 # The library's residual is relative (|Jᵀ M D u| over |Jᵀ M D| |u|); the contract is 1e-8.
@@ -58,13 +58,75 @@ def expect_error(op, needle):
     raise AssertionError(f"expected an error containing {needle!r}, the operator succeeded")
 
 
+def property_default(name):
+    """The default of an ``OvertoneSettings`` property as the library's ``Settings`` holds it (an
+    enum as its item's index)."""
+    p = properties.OvertoneSettings.bl_rna.properties[name]
+    if p.type == 'ENUM':
+        return [e.identifier for e in p.enum_items].index(p.default)
+    return p.default
+
+
+def _as_stored(value, prop_type):
+    """A library value as Blender stores it: a float property is float32."""
+    return float(np.float32(value)) if prop_type == 'FLOAT' else value
+
+
 def test_defaults_match_the_library():
+    """Every property built from the settings table (and an optional setting's use_ switch) has
+    the library's default, and a fresh object's native settings are the library's defaults but
+    for the scene's frame rate and gravity."""
     s = native.default_settings()
-    check(s.youngs_modulus == properties.DEFAULT_YOUNGS_MODULUS, "Young's modulus default")
-    check(s.poisson_ratio == properties.DEFAULT_POISSON_RATIO, "Poisson ratio default")
-    check(s.density == properties.DEFAULT_DENSITY, "density default")
-    check(s.lattice_resolution == properties.DEFAULT_LATTICE_RESOLUTION, "lattice default")
-    check(s.modes == properties.DEFAULT_MODES and s.clusters == properties.DEFAULT_CLUSTERS, "subspace")
+    rna = properties.OvertoneSettings.bl_rna.properties
+    host = {row["name"] for row in settings_table.SETTINGS if row["group"] == "HOST"}
+    check(host == {"fps", "gravity"}, f"HOST settings {host}: native_settings fills only fps and gravity")
+    names = [n for row in properties.ROWS for n in properties.property_names(row)]
+    fields = [f for f, _ in native.Settings._fields_ if f not in host]
+    check(names == fields, f"properties {names} are not the library's settings {fields}")
+    for name in names:
+        want = _as_stored(getattr(s, name), rna[name].type)
+        got = property_default(name)
+        check(got == want, f"{name}: the property's default is {got!r}, the library's {want!r}")
+        check(rna[name].type != 'BOOLEAN' or isinstance(getattr(s, name), bool), f"{name} is not a bool")
+    check(not any(getattr(s, f"use_{row['name']}") for row in properties.ROWS
+                  if row["optional"] and not row["default_set"]), "an optional setting unset in the table is set")
+    check(s.use_cut_distance and not s.use_frequency and not s.use_max_displacement and not s.use_modes
+          and not s.use_lattice_resolution and not s.use_substeps, "the library's optional defaults changed")
+    session.drop_all()
+    scene = scenes.empty_scene()
+    ob, _ = scenes.rigged_tube(rings=5, segments=6)
+    mine = session.native_settings(ob.overtone, scene)
+    for name in fields:
+        want = _as_stored(getattr(s, name), rna[name].type)
+        check(getattr(mine, name) == want, f"native_settings: {name} is {getattr(mine, name)!r}, the default {want!r}")
+    check(mine.fps == 24.0 and list(mine.gravity) == [0.0, 0.0, 0.0], "fps and gravity are not the scene's")
+    print(f"    defaults: {len(names)} properties agree with the library")
+
+
+def test_only_the_animatable_settings_are_keyframable():
+    """Damping and strength (the animatable rows, honoured per frame) can be keyframed; every
+    other setting of the table, and its use_ switch, cannot (an F-curve on it would be ignored)."""
+    session.drop_all()
+    scenes.empty_scene()
+    ob, _ = scenes.rigged_tube(rings=5, segments=6)
+    rna = properties.OvertoneSettings.bl_rna.properties
+    animatable = set(native.ANIMATABLE_FIELDS)
+    check(animatable == {"damping", "strength"}, f"animatable settings {animatable}")
+    for row in properties.ROWS:
+        for name in properties.property_names(row):
+            check(rna[name].is_animatable == (row["name"] in animatable),
+                  f"{name}: animatable {rna[name].is_animatable}")
+    check(ob.overtone.keyframe_insert("damping", frame=1), "damping could not be keyframed")
+    check(ob.overtone.keyframe_insert("strength", frame=1), "strength could not be keyframed")
+    for name in ("youngs_modulus", "solver", "use_substeps", "substeps", "max_displacement"):
+        try:
+            inserted = ob.overtone.keyframe_insert(name, frame=1)
+        except (TypeError, RuntimeError) as e:
+            check("animat" in str(e), f"{name}: unexpected error {e}")
+            continue
+        raise AssertionError(f"{name} was keyframed ({inserted})")
+    fcurves = {fc.data_path for fc in ob.animation_data.action.fcurves}
+    check(fcurves == {"overtone.damping", "overtone.strength"}, f"F-curves {fcurves}")
 
 
 def _preview_rig_and_bake(scene, ob, frames):
@@ -82,12 +144,19 @@ def _preview_rig_and_bake(scene, ob, frames):
 class _Layout:
     """Stands in for a UI layout (there is no window headless): records and checks every call."""
 
-    def __init__(self, calls):
+    def __init__(self, calls, parent=None):
         self.calls = calls
+        self.parent = parent
         self.enabled = True
+        self.active = True
+        # Property name -> whether it was drawn greyed out (this layout or a parent inactive).
+        self.greyed = {} if parent is None else parent.greyed
 
     def column(self, **_):
-        return self
+        return _Layout(self.calls, self)
+
+    def inactive(self):
+        return not self.active or (self.parent is not None and self.parent.inactive())
 
     row = column
     box = column
@@ -102,6 +171,7 @@ class _Layout:
     def prop(self, data, name, **_):
         check(name in data.bl_rna.properties, f"panel draws a missing property {name}")
         self.calls.append(("prop", name))
+        self.greyed[name] = self.inactive()
 
     def prop_search(self, data, name, search_data, search_name, **_):
         check(name in data.bl_rna.properties and search_name in search_data.bl_rna.properties, name)
@@ -122,19 +192,42 @@ def test_panel_draws_every_setting():
         object = ob
         scene = bpy.context.scene
 
+    def draw():
+        calls = []
+        layout = _Layout(calls)
+        PHYSICS_PT_overtone.draw(type("P", (), {"layout": layout})(), Ctx())
+        return calls, layout.greyed
+
     for enabled in (False, True):
         ob.overtone.enabled = enabled
-        calls = []
-        panel = type("P", (), {"layout": _Layout(calls)})()
-        PHYSICS_PT_overtone.draw(panel, Ctx())
+        calls, _ = draw()
         if enabled:
             shown = {name for kind, name in calls if kind == "prop"}
             wanted = {"youngs_modulus", "density", "solver", "modes", "clusters", "lattice_resolution",
                       "leak_group", "sidecar", "cache_file", "live_preview", "poisson_ratio",
                       "stiffness_group", "damping", "strength", "frequency", "time_scale", "preroll",
-                      "use_gravity", "cut_distance", "rest", "integrator", "substeps"}
+                      "use_gravity", "cut_distance", "rest", "integrator", "substeps", "max_displacement",
+                      "use_frequency", "use_cut_distance", "use_max_displacement", "use_modes",
+                      "use_lattice_resolution", "use_substeps"}
+            # Every setting of the table, and the use_ switch of each optional one.
+            wanted |= {n for row in properties.ROWS for n in properties.property_names(row)}
             check(wanted <= shown, f"panel lacks {wanted - shown}")
             check(("operator", "object.overtone_bake") in calls, "no bake button")
+            # An optional setting: its use_ checkbox right before the value, the value greyed out
+            # while the switch is off and not once it is on (the switch itself never greyed).
+            optional = [row["name"] for row in properties.ROWS if row["optional"]]
+            for name in optional:
+                i = calls.index(("prop", f"use_{name}"))
+                check(calls[i + 1] == ("prop", name), f"{name} is not drawn beside its checkbox")
+            for use in (False, True):
+                for name in optional:
+                    setattr(ob.overtone, f"use_{name}", use)
+                _, greyed = draw()
+                for name in optional:
+                    check(greyed[name] == (not use), f"{name} greyed {greyed[name]} with use_{name} {use}")
+                    check(not greyed[f"use_{name}"], f"use_{name} greyed")
+                # With a frequency set, Young's modulus is only rescaled: shown greyed.
+                check(greyed["youngs_modulus"] == use, f"Young's modulus greyed {greyed['youngs_modulus']}")
         else:
             check(calls[0] == ("operator", "object.overtone_add"), "no add button")
     ob.overtone.enabled = False
@@ -266,6 +359,7 @@ def test_error_paths_report_and_leave_the_scene_intact():
     scenes.play(scene, ob, range(1, 6))
     check(session.get(ob) is s and s.last_frame == 5, "the deformer stopped after a contained panic")
     # 6. Refused settings: the library's message reaches the TD, the bound state is kept.
+    ob.overtone.use_lattice_resolution = True
     ob.overtone.lattice_resolution = 2
     ob.overtone.clusters = 100000
     expect_error(lambda: bpy.ops.object.overtone_add(), "clusters")

@@ -52,10 +52,17 @@ def test_settings_layout_matches_the_library():
     found = check_settings_layout.problems(native.Settings, rust, compiled, size)
     check(not found, "settings layouts disagree: " + "; ".join(found))
     s = native.default_settings()
-    check(s.damping == properties.DEFAULT_DAMPING and s.strength == properties.DEFAULT_STRENGTH, "controls")
-    check(s.time_scale == properties.DEFAULT_TIME_SCALE and s.preroll == properties.DEFAULT_PREROLL, "time")
-    check(s.cut_distance == properties.DEFAULT_CUT_DISTANCE and s.substeps == properties.DEFAULT_SUBSTEPS, "cut")
-    check(s.frequency == properties.DEFAULT_FREQUENCY and s.integrator == 0 and s.rest == 0, "integrator/rest")
+    # The controls' defaults as the properties hold them (float32); test_addon checks every setting.
+    for name in ("damping", "strength", "time_scale", "preroll", "cut_distance", "use_cut_distance", "substeps",
+                 "use_substeps", "frequency", "use_frequency", "max_displacement", "use_max_displacement"):
+        want = getattr(s, name)
+        want = want if isinstance(want, bool) else float(np.float32(want))
+        got = properties.OvertoneSettings.bl_rna.properties[name].default
+        check(got == want, f"{name}: property default {got!r}, library {want!r}")
+    check(s.integrator == native.Integrator.IMPLICIT_MIDPOINT and s.rest == native.RestShape.RIG
+          and s.solver == native.Solver.FAST, "integrator/rest/solver")
+    check(properties.OvertoneSettings.bl_rna.properties["integrator"].default == 'IMPLICIT_MIDPOINT'
+          and properties.OvertoneSettings.bl_rna.properties["rest"].default == 'RIG', "enum property defaults")
     check(list(s.gravity) == [0.0, 0.0, 0.0], "gravity default")
     print(f"    layout: {len(rust)} fields, {size} bytes, same in Rust, C and ctypes")
 
@@ -124,7 +131,7 @@ def test_damping_changes_the_motion_without_a_rebind_and_is_keyframable():
     # After the rig stops (frame 30), heavier damping leaves less motion.
     tail = slice(35, 60)
     a, b = np.abs(u_default[tail]).max(), np.abs(u_heavy[tail]).max()
-    zeta = properties.DEFAULT_DAMPING
+    zeta = properties.OvertoneSettings.bl_rna.properties["damping"].default
     check(b < 0.8 * a, f"damping 1 left {b:.3e} of motion after the stop, damping {zeta} {a:.3e}")
     # A keyframed damping (the default until frame 30, 1.0 from frame 31) follows the curve:
     # equal to the default run up to frame 30, different after.
@@ -140,14 +147,24 @@ def test_damping_changes_the_motion_without_a_rebind_and_is_keyframable():
     check(before <= 1e-12 * np.abs(u_default).max(), f"keyed damping changed frames before its key ({before:.2e})")
     check(after > 1e-2 * a, f"keyed damping did not change the motion after its key ({after:.2e})")
     check(session.get(ob) is s and sidecar_state(ob) == files, "keyed damping rebuilt")
+    # The session hands the deformer a copy of the bind's settings with the animated values: a
+    # change of any other setting that way is refused (it needs a rebind), nothing changed.
+    bad = native.Settings.from_buffer_copy(s.settings)
+    bad.youngs_modulus *= 2.0
+    try:
+        s.deformer.set_controls(bad)
+        raise AssertionError("set_controls accepted a new Young's modulus")
+    except native.NativeError as e:
+        check(e.kind == native.ErrorKind.INVALID_SETTING, f"refused as {e.kind!r}: {e}")
     # A setting that rebuilds the session but not the precompute keeps the same sidecar file.
+    ob.overtone.use_substeps = True
     ob.overtone.substeps = 3
     play_u(scene, ob, range(1, 4))
     s2 = session.get(ob)
     check(s2 is not s, "changing the substeps kept the old session")
     check(set(sidecar_state(ob)) == set(files), "changing the substeps made a new sidecar")
     check(s2.deformer.cache_state() == native.CacheState.LOADED, f"cache status {s2.deformer.cache_status()}")
-    print(f"    damping: motion after the stop {a:.4f} ({zeta}) vs {b:.4f} (1.0); keyed: before {before:.1e}, "
+    print(f"    damping: motion after the stop {a:.4f} ({zeta:g}) vs {b:.4f} (1.0); keyed: before {before:.1e}, "
           f"after {after:.4f}; sidecar untouched")
 
 
@@ -168,6 +185,41 @@ def test_stiffness_group_painted_stiffer_reduces_the_motion_there():
     b = np.linalg.norm(stiff[:, region], axis=2).max()
     check(b < 0.7 * a, f"10x stiffness left {b:.4f} of {a:.4f} secondary motion in the painted region")
     print(f"    stiffness group 10x on z > 2: peak there {a:.4f} -> {b:.4f} ({b / a:.2f})")
+
+
+def test_max_displacement_limits_the_largest_displacement_shown():
+    """Max Displacement reaches the library from Blender: with the tube's swing made strong
+    (strength 3), the largest world displacement the session computed stays within the limit
+    times the body's bounding-box diagonal, the limit chosen below the unlimited peak (which
+    exceeds it); each frame is the unlimited one scaled as a whole (the simulation unchanged)."""
+    scene, ob, _ = tube_scene("maxdisp")
+    ob.overtone.strength = 3.0
+    check(not ob.overtone.use_max_displacement, "Max Displacement is on by default")
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    free = play_u(scene, ob)
+    diag = session.get(ob).binding.diagonal
+    per_frame = np.linalg.norm(free, axis=2).max(axis=1)
+    peak = per_frame.max()
+    check(peak > 1e-3 * diag, f"no secondary motion ({peak:.2e} of a {diag:.3f} diagonal)")
+    ob.overtone.use_max_displacement = True
+    ob.overtone.max_displacement = 0.5 * peak / diag
+    limit = ob.overtone.max_displacement * diag  # the value as stored (float32), in world units
+    check(peak > limit, f"the unlimited peak {peak:.4f} does not exceed the limit {limit:.4f}")
+    limited = play_u(scene, ob)
+    s = session.get(ob)
+    check(s.settings.use_max_displacement and s.settings.max_displacement == ob.overtone.max_displacement,
+          "the session was not bound with the limit")
+    largest = np.linalg.norm(limited, axis=2).max()
+    check(largest <= limit * (1.0 + 1e-9), f"largest displacement {largest:.6f} > limit {limit:.6f}")
+    check(largest >= 0.999 * limit, f"the limit {limit:.4f} was never reached ({largest:.4f})")
+    scale = np.minimum(1.0, limit / np.maximum(per_frame, 1e-300))
+    off = np.abs(limited - free * scale[:, None, None]).max()
+    check(off <= 1e-6 * peak, f"the limited frames are not the free ones scaled ({off:.2e})")
+    ob.overtone.use_max_displacement = False
+    again = np.linalg.norm(play_u(scene, ob), axis=2).max()
+    check(again > limit and abs(again - peak) <= 1e-6 * peak, f"switched off, the peak is {again:.4f}, not {peak:.4f}")
+    print(f"    max displacement: peak {peak / diag:.4f} of the diagonal unlimited, limit {limit / diag:.4f}, "
+          f"largest shown {largest / diag:.4f}; frames {off:.1e} off the scaled free ones")
 
 
 if __name__ == "__main__":

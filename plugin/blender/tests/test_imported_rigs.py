@@ -20,7 +20,6 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
 import overtone  # noqa: E402
-from overtone import properties  # noqa: E402
 import runner  # noqa: E402
 import scenes  # noqa: E402
 from overtone import native, pc2, session, shape_key  # noqa: E402
@@ -83,7 +82,8 @@ def run(ob, name, bake=True, objects=None, lattice=32, stop=STOP, hold_frame=HOL
     for o in objects:
         # A fixed lattice: the automatic resolution follows the geometry in the world's axes, so
         # a rotated character would get another lattice (see ROTATED).
-        if o.overtone.lattice_resolution == 0 and lattice is not None:
+        if not o.overtone.use_lattice_resolution and lattice is not None:
+            o.overtone.use_lattice_resolution = True
             o.overtone.lattice_resolution = lattice
         o.overtone.sidecar = os.path.join(TMP, f"{name}.ovt")
         o.overtone.cache_file = os.path.join(TMP, f"{name}-{o.name}.pc2")
@@ -319,6 +319,18 @@ def test_two_meshes_one_body():
     # is carried by the rig, not by the tube's secondary motion: their displacements differ by
     # about the peak (measured 1.05). Bounded, not equal.
     check(gap < 1.5, f"the sleeve moves apart from the tube under it ({gap:.2f} of the peak)")
+    # The table's settings (an optional one's use_ switch too) are the body's: set on the tube,
+    # the sleeve follows; put back, both are as before.
+    changes = (("use_max_displacement", True), ("max_displacement", 0.25), ("use_modes", True), ("modes", 24),
+               ("solver", 'FULL'), ("damping", 0.5))
+    before = {name: getattr(ob.overtone, name) for name, _ in changes}
+    for name, value in changes:
+        setattr(ob.overtone, name, value)
+        check(getattr(sleeve.overtone, name) == getattr(ob.overtone, name) != before[name],
+              f"{name} was not shared with the sleeve")
+    for name, value in before.items():
+        setattr(ob.overtone, name, value)
+        check(getattr(sleeve.overtone, name) == value, f"{name} was not put back on the sleeve")
     # Remove the sleeve: the tube stays bound as a body of its own and keeps playing.
     scenes._select_only([sleeve], sleeve)
     check(bpy.ops.object.overtone_remove() == {'FINISHED'}, "remove failed")
@@ -353,7 +365,7 @@ def test_thin_limbed_characters_with_their_own_clip():
                          if o.type == 'MESH' and any(m.type == 'ARMATURE' for m in o.modifiers)),
                         key=lambda o: o.name)
         check(len(meshes) == meshes_expected, f"{name}: {len(meshes)} skinned meshes imported")
-        check(all(o.overtone.lattice_resolution == 0 for o in meshes), f"{name}: lattice not automatic")
+        check(not any(o.overtone.use_lattice_resolution for o in meshes), f"{name}: lattice not automatic")
         scenes._select_only(meshes, meshes[0])
         r = record(run(meshes[0], name, objects=meshes, lattice=None, stop=OWN_CLIP_STOP,
                        hold_frame=OWN_CLIP_HOLD))
@@ -484,7 +496,7 @@ def test_recent_precomputes_are_kept_and_status_stays_current():
     ob.overtone.live_preview = True
     scene.frame_set(2)
     check(session.get(ob).sidecar != first, "a new setting reused the old sidecar file")
-    ob.overtone.youngs_modulus = properties.DEFAULT_YOUNGS_MODULUS
+    ob.overtone.youngs_modulus = ob.overtone.bl_rna.properties["youngs_modulus"].default
     scene.frame_set(3)
     s = session.get(ob)
     check(s.sidecar == first and s.deformer.cache_state() == native.CacheState.LOADED,
@@ -587,6 +599,7 @@ def test_cancelled_bind_leaves_the_object_unchanged():
     scene = scenes.empty_scene()
     ob, _ = scenes.rigged_tube(stop_frame=STOP)
     ob.overtone.sidecar = ""
+    ob.overtone.use_lattice_resolution = True
     ob.overtone.lattice_resolution = 48
     before = {k: getattr(ob.overtone, k) for k in ("enabled", "body", "sidecar", "bound_vertex_count",
                                                    "has_bind_matrix", "status")}
@@ -631,6 +644,7 @@ def test_playing_while_binding_shows_the_plain_rig():
     bpy.ops.object.overtone_add()
     live.blocking_binds = lambda: False
     try:
+        ob.overtone.use_lattice_resolution = True
         ob.overtone.lattice_resolution = 40
         longest = 0.0
         for f in range(1, 9):
@@ -691,12 +705,14 @@ def test_render_workbench_frames():
     frames = (8, 12, 16, 22, 30, HOLD_FRAME)
     ob, arm = character("mixamo")
     ob.overtone.sidecar = os.path.join(TMP, "render.ovt")
+    ob.overtone.use_lattice_resolution = True
     ob.overtone.lattice_resolution = 32
     bpy.context.scene.frame_set(1)
     check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
     _render_pairs([ob], "cesium-mixamo", frames, out_dir, ((0.0, -4.5, 1.0), (1.45, 0.0, 0.0)))
     ob, rig = tube("scale100-rotated")
     ob.overtone.sidecar = os.path.join(TMP, "render-tube.ovt")
+    ob.overtone.use_lattice_resolution = True
     ob.overtone.lattice_resolution = 32
     bpy.context.scene.frame_set(1)
     check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
@@ -706,6 +722,7 @@ def test_render_workbench_frames():
     scene, ob, sleeve, rig = two_meshes()
     for o in (ob, sleeve):
         o.overtone.sidecar = os.path.join(TMP, "render-two.ovt")
+        o.overtone.use_lattice_resolution = True
         o.overtone.lattice_resolution = 32
     scene.frame_set(1)
     check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")

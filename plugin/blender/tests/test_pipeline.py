@@ -49,6 +49,7 @@ def make_shot():
             o.select_set(False)
         bpy.context.view_layer.objects.active = ob
         ob.select_set(True)
+        ob.overtone.use_lattice_resolution = True
         ob.overtone.lattice_resolution = 12
         ob.overtone.sidecar = f"//{ob.name}.ovt"
         ob.overtone.cache_file = f"//caches/{ob.name}.pc2"
@@ -74,6 +75,7 @@ def formats():
     ob, rig = scenes.rigged_tube(rings=21, segments=12)
     bpy.context.view_layer.objects.active = ob
     ob.select_set(True)
+    ob.overtone.use_lattice_resolution = True
     ob.overtone.lattice_resolution = 12
     ob.overtone.sidecar = os.path.join(TMP, "formats.ovt")
     ob.overtone.cache_file = os.path.join(TMP, "formats.pc2")

@@ -691,7 +691,8 @@ fn physics_character(ch: &overtone::scene::Character, samples: &[usize], dt: f64
 /// The `n_output` output frames of a glTF bake: per frame, the file's vertices (`n × 3`, the
 /// file's order and units) at the glTF's own pose of the frame's instant plus the secondary
 /// displacement, and that displacement, cubic-interpolated from the physics samples'
-/// `displacements` (exact at instants that are physics samples).
+/// `displacements` (exact at instants that are physics samples), scaled down where they exceed
+/// the scene's `max_displacement`.
 fn output_frames(
     ch: &overtone::scene::Character,
     clock: &PhysicsClock,
@@ -699,12 +700,21 @@ fn output_frames(
     displacements: &[Vec<f64>],
 ) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let len = displacements.first().map_or(0, |d| d.len());
+    // The `max_displacement` limit, a fraction of the bind surface's diagonal (as the deformer's).
+    let limit = ch
+        .scene
+        .dynamics
+        .max_displacement
+        .map(|m| m * overtone::rig::bounding_box_diagonal(&ch.surface));
     let (mut frames, mut disps) = (Vec::with_capacity(n_output), Vec::with_capacity(n_output));
     for i in 0..n_output {
         let (j, num, den) = clock.physics_position(i);
         let (first, w, k) = interpolation_weights(j, num, den, displacements.len());
         let mut u = vec![0.0; len];
         interpolate(displacements, first, &w, k, &mut u);
+        if let Some(limit) = limit {
+            overtone::rig::limit_displacement(&mut u, limit);
+        }
         let skinned = ch.skinned_surface(clock.sample_of_frame(i));
         let x: Vec<f64> = ch
             .original_to_welded

@@ -44,6 +44,10 @@ pub struct DynamicsArgs {
     /// diagonal in one frame (default 0.5; 0 = never).
     #[arg(long)]
     pub cut_distance: Option<f64>,
+    /// Largest displacement shown, a fraction of the body's diagonal: a frame whose secondary
+    /// motion exceeds it is scaled down as a whole (default none; 0: none).
+    #[arg(long)]
+    pub max_displacement: Option<f64>,
     /// Gravity `x,y,z` in the input's world units/s² (glTF: +Y up, e.g. `0,-9.81,0`).
     #[arg(long, allow_hyphen_values = true)]
     pub gravity: Option<String>,
@@ -78,6 +82,7 @@ impl DynamicsArgs {
             preroll: self.preroll,
             strength: self.strength,
             cut_distance: self.cut_distance,
+            max_displacement: self.max_displacement,
         }
     }
 

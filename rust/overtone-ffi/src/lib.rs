@@ -2,8 +2,12 @@
 //!
 //! One `#[cxx::bridge]` module; every function the bridge exports runs its body under
 //! `catch_unwind`, so a Rust panic reaches C++ as an ordinary error (a `rust::Error`
-//! exception, which the C++ wrapper turns into a status value) and never aborts the host.
+//! exception, which the C++ wrapper turns into a status value) and never aborts the host. The
+//! kind of the last failure on the calling thread is `last_error_kind` (what a host branches
+//! on); the settings struct, its enums and the error kinds are generated from the core's table
+//! (`overtone-codegen`, checked by its test).
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
@@ -12,55 +16,149 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use overtone::cache::CacheState;
-use overtone::deformer::{BodyInput, DeformerSettings, SurfaceDeformer, SurfacePart};
-use overtone::dynamics::{FastParams, Integrator, Material, RestShape};
+use overtone::deformer::{BodyInput, PoseInput, SurfaceDeformer, SurfacePart};
 use overtone::progress::AtomicProgress;
-use overtone::scene::{CharacterSettings, SceneDynamics};
-use overtone::OvertoneError;
+use overtone::settings::Value;
+use overtone::{ErrorKind, OvertoneError};
 
 #[cxx::bridge(namespace = "overtone::ffi")]
 mod ffi {
-    /// Deformer settings (defaults from `default_settings`).
-    #[derive(Clone, Debug)]
+    // @generated begin bridge-types (from overtone::settings::SETTINGS: scripts/generate_host_files.sh)
+    /// The choices of setting `rest` (same values in C, C++ and Python).
+    #[repr(i32)]
+    enum RestShape {
+        /// The skinned pose is the elastic reference: a held pose shows no jiggle
+        Rig = 0,
+        /// The bind shape is the reference (the paper's): physics may reshape a bad pose and keep an offset
+        Bind = 1,
+    }
+
+    /// The choices of setting `solver` (same values in C, C++ and Python).
+    #[repr(i32)]
+    enum Solver {
+        /// Reduced solver (skinning eigenmodes and rotation clusters): real time
+        Fast = 0,
+        /// Full-order solver on every lattice vertex: slower, the reference
+        Full = 1,
+    }
+
+    /// The choices of setting `integrator` (same values in C, C++ and Python).
+    #[repr(i32)]
+    enum Integrator {
+        /// Substepped, second order, no numerical damping: the look does not depend on the frame rate
+        ImplicitMidpoint = 0,
+        /// One step per frame (the seeds' scheme): damps the motion more at low frame rates
+        BackwardEuler = 1,
+    }
+
+    /// What kind of failure the last call on this thread had (`overtone::ErrorKind`, 0 none).
+    #[repr(i32)]
+    enum ErrorKind {
+        NoError = 0,
+        InvalidInput = 1,
+        InvalidSetting = 2,
+        StepFailed = 3,
+        Numerical = 4,
+        File = 5,
+        Unsupported = 6,
+        Cancelled = 7,
+        Internal = 8,
+    }
+
+    /// Every setting (`overtone::settings::SETTINGS`: units, ranges, defaults); an optional
+    /// setting is its `use_` flag (false: automatic / none) and its value.
+    #[derive(Clone)]
     struct Settings {
-        /// Young's modulus in the normalised frame (character's longest half-extent = 1).
+        /// Young's modulus: lower is jigglier.
         youngs_modulus: f64,
+        /// Poisson ratio: volume preservation (ARAP uses only the shear modulus E/(2(1+ν))).
         poisson_ratio: f64,
+        /// Mass density in the normalised frame.
         density: f64,
-        /// Frames per second (`dt = 1/fps`).
-        fps: f64,
-        /// Lattice cells along the longest side.
-        lattice_resolution: usize,
-        /// Fast (reduced) solver if true, full-order otherwise.
-        fast: bool,
-        /// Skinning eigenmodes of the fast solver; 0 (default): the body's automatic count
-        /// (64 on a small body, 16 otherwise).
-        modes: usize,
-        clusters: usize,
-        /// 0: implicit midpoint with substeps (default); 1: one backward-Euler step per frame
-        /// (the seeds' scheme).
-        integrator: u8,
-        /// Substeps per frame, 1–64; 0 chooses them from the frame length and the lowest mode.
-        substeps: usize,
-        /// Damping ratio ζ of the lowest vibration mode (0 none, 1 critical); changeable
-        /// between frames with `set_controls`.
-        damping: f64,
-        /// Frequency (Hz) of the lowest mode; Young's modulus is rescaled to it. 0: none.
+        /// Whether `frequency` is set (false: none: Young's modulus as given).
+        use_frequency: bool,
+        /// Jiggle frequency of the lowest mode: Young's modulus is rescaled to it, so the same value gives a comparable jiggle on any character.
         frequency: f64,
-        /// Elastic reference: 0 the rig pose (a held pose is at rest, default), 1 the bind shape.
-        rest: u8,
-        /// Physics seconds per animation second (> 0).
-        time_scale: f64,
-        /// Seconds the rig is held at the first pose after a bind or a reset (0–60).
-        preroll: f64,
-        /// Multiplier of the output displacement (≥ 0); changeable with `set_controls`.
+        /// Damping ratio of the low jiggle modes: 0 rings on, 0.1 decays over a few swings, 1 settles without swinging.
+        damping: f64,
+        /// Multiplier of the secondary motion (0 none, 2 twice).
         strength: f64,
-        /// A rig jump between two frames beyond this fraction of the body's bounding-box
-        /// diagonal restarts the simulation there. 0: never.
+        /// Physics seconds per animation second: 2 jiggles twice as fast.
+        time_scale: f64,
+        /// Seconds the rig is held at the first pose before the first frame, so the body settles (gravity) before the shot starts.
+        preroll: f64,
+        /// Whether `cut_distance` is set (false: never).
+        use_cut_distance: bool,
+        /// A rig jump between two frames larger than this fraction of the body's bounding-box diagonal restarts the simulation there (a camera cut, a teleport).
         cut_distance: f64,
-        /// Gravity in the host's world frame, world length units/s² (e.g. `[0, 0, -9.81]` in a
-        /// Z-up scene in metres).
+        /// Whether `max_displacement` is set (false: none: no limit).
+        use_max_displacement: bool,
+        /// Largest displacement any vertex is shown with: a frame whose secondary motion exceeds it is scaled down as a whole (its shape kept) so a teleport or a violent move cannot fling the surface away.
+        max_displacement: f64,
+        /// The elastic reference shape.
+        rest: RestShape,
+        /// Gravity in the host's world frame (0, 0, -9.81 in a Z-up scene in metres).
         gravity: [f64; 3],
+        /// Frames per second of the host's timeline: a frame advances 1/fps seconds.
+        fps: f64,
+        /// The solver.
+        solver: Solver,
+        /// Whether `modes` is set (false: automatic: 64 on a small body such as a prop or a tail, 16 otherwise).
+        use_modes: bool,
+        /// Skinning eigenmodes of the fast solver.
+        modes: usize,
+        /// Rotation clusters of the fast solver (at most the lattice's element count).
+        clusters: usize,
+        /// Whether `lattice_resolution` is set (false: automatic: from the mesh, so thin limbs are four cells across).
+        use_lattice_resolution: bool,
+        /// Cells of the tetrahedral lattice along the body's longest side.
+        lattice_resolution: usize,
+        /// The time integrator.
+        integrator: Integrator,
+        /// Whether `substeps` is set (false: automatic: from the frame rate and the stiffness (at most 1/120 s each)).
+        use_substeps: bool,
+        /// Solver steps per frame (implicit midpoint).
+        substeps: usize,
+    }
+    // @generated end bridge-types
+
+    /// One skinned mesh of a body: `rest` n × 3 (world space at bind), `triangles` t × 3 (indices
+    /// into this part's vertices), `weights` n × bones, `morph_deltas` targets × n × 3 (empty
+    /// without blendshapes), `leak` and `stiffness` n values each or empty (every part or none;
+    /// -1 marks an unpainted vertex).
+    struct Part<'a> {
+        rest: &'a [f64],
+        triangles: &'a [u32],
+        weights: &'a [f64],
+        morph_deltas: &'a [f64],
+        leak: &'a [f64],
+        stiffness: &'a [f64],
+    }
+
+    /// One frame's rig: `transforms` bones × 12 (3 × 4 row-major skin transforms, bind space to
+    /// posed world space), `morph_weights` the targets' weights (empty without blendshapes).
+    struct Pose<'a> {
+        transforms: &'a [f64],
+        morph_weights: &'a [f64],
+    }
+
+    /// A body to bind: its parts (several meshes on one skeleton), the bone and blendshape
+    /// counts, the first frame's rig and a sidecar path (empty: none).
+    struct Body<'a> {
+        parts: &'a [Part<'a>],
+        bones: usize,
+        targets: usize,
+        first_pose: Pose<'a>,
+        sidecar: &'a str,
+    }
+
+    /// The state of an asynchronous bind.
+    #[repr(i32)]
+    enum BindState {
+        Running = 0,
+        Done = 1,
+        Failed = 2,
+        Cancelled = 3,
     }
 
     /// Where a deformer's precompute came from (`overtone::cache::CacheState`, same values):
@@ -82,41 +180,22 @@ mod ffi {
     extern "Rust" {
         type Deformer;
         fn default_settings() -> Settings;
+        /// The kind of the last failure of a bridge call on this thread (`NoError` after a
+        /// success): what the C++ wrapper puts beside the message.
+        fn last_error_kind() -> ErrorKind;
         /// The fields of `Settings` in order, `name:type` joined by commas (types `f64`, `usize`,
-        /// `bool`, `u8`, `f64x3`): the list the C ABI, C++ and Python layouts are tested against.
+        /// `bool`, `enum`, `f64x3`): the list the C ABI and Python layouts are tested against.
         fn settings_fields() -> String;
-        /// The bridge struct's layout, `name:offset:size` per field in order, then `sizeof:N`
-        /// (the format of the C ABI's `overtone_settings_layout`), for the C++ layout check.
-        fn settings_layout() -> String;
-        /// `rest`: n × 3; `triangles`: t × 3; `weights`: n × bones; `morph_deltas`: T × n × 3
-        /// blendshape offsets (empty and `targets = 0` for none); `first_morph_weights`: T;
-        /// `leak`: n values or empty for the default; `stiffness`: n multipliers of Young's
-        /// modulus (> 0 painted, -1 unpainted = 1) or empty for uniform; `first_pose`: bones × 12
-        /// (3 × 4 row-major skin transforms); `sidecar`: a .ovt path or empty.
-        #[allow(clippy::too_many_arguments)]
-        fn create_deformer(
-            settings: &Settings,
-            rest: &[f64],
-            triangles: &[u32],
-            weights: &[f64],
-            bones: usize,
-            morph_deltas: &[f64],
-            targets: usize,
-            first_morph_weights: &[f64],
-            leak: &[f64],
-            stiffness: &[f64],
-            first_pose: &[f64],
-            sidecar: &str,
-        ) -> Result<Box<Deformer>>;
-        /// One frame: `pose` bones × 12, `morph_weights` T (empty without blendshapes), `out`
-        /// n × 3 displacement (world units).
-        fn step(self: &mut Deformer, pose: &[f64], morph_weights: &[f64], out: &mut [f64]) -> Result<()>;
-        /// Changes the keyframable controls from the next step on, without a rebind: `damping`
-        /// (ζ ≥ 0; refactors only the solver's system, never the sidecar) and `strength` (≥ 0).
-        /// On error nothing changes.
-        fn set_controls(self: &mut Deformer, damping: f64, strength: f64) -> Result<()>;
-        /// Back to rest in `pose` (with the frame's `morph_weights`), then the pre-roll.
-        fn reset(self: &mut Deformer, pose: &[f64], morph_weights: &[f64]) -> Result<()>;
+        /// Binds `body` with `settings` on the calling thread.
+        fn create_deformer(settings: &Settings, body: &Body) -> Result<Box<Deformer>>;
+        /// One frame: `out` n × 3 displacement (world units).
+        fn step(self: &mut Deformer, pose: &Pose, out: &mut [f64]) -> Result<()>;
+        /// Takes the host's settings between frames: the animatable ones apply from the next step
+        /// on without a rebind; any other that differs from the bind's is refused. On error
+        /// nothing changes.
+        fn set_controls(self: &mut Deformer, settings: &Settings) -> Result<()>;
+        /// Back to rest in `pose`, then the pre-roll.
+        fn reset(self: &mut Deformer, pose: &Pose) -> Result<()>;
         /// Blendshape targets T.
         fn target_count(self: &Deformer) -> usize;
         /// Relative rig-orthogonality residual of the last step, bones and blendshapes (0 before
@@ -136,34 +215,13 @@ mod ffi {
         fn part_offset(self: &Deformer, i: usize) -> usize;
 
         type Binding;
-        /// Starts a bind on a worker thread and returns at once. One body made of parts: part
-        /// `p` has `part_vertices[p]` vertices and `part_triangles[p]` triangles (indices local
-        /// to the part); `rest`, `triangles`, `weights`, `leak` are the parts' arrays
-        /// concatenated in order (`leak`, `stiffness` empty or one value per vertex); `morph_deltas` the
-        /// parts' `T × n_p × 3` blocks concatenated. Empty `part_vertices`: one part.
-        #[allow(clippy::too_many_arguments)]
-        fn start_bind(
-            settings: &Settings,
-            rest: &[f64],
-            triangles: &[u32],
-            part_vertices: &[usize],
-            part_triangles: &[usize],
-            weights: &[f64],
-            bones: usize,
-            morph_deltas: &[f64],
-            targets: usize,
-            first_morph_weights: &[f64],
-            leak: &[f64],
-            stiffness: &[f64],
-            first_pose: &[f64],
-            sidecar: &str,
-        ) -> Result<Box<Binding>>;
+        /// Starts a bind on a worker thread (it copies the body) and returns at once.
+        fn start_bind(settings: &Settings, body: &Body) -> Result<Box<Binding>>;
         /// Fraction of the bind done, in [0, 1], never decreasing.
         fn fraction(self: &Binding) -> f64;
         /// What the bind is doing now.
         fn stage(self: &Binding) -> String;
-        /// 0 running, 1 done, 2 failed, 3 cancelled.
-        fn state(self: &Binding) -> u8;
+        fn state(self: &Binding) -> BindState;
         /// Asks the worker to stop at its next check (returns at once).
         fn cancel(self: &Binding);
         /// Waits for the worker and hands over the deformer, or the error message (the
@@ -195,7 +253,9 @@ pub struct Deformer {
     inner: SurfaceDeformer,
 }
 
+/// Runs a bridge call: clears the thread's error kind, turns a panic into an `Internal` error.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    LAST_ERROR_KIND.with(|k| k.set(None));
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => {
@@ -204,7 +264,10 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, St
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(format!("internal error in {what} (please report): {msg}"))
+            Err(failed(
+                ErrorKind::Internal,
+                format!("internal error in {what} (please report): {msg}"),
+            ))
         }
     }
 }
@@ -222,237 +285,273 @@ fn bridge_cache_state(state: CacheState) -> ffi::CacheState {
 }
 
 fn default_settings() -> ffi::Settings {
-    let c = CharacterSettings::default();
-    // The deformer's defaults: the body's automatic mode count, 100 clusters.
-    let f = DeformerSettings::default().fast.unwrap_or(FastParams::default_for(3));
-    let d = SceneDynamics::default();
-    ffi::Settings {
-        youngs_modulus: c.material.youngs_modulus,
-        poisson_ratio: c.material.poisson_ratio,
-        density: c.material.density,
-        fps: c.fps,
-        lattice_resolution: c.lattice_resolution,
-        fast: true,
-        modes: f.modes,
-        clusters: f.clusters,
-        integrator: integrator_code(d.integrator),
-        substeps: d.substeps.unwrap_or(0),
-        damping: d.damping,
-        frequency: d.frequency.unwrap_or(0.0),
-        rest: rest_code(d.rest),
-        time_scale: d.time_scale,
-        preroll: d.preroll,
-        strength: d.strength,
-        cut_distance: d.cut_distance.unwrap_or(0.0),
-        gravity: [0.0; 3],
-    }
+    settings_to_bridge(&overtone::Settings::default())
 }
 
-/// Lists the fields of `Settings` by destructuring one without `..`, so a field added to the
-/// struct does not compile until it is listed here; also gives each field's byte offset in the
-/// (`repr(C)`) struct, which the tests check increase along the list (declaration order), and
-/// its size.
-macro_rules! settings_fields {
-    ($($field:ident: $ty:literal),* $(,)?) => {{
-        let ffi::Settings { $($field),* } = default_settings();
-        (
-            [$(concat!(stringify!($field), ":", $ty)),*].join(","),
-            vec![$(std::mem::offset_of!(ffi::Settings, $field)),*],
-            vec![$(std::mem::size_of_val(&$field)),*],
-        )
-    }};
+// @generated begin bridge-conversions (from overtone::settings::SETTINGS: scripts/generate_host_files.sh)
+/// The core's settings from the bridge's, every value checked against the table.
+fn settings_from_bridge(s: &ffi::Settings) -> overtone::Result<overtone::Settings> {
+    let mut c = overtone::Settings::default();
+    c.set("youngs_modulus", &Value::F64(s.youngs_modulus))?;
+    c.set("poisson_ratio", &Value::F64(s.poisson_ratio))?;
+    c.set("density", &Value::F64(s.density))?;
+    c.set(
+        "frequency",
+        &if s.use_frequency {
+            Value::F64(s.frequency)
+        } else {
+            Value::Unset
+        },
+    )?;
+    c.set("damping", &Value::F64(s.damping))?;
+    c.set("strength", &Value::F64(s.strength))?;
+    c.set("time_scale", &Value::F64(s.time_scale))?;
+    c.set("preroll", &Value::F64(s.preroll))?;
+    c.set(
+        "cut_distance",
+        &if s.use_cut_distance {
+            Value::F64(s.cut_distance)
+        } else {
+            Value::Unset
+        },
+    )?;
+    c.set(
+        "max_displacement",
+        &if s.use_max_displacement {
+            Value::F64(s.max_displacement)
+        } else {
+            Value::Unset
+        },
+    )?;
+    c.set(
+        "rest",
+        &Value::Choice(usize::try_from(s.rest.repr).unwrap_or(usize::MAX)),
+    )?;
+    c.set("gravity", &Value::Vec3(s.gravity))?;
+    c.set("fps", &Value::F64(s.fps))?;
+    c.set(
+        "solver",
+        &Value::Choice(usize::try_from(s.solver.repr).unwrap_or(usize::MAX)),
+    )?;
+    c.set(
+        "modes",
+        &if s.use_modes {
+            Value::Count(s.modes)
+        } else {
+            Value::Unset
+        },
+    )?;
+    c.set("clusters", &Value::Count(s.clusters))?;
+    c.set(
+        "lattice_resolution",
+        &if s.use_lattice_resolution {
+            Value::Count(s.lattice_resolution)
+        } else {
+            Value::Unset
+        },
+    )?;
+    c.set(
+        "integrator",
+        &Value::Choice(usize::try_from(s.integrator.repr).unwrap_or(usize::MAX)),
+    )?;
+    c.set(
+        "substeps",
+        &if s.use_substeps {
+            Value::Count(s.substeps)
+        } else {
+            Value::Unset
+        },
+    )?;
+    Ok(c)
 }
+
+/// The bridge's settings from the core's (an unset optional setting shows its table's
+/// `unset_value`).
+fn settings_to_bridge(c: &overtone::Settings) -> ffi::Settings {
+    let unset = |name: &str| overtone::settings::spec(name).map_or(0.0, |s| s.unset_value);
+    let number = |v: &Option<Value>| match *v {
+        Some(Value::F64(x)) => x,
+        Some(Value::Count(n)) => n as f64,
+        _ => f64::NAN,
+    };
+    ffi::Settings {
+        youngs_modulus: number(&c.value("youngs_modulus")),
+        poisson_ratio: number(&c.value("poisson_ratio")),
+        density: number(&c.value("density")),
+        use_frequency: !matches!(c.value("frequency"), Some(Value::Unset)),
+        frequency: match c.value("frequency") {
+            Some(Value::Unset) => unset("frequency"),
+            v => number(&v),
+        },
+        damping: number(&c.value("damping")),
+        strength: number(&c.value("strength")),
+        time_scale: number(&c.value("time_scale")),
+        preroll: number(&c.value("preroll")),
+        use_cut_distance: !matches!(c.value("cut_distance"), Some(Value::Unset)),
+        cut_distance: match c.value("cut_distance") {
+            Some(Value::Unset) => unset("cut_distance"),
+            v => number(&v),
+        },
+        use_max_displacement: !matches!(c.value("max_displacement"), Some(Value::Unset)),
+        max_displacement: match c.value("max_displacement") {
+            Some(Value::Unset) => unset("max_displacement"),
+            v => number(&v),
+        },
+        rest: ffi::RestShape {
+            repr: match c.value("rest") {
+                Some(Value::Choice(i)) => i as i32,
+                _ => 0,
+            },
+        },
+        gravity: match c.value("gravity") {
+            Some(Value::Vec3(g)) => g,
+            _ => [0.0; 3],
+        },
+        fps: number(&c.value("fps")),
+        solver: ffi::Solver {
+            repr: match c.value("solver") {
+                Some(Value::Choice(i)) => i as i32,
+                _ => 0,
+            },
+        },
+        use_modes: !matches!(c.value("modes"), Some(Value::Unset)),
+        modes: (match c.value("modes") {
+            Some(Value::Unset) => unset("modes"),
+            v => number(&v),
+        }) as usize,
+        clusters: number(&c.value("clusters")) as usize,
+        use_lattice_resolution: !matches!(c.value("lattice_resolution"), Some(Value::Unset)),
+        lattice_resolution: (match c.value("lattice_resolution") {
+            Some(Value::Unset) => unset("lattice_resolution"),
+            v => number(&v),
+        }) as usize,
+        integrator: ffi::Integrator {
+            repr: match c.value("integrator") {
+                Some(Value::Choice(i)) => i as i32,
+                _ => 0,
+            },
+        },
+        use_substeps: !matches!(c.value("substeps"), Some(Value::Unset)),
+        substeps: (match c.value("substeps") {
+            Some(Value::Unset) => unset("substeps"),
+            v => number(&v),
+        }) as usize,
+    }
+}
+// @generated end bridge-conversions
 
 fn settings_fields() -> String {
-    settings_field_layout().0
-}
-
-fn settings_layout() -> String {
-    let (names, offsets, sizes) = settings_field_layout();
-    let mut text: Vec<String> = names
-        .split(',')
-        .zip(offsets.iter().zip(&sizes))
-        .map(|(f, (o, s))| format!("{}:{o}:{s}", f.split(':').next().unwrap_or(f)))
-        .collect();
-    text.push(format!("sizeof:{}", std::mem::size_of::<ffi::Settings>()));
-    text.join(",")
-}
-
-/// `settings_fields`, the byte offsets and the sizes of the fields in the bridge's struct.
-fn settings_field_layout() -> (String, Vec<usize>, Vec<usize>) {
-    settings_fields!(
-        youngs_modulus: "f64",
-        poisson_ratio: "f64",
-        density: "f64",
-        fps: "f64",
-        lattice_resolution: "usize",
-        fast: "bool",
-        modes: "usize",
-        clusters: "usize",
-        integrator: "u8",
-        substeps: "usize",
-        damping: "f64",
-        frequency: "f64",
-        rest: "u8",
-        time_scale: "f64",
-        preroll: "f64",
-        strength: "f64",
-        cut_distance: "f64",
-        gravity: "f64x3",
-    )
-}
-
-fn integrator_code(i: Integrator) -> u8 {
-    match i {
-        Integrator::ImplicitMidpoint => 0,
-        Integrator::BackwardEuler => 1,
-    }
-}
-
-fn rest_code(r: RestShape) -> u8 {
-    match r {
-        RestShape::Rig => 0,
-        RestShape::Bind => 1,
-    }
-}
-
-/// A host's stiffness array (empty: uniform) as the core's per-vertex multipliers: `-1`
-/// (unpainted) becomes 1, painted values must be finite and > 0.
-fn stiffness_field(stiffness: &[f64], n: usize) -> Result<Option<Vec<f64>>, String> {
-    if stiffness.is_empty() {
-        return Ok(None);
-    }
-    if stiffness.len() != n {
-        return Err(format!(
-            "stiffness field: expected {n} values (one per vertex), got {}",
-            stiffness.len()
-        ));
-    }
-    if let Some(v) = stiffness.iter().position(|&x| x != -1.0 && !(x.is_finite() && x > 0.0)) {
-        return Err(format!(
-            "stiffness field: {} at vertex {v}; painted multipliers of Young's modulus must be finite \
-             and > 0 (1: the default), or -1 for an unpainted vertex",
-            stiffness[v]
-        ));
-    }
-    Ok(Some(
-        stiffness.iter().map(|&x| if x == -1.0 { 1.0 } else { x }).collect(),
-    ))
-}
-
-/// The core's settings from the bridge's, with `stiffness` (per surface vertex, see
-/// [`stiffness_field`]) for a body of `n` vertices; every range is checked here or by the bind.
-fn deformer_settings(settings: &ffi::Settings, stiffness: &[f64], n: usize) -> Result<DeformerSettings, String> {
-    let integrator = match settings.integrator {
-        0 => Integrator::ImplicitMidpoint,
-        1 => Integrator::BackwardEuler,
-        x => {
-            return Err(format!(
-                "setting `integrator` = {x} is invalid: 0 (implicit midpoint) or 1 (backward Euler)"
-            ))
+    let mut fields = Vec::new();
+    for s in overtone::settings::SETTINGS {
+        if s.kind.optional {
+            fields.push(format!("use_{}:bool", s.name));
         }
-    };
-    let rest = match settings.rest {
-        0 => RestShape::Rig,
-        1 => RestShape::Bind,
-        x => {
-            return Err(format!(
-                "setting `rest` = {x} is invalid: 0 (rig pose) or 1 (bind shape)"
-            ))
-        }
-    };
-    let nonneg = |name: &str, v: f64| -> Result<f64, String> {
-        if v.is_finite() && v >= 0.0 {
-            Ok(v)
-        } else {
-            Err(format!(
-                "setting `{name}` = {v} is invalid: must be a finite number >= 0"
-            ))
-        }
-    };
-    let dynamics = SceneDynamics {
-        integrator,
-        substeps: (settings.substeps != 0).then_some(settings.substeps),
-        damping: nonneg("damping", settings.damping)?,
-        frequency: (nonneg("frequency", settings.frequency)? != 0.0).then_some(settings.frequency),
-        rest,
-        stiffness: stiffness_field(stiffness, n)?,
-        // The lattice's material shares come from the embedding, never from the host.
-        fill: None,
-        time_scale: settings.time_scale,
-        preroll: nonneg("preroll", settings.preroll)?,
-        strength: nonneg("strength", settings.strength)?,
-        cut_distance: (nonneg("cut_distance", settings.cut_distance)? != 0.0).then_some(settings.cut_distance),
-    };
-    // Ranges the core checks against the lattice (stiffness size) are re-checked there; the
-    // rest is checked now so a bad setting fails before any work.
-    dynamics
-        .validate(dynamics.stiffness.as_ref().map_or(0, |s| s.len()))
-        .map_err(|e| e.to_string())?;
-    let s = DeformerSettings {
-        character: CharacterSettings {
-            lattice_resolution: settings.lattice_resolution,
-            material: Material {
-                youngs_modulus: settings.youngs_modulus,
-                poisson_ratio: settings.poisson_ratio,
-                density: settings.density,
-            },
-            fps: settings.fps,
-            animation: None,
-            ..CharacterSettings::default()
-        },
-        fast: settings.fast.then_some(FastParams {
-            modes: settings.modes,
-            clusters: settings.clusters,
-        }),
-        dynamics,
-        gravity: settings.gravity,
-    };
-    if let Some(g) = s.gravity.iter().find(|g| !g.is_finite()) {
-        return Err(format!("setting `gravity` holds {g}: must be finite"));
+        let ty = match s.kind.base {
+            overtone::settings::Base::F64 => "f64",
+            overtone::settings::Base::Count => "usize",
+            overtone::settings::Base::Bool => "bool",
+            overtone::settings::Base::Vec3 => "f64x3",
+            overtone::settings::Base::Choice(_) => "enum",
+        };
+        fields.push(format!("{}:{ty}", s.name));
     }
-    if !(s.character.fps.is_finite() && s.character.fps > 0.0) {
-        return Err(format!("setting `fps` = {} is invalid: must be > 0", s.character.fps));
-    }
-    Ok(s)
+    fields.join(",")
 }
 
-/// A body's arrays, owned by the worker thread.
-struct OwnedBody {
+thread_local! {
+    static LAST_ERROR_KIND: Cell<Option<ErrorKind>> = const { Cell::new(None) };
+}
+
+fn last_error_kind() -> ffi::ErrorKind {
+    ffi::ErrorKind {
+        repr: LAST_ERROR_KIND.with(|k| k.get()).map_or(0, |k| k as i32),
+    }
+}
+
+/// A failure on its way to C++: the message, and its kind recorded for `last_error_kind`.
+fn failed(kind: ErrorKind, message: String) -> String {
+    LAST_ERROR_KIND.with(|k| k.set(Some(kind)));
+    message
+}
+
+fn core_error(e: OvertoneError) -> String {
+    failed(e.kind(), e.to_string())
+}
+
+/// A part's arrays, owned by the worker thread.
+struct OwnedPart {
     rest: Vec<f64>,
     triangles: Vec<usize>,
     weights: Vec<f64>,
     morph_deltas: Vec<f64>,
-    leak: Vec<f64>,
-    first_morph_weights: Vec<f64>,
-    first_pose: Vec<f64>,
-    sidecar: String,
-    /// Per part: vertex range, triangle range (in triangles), morph range (in numbers).
-    parts: Vec<(std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>)>,
+    leak: Option<Vec<f64>>,
+    stiffness: Option<Vec<f64>>,
+}
+
+/// A body's arrays, owned by the worker thread (or borrowed for one call).
+struct OwnedBody {
+    parts: Vec<OwnedPart>,
     bones: usize,
     targets: usize,
+    first_transforms: Vec<f64>,
+    first_morph_weights: Vec<f64>,
+    sidecar: String,
 }
 
 impl OwnedBody {
+    /// Copies the bridge's body (triangle indices widened; an empty field is "not given").
+    fn copy(body: &ffi::Body<'_>) -> Self {
+        let given = |f: &[f64]| (!f.is_empty()).then(|| f.to_vec());
+        Self {
+            parts: body
+                .parts
+                .iter()
+                .map(|p| OwnedPart {
+                    rest: p.rest.to_vec(),
+                    triangles: p.triangles.iter().map(|&i| i as usize).collect(),
+                    weights: p.weights.to_vec(),
+                    morph_deltas: p.morph_deltas.to_vec(),
+                    leak: given(p.leak),
+                    stiffness: given(p.stiffness),
+                })
+                .collect(),
+            bones: body.bones,
+            targets: body.targets,
+            first_transforms: body.first_pose.transforms.to_vec(),
+            first_morph_weights: body.first_pose.morph_weights.to_vec(),
+            sidecar: body.sidecar.to_string(),
+        }
+    }
+
     fn input(&self) -> BodyInput<'_> {
         BodyInput {
             parts: self
                 .parts
                 .iter()
-                .map(|(v, t, d)| SurfacePart {
-                    vertices: &self.rest[3 * v.start..3 * v.end],
-                    triangles: &self.triangles[3 * t.start..3 * t.end],
-                    weights: &self.weights[v.start * self.bones..v.end * self.bones],
-                    morph_deltas: &self.morph_deltas[d.clone()],
-                    leak: (!self.leak.is_empty()).then(|| &self.leak[v.start..v.end]),
+                .map(|p| SurfacePart {
+                    vertices: &p.rest,
+                    triangles: &p.triangles,
+                    weights: &p.weights,
+                    morph_deltas: &p.morph_deltas,
+                    leak: p.leak.as_deref(),
+                    stiffness: p.stiffness.as_deref(),
                 })
                 .collect(),
             n_bones: self.bones,
             n_targets: self.targets,
-            first_morph_weights: &self.first_morph_weights,
-            first_pose: &self.first_pose,
+            first_pose: PoseInput {
+                transforms: &self.first_transforms,
+                morph_weights: &self.first_morph_weights,
+            },
             sidecar: (!self.sidecar.is_empty()).then(|| Path::new(&self.sidecar)),
         }
+    }
+}
+
+fn pose_input<'a>(pose: &ffi::Pose<'a>) -> PoseInput<'a> {
+    PoseInput {
+        transforms: pose.transforms,
+        morph_weights: pose.morph_weights,
     }
 }
 
@@ -464,7 +563,7 @@ const CANCELLED: u8 = 3;
 struct Shared {
     progress: AtomicProgress,
     state: AtomicU8,
-    result: Mutex<Option<Result<SurfaceDeformer, String>>>,
+    result: Mutex<Option<Result<SurfaceDeformer, (ErrorKind, String)>>>,
 }
 
 /// A bind running on a worker thread (see `start_bind`). Dropping it cancels the worker and
@@ -483,82 +582,11 @@ impl Drop for Binding {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn start_bind(
-    settings: &ffi::Settings,
-    rest: &[f64],
-    triangles: &[u32],
-    part_vertices: &[usize],
-    part_triangles: &[usize],
-    weights: &[f64],
-    bones: usize,
-    morph_deltas: &[f64],
-    targets: usize,
-    first_morph_weights: &[f64],
-    leak: &[f64],
-    stiffness: &[f64],
-    first_pose: &[f64],
-    sidecar: &str,
-) -> Result<Box<Binding>, String> {
+fn start_bind(settings: &ffi::Settings, body: &ffi::Body<'_>) -> Result<Box<Binding>, String> {
     guarded("start_bind", || {
-        let n = rest.len() / 3;
-        let s = deformer_settings(settings, stiffness, n)?;
-        let (pv, pt): (Vec<usize>, Vec<usize>) = if part_vertices.is_empty() && part_triangles.is_empty() {
-            (vec![n], vec![triangles.len() / 3])
-        } else {
-            (part_vertices.to_vec(), part_triangles.to_vec())
-        };
-        if pv.len() != pt.len() || pv.is_empty() {
-            return Err(format!(
-                "parts: {} vertex counts and {} triangle counts given; one of each per part is needed",
-                pv.len(),
-                pt.len()
-            ));
-        }
-        let (sum_v, sum_t) = (
-            pv.iter().try_fold(0usize, |a, &x| a.checked_add(x)),
-            pt.iter().try_fold(0usize, |a, &x| a.checked_add(x)),
-        );
-        if sum_v != Some(n) || rest.len() % 3 != 0 {
-            return Err(format!(
-                "parts: the vertex counts add up to {sum_v:?} but `rest` holds {} numbers ({n} vertices)",
-                rest.len()
-            ));
-        }
-        if sum_t.map(|t| t.checked_mul(3)) != Some(Some(triangles.len())) {
-            return Err(format!(
-                "parts: the triangle counts add up to {sum_t:?} but `triangles` holds {} indices",
-                triangles.len()
-            ));
-        }
-        if morph_deltas.len() != targets.saturating_mul(3).saturating_mul(n) {
-            return Err(format!(
-                "blendshape offsets: expected {targets} targets x {n} vertices x 3 = {} numbers, got {}",
-                targets.saturating_mul(3).saturating_mul(n),
-                morph_deltas.len()
-            ));
-        }
-        let mut parts = Vec::with_capacity(pv.len());
-        let (mut v0, mut t0) = (0, 0);
-        for (&nv, &nt) in pv.iter().zip(&pt) {
-            let d0 = targets * 3 * v0;
-            parts.push((v0..v0 + nv, t0..t0 + nt, d0..d0 + targets * 3 * nv));
-            v0 += nv;
-            t0 += nt;
-        }
-        let body = OwnedBody {
-            rest: rest.to_vec(),
-            triangles: triangles.iter().map(|&i| i as usize).collect(),
-            weights: weights.to_vec(),
-            morph_deltas: morph_deltas.to_vec(),
-            leak: leak.to_vec(),
-            first_morph_weights: first_morph_weights.to_vec(),
-            first_pose: first_pose.to_vec(),
-            sidecar: sidecar.to_string(),
-            parts,
-            bones,
-            targets,
-        };
+        // Settings are checked now, so a bad one fails before any work; the body on the worker.
+        let s = settings_from_bridge(settings).map_err(core_error)?;
+        let body = OwnedBody::copy(body);
         let shared = Arc::new(Shared {
             progress: AtomicProgress::new(),
             state: AtomicU8::new(RUNNING),
@@ -574,11 +602,14 @@ fn start_bind(
                 }));
                 let (state, result) = match outcome {
                     Ok(Ok(d)) => (DONE, Ok(d)),
-                    Ok(Err(OvertoneError::Cancelled)) => (CANCELLED, Err(OvertoneError::Cancelled.to_string())),
-                    Ok(Err(e)) => (FAILED, Err(e.to_string())),
+                    Ok(Err(e)) if e.kind() == ErrorKind::Cancelled => (CANCELLED, Err((e.kind(), e.to_string()))),
+                    Ok(Err(e)) => (FAILED, Err((e.kind(), e.to_string()))),
                     Err(_) => (
                         FAILED,
-                        Err("internal error in the bind (please report): a panic".to_string()),
+                        Err((
+                            ErrorKind::Internal,
+                            "internal error in the bind (please report): a panic".to_string(),
+                        )),
                     ),
                 };
                 if let Ok(mut r) = sh.result.lock() {
@@ -586,7 +617,7 @@ fn start_bind(
                 }
                 sh.state.store(state, Ordering::Release);
             })
-            .map_err(|e| format!("could not start the bind thread: {e}"))?;
+            .map_err(|e| failed(ErrorKind::Internal, format!("could not start the bind thread: {e}")))?;
         Ok(Box::new(Binding {
             shared,
             worker: Some(worker),
@@ -601,8 +632,13 @@ impl Binding {
     fn stage(&self) -> String {
         self.shared.progress.stage()
     }
-    fn state(&self) -> u8 {
-        self.shared.state.load(Ordering::Acquire)
+    fn state(&self) -> ffi::BindState {
+        match self.shared.state.load(Ordering::Acquire) {
+            RUNNING => ffi::BindState::Running,
+            DONE => ffi::BindState::Done,
+            CANCELLED => ffi::BindState::Cancelled,
+            _ => ffi::BindState::Failed,
+        }
     }
     fn cancel(&self) {
         self.shared.progress.cancel();
@@ -610,80 +646,50 @@ impl Binding {
     fn take(&mut self) -> Result<Box<Deformer>, String> {
         guarded("take", || {
             if let Some(w) = self.worker.take() {
-                w.join().map_err(|_| "the bind thread died".to_string())?;
+                w.join()
+                    .map_err(|_| failed(ErrorKind::Internal, "the bind thread died".into()))?;
             }
             let mut slot = self
                 .shared
                 .result
                 .lock()
-                .map_err(|_| "the bind's result is unavailable".to_string())?;
+                .map_err(|_| failed(ErrorKind::Internal, "the bind's result is unavailable".into()))?;
             match slot.take() {
                 Some(Ok(inner)) => Ok(Box::new(Deformer { inner })),
-                Some(Err(msg)) => Err(msg),
-                None => Err("the bind's result was already taken".to_string()),
+                Some(Err((kind, message))) => Err(failed(kind, message)),
+                None => Err(failed(
+                    ErrorKind::InvalidInput,
+                    "the bind's result was already taken".into(),
+                )),
             }
         })
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn create_deformer(
-    settings: &ffi::Settings,
-    rest: &[f64],
-    triangles: &[u32],
-    weights: &[f64],
-    bones: usize,
-    morph_deltas: &[f64],
-    targets: usize,
-    first_morph_weights: &[f64],
-    leak: &[f64],
-    stiffness: &[f64],
-    first_pose: &[f64],
-    sidecar: &str,
-) -> Result<Box<Deformer>, String> {
+fn create_deformer(settings: &ffi::Settings, body: &ffi::Body<'_>) -> Result<Box<Deformer>, String> {
     guarded("create_deformer", || {
-        let s = deformer_settings(settings, stiffness, rest.len() / 3)?;
-        let tris: Vec<usize> = triangles.iter().map(|&i| i as usize).collect();
-        let leak = (!leak.is_empty()).then_some(leak);
-        let sidecar = (!sidecar.is_empty()).then(|| Path::new(sidecar));
-        SurfaceDeformer::with_morphs(
-            &s,
-            rest,
-            &tris,
-            weights,
-            bones,
-            morph_deltas,
-            targets,
-            first_morph_weights,
-            leak,
-            first_pose,
-            sidecar,
-        )
-        .map(|inner| Box::new(Deformer { inner }))
-        .map_err(|e| e.to_string())
+        let s = settings_from_bridge(settings).map_err(core_error)?;
+        let body = OwnedBody::copy(body);
+        SurfaceDeformer::bind(&s, &body.input(), &overtone::progress::NoProgress)
+            .map(|inner| Box::new(Deformer { inner }))
+            .map_err(core_error)
     })
 }
 
 impl Deformer {
-    fn step(&mut self, pose: &[f64], morph_weights: &[f64], out: &mut [f64]) -> Result<(), String> {
+    fn step(&mut self, pose: &ffi::Pose<'_>, out: &mut [f64]) -> Result<(), String> {
         guarded("step", || {
-            self.inner
-                .step_with_morphs(pose, morph_weights, out)
-                .map(|_| ())
-                .map_err(|e| e.to_string())
+            self.inner.step(&pose_input(pose), out).map(|_| ()).map_err(core_error)
         })
     }
-    fn set_controls(&mut self, damping: f64, strength: f64) -> Result<(), String> {
+    fn set_controls(&mut self, settings: &ffi::Settings) -> Result<(), String> {
         guarded("set_controls", || {
-            self.inner.set_controls(damping, strength).map_err(|e| e.to_string())
+            let s = settings_from_bridge(settings).map_err(core_error)?;
+            self.inner.set_controls(&s).map_err(core_error)
         })
     }
-    fn reset(&mut self, pose: &[f64], morph_weights: &[f64]) -> Result<(), String> {
-        guarded("reset", || {
-            self.inner
-                .reset_with_morphs(pose, morph_weights)
-                .map_err(|e| e.to_string())
-        })
+    fn reset(&mut self, pose: &ffi::Pose<'_>) -> Result<(), String> {
+        guarded("reset", || self.inner.reset(&pose_input(pose)).map_err(core_error))
     }
     fn target_count(&self) -> usize {
         self.inner.n_targets()
@@ -738,14 +744,14 @@ fn create_pull_back(
         overtone::rig::PullBack::new(weights, vertices, bones)
             .and_then(|p| p.with_parts(part_vertices, part_linear))
             .map(|inner| Box::new(PullBack { inner }))
-            .map_err(|e| e.to_string())
+            .map_err(core_error)
     })
 }
 
 impl PullBack {
     fn pull_back(&self, transforms: &[f64], u: &[f64], out_offsets: &mut [f64]) -> Result<(), String> {
         guarded("pull_back", || {
-            self.inner.apply(transforms, u, out_offsets).map_err(|e| e.to_string())
+            self.inner.apply(transforms, u, out_offsets).map_err(core_error)
         })
     }
 }
@@ -754,18 +760,52 @@ impl PullBack {
 mod tests {
     use super::*;
 
-    /// The exported field list is the struct's declaration order (offsets increase along it)
-    /// and covers every byte of it up to the alignment padding.
+    /// Every setting crosses the bridge and back unchanged (the defaults and a changed set,
+    /// optional ones set and unset), and a bridge value outside the table's range or an
+    /// unknown enum code is refused with the setting's name and an `InvalidSetting` kind.
     #[test]
-    fn settings_field_list_is_the_declaration_order() {
-        let (names, offsets, _) = settings_field_layout();
-        let n = names.split(',').count();
-        assert_eq!(n, offsets.len());
-        assert!(offsets.windows(2).all(|w| w[0] < w[1]), "offsets {offsets:?}");
-        let last = names.rsplit(',').next().unwrap();
-        assert_eq!(last, "gravity:f64x3");
-        assert!(offsets[n - 1] + 24 <= std::mem::size_of::<ffi::Settings>());
-        assert!(std::mem::size_of::<ffi::Settings>() - (offsets[n - 1] + 24) < 8);
+    fn settings_cross_the_bridge_by_name_and_are_checked_once() {
+        let d = overtone::Settings::default();
+        assert_eq!(settings_from_bridge(&settings_to_bridge(&d)).unwrap(), d);
+        let changed = overtone::Settings {
+            damping: 0.3,
+            frequency: Some(5.0),
+            modes: Some(32),
+            cut_distance: None,
+            max_displacement: Some(0.05),
+            integrator: overtone::dynamics::Integrator::BackwardEuler,
+            rest: overtone::dynamics::RestShape::Bind,
+            solver: overtone::settings::Solver::Full,
+            gravity: [0.0, -9.81, 0.0],
+            ..d.clone()
+        };
+        assert_eq!(settings_from_bridge(&settings_to_bridge(&changed)).unwrap(), changed);
+        let mut bad = settings_to_bridge(&d);
+        bad.damping = -1.0;
+        let e = settings_from_bridge(&bad).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidSetting);
+        assert!(e.to_string().contains("damping"), "{e}");
+        let mut bad = settings_to_bridge(&d);
+        bad.integrator = ffi::Integrator { repr: 7 };
+        let e = settings_from_bridge(&bad).unwrap_err();
+        assert!(e.to_string().contains("integrator"), "{e}");
+        let mut bad = settings_to_bridge(&d);
+        bad.use_substeps = true;
+        bad.substeps = 0;
+        assert!(settings_from_bridge(&bad).unwrap_err().to_string().contains("substeps"));
+    }
+
+    /// A failed call leaves its kind for `last_error_kind`; the next successful call clears it.
+    #[test]
+    fn a_failure_leaves_its_kind_for_the_host() {
+        let r = guarded("test", || Err::<(), _>(core_error(OvertoneError::Cancelled)));
+        assert!(r.is_err());
+        assert_eq!(last_error_kind().repr, ErrorKind::Cancelled as i32);
+        let r = guarded("test", || -> Result<(), String> { panic!("deliberate") });
+        assert!(r.unwrap_err().contains("internal error"));
+        assert_eq!(last_error_kind().repr, ErrorKind::Internal as i32);
+        guarded("test", || Ok(())).unwrap();
+        assert_eq!(last_error_kind().repr, 0);
     }
 
     /// The bridge's cache states carry the core's values (the C++, C and Python constants are

@@ -4,41 +4,12 @@
 use std::path::Path;
 
 use crate::cache::CacheStatus;
-use crate::dynamics::{CdSolver, FastParams, StepReport, AUTO_MODES};
+use crate::dynamics::{CdSolver, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
-use crate::progress::{NoProgress, Progress};
-use crate::rig::{compose_affine, normalisation_pair, RigJump};
-use crate::scene::{Character, CharacterSettings, SceneDynamics, SolverKind, SurfaceMorphs};
-
-/// Settings of a [`SurfaceDeformer`]; every field documents its default.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DeformerSettings {
-    /// Material, lattice resolution and frame rate (`dt = 1/fps`), see [`CharacterSettings`].
-    pub character: CharacterSettings,
-    /// `Some`: the fast solver with this subspace (default: the body's automatic mode count,
-    /// [`AUTO_MODES`], and 100 clusters); `None`: the full-order solver.
-    pub fast: Option<FastParams>,
-    /// Integrator, damping, rest shape and the other controls (default: the production
-    /// scheme, [`SceneDynamics::default`]). A `stiffness` field here is per surface vertex.
-    pub dynamics: SceneDynamics,
-    /// Gravity in the host's world frame (world length units/s², e.g. `[0, 0, −9.81]` in a
-    /// Z-up scene in metres). Default zero.
-    pub gravity: [f64; 3],
-}
-
-impl Default for DeformerSettings {
-    fn default() -> Self {
-        Self {
-            character: CharacterSettings::default(),
-            fast: Some(FastParams {
-                modes: AUTO_MODES,
-                ..FastParams::default_for(3)
-            }),
-            dynamics: SceneDynamics::default(),
-            gravity: [0.0; 3],
-        }
-    }
-}
+use crate::progress::Progress;
+use crate::rig::{compose_affine, limit_displacement, normalisation_pair, RigJump};
+use crate::scene::{Character, SceneDynamics, SolverKind, SurfaceMorphs};
+use crate::settings::{DeformerParams, Settings, Solver, SETTINGS};
 
 /// Complementary dynamics for a host's skinned surface.
 ///
@@ -71,6 +42,10 @@ pub struct SurfaceDeformer {
     cuts: usize,
     /// First surface vertex of each part, and the total (`parts + 1` offsets).
     part_offsets: Vec<usize>,
+    /// The settings of the bind (the animatable ones as last set).
+    settings: Settings,
+    /// The bind surface's bounding-box diagonal (world units): `max_displacement`'s unit.
+    diagonal: f64,
 }
 
 /// One skinned mesh of a body: a host's mesh bound to the body's skeleton.
@@ -84,8 +59,22 @@ pub struct SurfacePart<'a> {
     pub weights: &'a [f64],
     /// Blendshape offsets, `T × n_i × 3` (empty without blendshapes).
     pub morph_deltas: &'a [f64],
-    /// A painted leak field, `n_i` values (all parts or none).
+    /// A painted leak field, `n_i` values (all parts or none): per vertex `>= 0` where painted
+    /// (0: the secondary motion may carry the rig's momentum, 1: it may not), `-1` where
+    /// unpainted (the default field there).
     pub leak: Option<&'a [f64]>,
+    /// A painted stiffness field, `n_i` values (all parts or none): per vertex a multiplier of
+    /// Young's modulus `> 0` where painted (10: ten times stiffer, less secondary motion), `-1`
+    /// where unpainted (1). It changes the precompute (a new sidecar key).
+    pub stiffness: Option<&'a [f64]>,
+}
+
+/// One frame's rig: per bone the `3 × 4` row-major skin transform from bind space to posed world
+/// space (`bones × 12`), and the `T` blendshape weights (empty without blendshapes).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PoseInput<'a> {
+    pub transforms: &'a [f64],
+    pub morph_weights: &'a [f64],
 }
 
 /// Everything a bind needs: the parts (several meshes bound to one skeleton are simulated as
@@ -96,10 +85,8 @@ pub struct BodyInput<'a> {
     pub n_bones: usize,
     /// Blendshape targets `T` (0 without).
     pub n_targets: usize,
-    /// The `T` blendshape weights of the first frame.
-    pub first_morph_weights: &'a [f64],
-    /// Per bone, the `3 × 4` skin transform of the first frame.
-    pub first_pose: &'a [f64],
+    /// The first frame's rig (`bones × 12` transforms, `T` blendshape weights).
+    pub first_pose: PoseInput<'a>,
     pub sidecar: Option<&'a Path>,
 }
 
@@ -110,6 +97,7 @@ struct Concatenated {
     weights: Vec<f64>,
     morph_deltas: Vec<f64>,
     leak: Option<Vec<f64>>,
+    stiffness: Option<Vec<f64>>,
     offsets: Vec<usize>,
 }
 
@@ -149,12 +137,17 @@ fn concatenate(body: &BodyInput<'_>) -> Result<Concatenated> {
                 bad,
             ));
         }
-        if p.leak.is_some() != body.parts[0].leak.is_some() {
-            return Err(OvertoneError::setting(
-                "leak",
-                format!("part {i}"),
-                "a painted leak field must be given for every part or for none",
-            ));
+        for (name, given, first) in [
+            ("leak", p.leak.is_some(), body.parts[0].leak.is_some()),
+            ("stiffness", p.stiffness.is_some(), body.parts[0].stiffness.is_some()),
+        ] {
+            if given != first {
+                return Err(OvertoneError::setting(
+                    name,
+                    format!("part {i}"),
+                    format!("a painted {name} field must be given for every part or for none"),
+                ));
+            }
         }
         offsets.push(offsets[i] + n);
     }
@@ -165,6 +158,7 @@ fn concatenate(body: &BodyInput<'_>) -> Result<Concatenated> {
         weights: Vec::with_capacity(total * m),
         morph_deltas: vec![0.0; nt * total * 3],
         leak: body.parts[0].leak.map(|_| Vec::with_capacity(total)),
+        stiffness: body.parts[0].stiffness.map(|_| Vec::with_capacity(total)),
         offsets,
     };
     for (i, p) in body.parts.iter().enumerate() {
@@ -182,76 +176,30 @@ fn concatenate(body: &BodyInput<'_>) -> Result<Concatenated> {
             }
             all.extend_from_slice(l);
         }
+        if let (Some(all), Some(f)) = (&mut out.stiffness, p.stiffness) {
+            if f.len() != n {
+                return Err(OvertoneError::size(format!("part {i} stiffness field"), n, f.len()));
+            }
+            if let Some(v) = f.iter().position(|&x| x != -1.0 && !(x.is_finite() && x > 0.0)) {
+                return Err(OvertoneError::setting(
+                    "stiffness",
+                    f[v],
+                    format!(
+                        "part {i} vertex {v}: painted multipliers of Young's modulus must be finite and > 0 \
+                         (1: the default), or -1 for an unpainted vertex"
+                    ),
+                ));
+            }
+            all.extend(f.iter().map(|&x| if x == -1.0 { 1.0 } else { x }));
+        }
     }
     Ok(out)
 }
 
 impl SurfaceDeformer {
-    /// Precomputes everything (loading the fast solver's eigenmodes and clusters from `sidecar`
-    /// when it matches these inputs) and puts the surface at rest in `first_pose`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        settings: &DeformerSettings,
-        vertices: &[f64],
-        triangles: &[usize],
-        weights: &[f64],
-        n_bones: usize,
-        leak: Option<&[f64]>,
-        first_pose: &[f64],
-        sidecar: Option<&Path>,
-    ) -> Result<Self> {
-        Self::with_morphs(
-            settings,
-            vertices,
-            triangles,
-            weights,
-            n_bones,
-            &[],
-            0,
-            &[],
-            leak,
-            first_pose,
-            sidecar,
-        )
-    }
-
-    /// [`new`](Self::new) for a rig with blendshapes (shape keys, morph targets):
-    /// `morph_deltas` is `T × n × 3` row-major (bind-space offsets, the surface's units),
-    /// `first_morph_weights` the `T` weights of the first frame. The rig pose is morph-then-skin
-    /// and the complementary displacement is also orthogonal to every target (an expression is
-    /// never undone); each step then takes the frame's `T` weights. `n_targets = 0` is `new`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn with_morphs(
-        settings: &DeformerSettings,
-        vertices: &[f64],
-        triangles: &[usize],
-        weights: &[f64],
-        n_bones: usize,
-        morph_deltas: &[f64],
-        n_targets: usize,
-        first_morph_weights: &[f64],
-        leak: Option<&[f64]>,
-        first_pose: &[f64],
-        sidecar: Option<&Path>,
-    ) -> Result<Self> {
-        let body = BodyInput {
-            parts: vec![SurfacePart {
-                vertices,
-                triangles,
-                weights,
-                morph_deltas,
-                leak,
-            }],
-            n_bones,
-            n_targets,
-            first_morph_weights,
-            first_pose,
-            sidecar,
-        };
-        Self::bind(settings, &body, &NoProgress)
-    }
-
-    /// The general constructor: one body made of `body.parts` (several meshes bound to one
+    /// Precomputes everything (loading the fast solver's eigenmodes and clusters from
+    /// `body.sidecar` when it matches these inputs) and puts the surface at rest in the first
+    /// pose. One body is made of `body.parts` (several meshes bound to one
     /// skeleton are embedded and simulated together; pieces that are separate in the meshes
     /// stay separate in the lattice), reporting to `progress` (fraction and stage: lattice
     /// scene up to 25 %, the solver's precompute after) and checking it for a cancellation
@@ -262,19 +210,20 @@ impl SurfaceDeformer {
     /// coarser lattice resolution (and, with the fast solver, fewer modes). The displacement of
     /// [`step`](Self::step) is the parts' vertices concatenated in order;
     /// [`part_range`](Self::part_range) gives each part's.
-    pub fn bind(settings: &DeformerSettings, body: &BodyInput<'_>, progress: &dyn Progress) -> Result<Self> {
+    pub fn bind(settings: &Settings, body: &BodyInput<'_>, progress: &dyn Progress) -> Result<Self> {
         crate::progress::scoped(progress, || Self::bind_scoped(settings, body))
-            .map_err(|e| e.with_advice(crate::scene::lattice_advice(settings.fast.is_some())))
+            .map_err(|e| e.with_advice(crate::scene::lattice_advice(settings.solver == Solver::Fast)))
     }
 
-    fn bind_scoped(settings: &DeformerSettings, body: &BodyInput<'_>) -> Result<Self> {
+    fn bind_scoped(host_settings: &Settings, body: &BodyInput<'_>) -> Result<Self> {
         crate::progress::check()?;
         crate::progress::report(0.0, "checking the input");
+        let settings = &DeformerParams::new(host_settings)?;
         let parts = concatenate(body)?;
         let (vertices, triangles, weights, n_bones) = (&parts.vertices, &parts.triangles, &parts.weights, body.n_bones);
         let (n_targets, morph_deltas, first_morph_weights) =
-            (body.n_targets, &parts.morph_deltas, body.first_morph_weights);
-        let (leak, first_pose, sidecar) = (parts.leak.as_deref(), body.first_pose, body.sidecar);
+            (body.n_targets, &parts.morph_deltas, body.first_pose.morph_weights);
+        let (leak, first_pose, sidecar) = (parts.leak.as_deref(), body.first_pose.transforms, body.sidecar);
         let morphs = if n_targets > 0 || !first_morph_weights.is_empty() {
             Some(SurfaceMorphs {
                 deltas: morph_deltas.to_vec(),
@@ -302,7 +251,7 @@ impl SurfaceDeformer {
         let sc = &character.scene;
         let (rig, p0, dw) = crate::scene::rig_start(sc)?;
         // A painted stiffness (per surface vertex) multiplies the skeleton-derived default.
-        let stiffness = match (&settings.dynamics.stiffness, &sc.dynamics.stiffness) {
+        let stiffness = match (&parts.stiffness, &sc.dynamics.stiffness) {
             (None, default) => default.clone(),
             (Some(f), default) => {
                 let painted = crate::scene::lattice_field_from_surface(&character, f, "stiffness")?;
@@ -318,13 +267,6 @@ impl SurfaceDeformer {
             ..settings.dynamics.clone()
         };
         dynamics.validate(sc.mesh.n_vertices())?;
-        if settings.gravity.iter().any(|g| !g.is_finite()) {
-            return Err(OvertoneError::setting(
-                "gravity",
-                format!("{:?}", settings.gravity),
-                "must be finite",
-            ));
-        }
         // World length units → the normalised frame (lengths divided by the scale).
         let gravity = settings.gravity.iter().map(|g| g / character.scale).collect();
         let params = dynamics.solver_params(sc.dt, 10, None, gravity);
@@ -360,6 +302,8 @@ impl SurfaceDeformer {
             last: None,
             cache,
             part_offsets: parts.offsets,
+            settings: host_settings.clone(),
+            diagonal: crate::rig::bounding_box_diagonal(vertices),
         };
         deformer.preroll()?;
         Ok(deformer)
@@ -372,6 +316,11 @@ impl SurfaceDeformer {
             self.solver.step(&self.params)?;
         }
         Ok(())
+    }
+
+    /// The settings of the bind, with the animatable ones as last set.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// Parts the deformer was bound with (1 for the single-mesh constructors).
@@ -455,33 +404,35 @@ impl SurfaceDeformer {
 
     /// Restarts at rest in `pose` (zero secondary motion and velocity), then holds it for the
     /// pre-roll.
-    pub fn reset(&mut self, pose: &[f64]) -> Result<()> {
-        self.reset_with_morphs(pose, &[])
-    }
-
-    /// [`reset`](Self::reset) with the frame's `T` blendshape weights.
-    pub fn reset_with_morphs(&mut self, pose: &[f64], morph_weights: &[f64]) -> Result<()> {
-        self.load_params(pose, morph_weights)?;
+    pub fn reset(&mut self, pose: &PoseInput<'_>) -> Result<()> {
+        self.load_params(pose.transforms, pose.morph_weights)?;
         self.solver.reset(&self.params)?;
         self.params_prev.copy_from_slice(&self.params);
         self.last = None;
         self.preroll()
     }
 
-    /// Changes the two keyframable controls between frames without a rebind, from the next
-    /// step on: `damping` is the damping ratio `ζ` of the low modes (≥ 0; the solver refactors
-    /// only its small system, the sidecar is untouched), `strength` the output multiplier (≥ 0).
-    /// Both are checked before anything changes; on error the deformer is unchanged.
-    pub fn set_controls(&mut self, damping: f64, strength: f64) -> Result<()> {
-        if !(strength.is_finite() && strength >= 0.0) {
+    /// Takes a host's settings between frames: the animatable ones (the table's
+    /// [`animatable`](crate::settings::Spec::animatable): damping, strength) apply from the next
+    /// step on without a rebind (damping refactors only the solver's small system, the sidecar is
+    /// untouched); any other setting that differs from the bind's is refused (it needs a new
+    /// bind). Everything is checked before anything changes; on error the deformer is unchanged.
+    pub fn set_controls(&mut self, settings: &Settings) -> Result<()> {
+        settings.validate()?;
+        if let Some(s) = SETTINGS
+            .iter()
+            .find(|s| !s.animatable && settings.value(s.name) != self.settings.value(s.name))
+        {
+            let v = settings.value(s.name).expect("every row is a field");
             return Err(OvertoneError::setting(
-                "strength",
-                strength,
-                "must be a finite number >= 0",
+                s.name,
+                s.format(&v),
+                "changing it needs a new bind (only the animatable settings change between frames)",
             ));
         }
-        self.solver.set_damping(damping)?;
-        self.strength = strength;
+        self.solver.set_damping(settings.damping)?;
+        self.strength = settings.strength;
+        self.settings = settings.clone();
         Ok(())
     }
 
@@ -491,14 +442,11 @@ impl SurfaceDeformer {
     }
 
     /// Advances one frame to `pose` and writes the displacement of every surface vertex
-    /// (`n × 3`, world units) into `out`.
-    pub fn step(&mut self, pose: &[f64], out: &mut [f64]) -> Result<StepReport> {
-        self.step_with_morphs(pose, &[], out)
-    }
-
-    /// [`step`](Self::step) with the frame's `T` blendshape weights (refused if their count is
-    /// not the deformer's [`n_targets`](Self::n_targets)).
-    pub fn step_with_morphs(&mut self, pose: &[f64], morph_weights: &[f64], out: &mut [f64]) -> Result<StepReport> {
+    /// (`n × 3`, world units) into `out`: `strength` times the complementary displacement, scaled
+    /// down as a whole where it exceeds `max_displacement` ([`limit_displacement`]). The
+    /// blendshape weights are refused if their count is not [`n_targets`](Self::n_targets).
+    pub fn step(&mut self, pose: &PoseInput<'_>, out: &mut [f64]) -> Result<StepReport> {
+        let (pose, morph_weights) = (pose.transforms, pose.morph_weights);
         let n = self.n_vertices();
         if out.len() != 3 * n {
             return Err(OvertoneError::size("displacement output", 3 * n, out.len()));
@@ -533,6 +481,9 @@ impl SurfaceDeformer {
         self.character.embedding.add_to_surface(&self.lattice_u, out);
         let s = self.character.scale * self.strength;
         out.iter_mut().for_each(|x| *x *= s);
+        if let Some(limit) = self.settings.max_displacement {
+            limit_displacement(out, limit * self.diagonal);
+        }
         self.last = Some(report);
         Ok(report)
     }

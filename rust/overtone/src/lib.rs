@@ -15,12 +15,14 @@ pub mod error;
 pub mod fem;
 pub mod io;
 pub mod leak;
-pub mod math;
+pub(crate) mod math;
 pub mod mesh;
 pub mod progress;
 pub mod rig;
 pub mod scene;
+pub mod settings;
 pub mod shape_matching;
 pub mod solve;
 
 pub use error::{ErrorKind, FileError, InputError, NumericalError, OvertoneError, Result, SettingError};
+pub use settings::Settings;

@@ -446,3 +446,52 @@ fn bake_every_skinned_mesh_into_a_folder() {
     assert!(msg.contains("Body, Joints"), "{msg}");
     assert!(!bad.exists());
 }
+
+/// `--max-displacement` reaches the bake: with a limit below the unlimited peak, every frame's
+/// largest displacement is the unlimited one's or the limit, whichever is smaller (one limit for
+/// the whole bake, to round-off), so the peak is the limit; the rig and the residual are untouched.
+#[test]
+fn bake_limits_the_displacement_to_max_displacement() {
+    let dir = tmpdir("bake-max-displacement");
+    let glb = examples_data("khronos-gltf-sample-assets/RiggedSimple.glb");
+    let per_frame = |extra: &[&str], name: &str| -> Vec<f64> {
+        let rep = dir.join(format!("{name}.json"));
+        let out = bin()
+            .arg("bake")
+            .arg(&glb)
+            .arg("--out")
+            .arg(dir.join(format!("{name}.pc2")))
+            .arg("--report")
+            .arg(&rep)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
+        assert!(report["max_relative_residual"].as_f64().unwrap() <= 1e-8);
+        report["per_frame"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["max_surface_displacement"].as_f64().unwrap())
+            .collect()
+    };
+    let free = per_frame(&[], "free");
+    let peak = free.iter().cloned().fold(0.0, f64::max);
+    assert!(peak > 0.0);
+    // A limit of 1e-4 of the diagonal: far below this clip's peak.
+    let limited = per_frame(&["--max-displacement", "1e-4"], "limited");
+    let limit = limited.iter().cloned().fold(0.0, f64::max);
+    assert!(
+        limit < 0.5 * peak,
+        "the limit {limit:.3e} must bite (free peak {peak:.3e})"
+    );
+    for (k, (a, b)) in free.iter().zip(&limited).enumerate() {
+        let want = a.min(limit);
+        assert!(
+            (b - want).abs() <= 1e-9 * peak,
+            "frame {k}: {b:.6e}, want min({a:.6e}, {limit:.6e})"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -122,49 +122,8 @@ fn dot3_portable(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
 
 /// `yᵢ ← yᵢ + cᵢ x` for three vectors `yᵢ` sharing one read of `x` (length `x.len()`); each
 /// `yᵢ` gets exactly the additions of `for (y, x) in yᵢ.zip(x) { *y += cᵢ * x }`.
-/// Element-wise, so AVX (chosen at run time, as in [`dot3`]) changes no result.
-#[inline]
-pub fn axpy3(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx") {
-        // SAFETY: the processor supports AVX (checked just above).
-        return unsafe { axpy3_avx(c, x, y0, y1, y2) };
-    }
-    axpy3_portable(c, x, y0, y1, y2)
-}
-
-/// [`axpy3_portable`] compiled with AVX enabled.
-///
-/// # Safety
-/// The processor must support AVX.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn axpy3_avx(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
-    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_storeu_pd};
-    let n = x.len();
-    let (y0, y1, y2) = (&mut y0[..n], &mut y1[..n], &mut y2[..n]);
-    let (c0, c1, c2) = (_mm256_set1_pd(c[0]), _mm256_set1_pd(c[1]), _mm256_set1_pd(c[2]));
-    let chunks = n / 4;
-    for k in 0..chunks {
-        // SAFETY: 4k + 4 ≤ n, the length of x and of every yᵢ (sliced above).
-        unsafe {
-            let xk = _mm256_loadu_pd(x.as_ptr().add(4 * k));
-            for (y, ci) in [(y0.as_mut_ptr(), c0), (y1.as_mut_ptr(), c1), (y2.as_mut_ptr(), c2)] {
-                let p = y.add(4 * k);
-                _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), _mm256_mul_pd(ci, xk)));
-            }
-        }
-    }
-    for k in 4 * chunks..n {
-        y0[k] += c[0] * x[k];
-        y1[k] += c[1] * x[k];
-        y2[k] += c[2] * x[k];
-    }
-}
-
-/// The body of [`axpy3`].
 #[inline(always)]
-fn axpy3_portable(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
+fn axpy3(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64]) {
     let n = x.len();
     let (y0, y1, y2) = (&mut y0[..n], &mut y1[..n], &mut y2[..n]);
     for k in 0..n {
@@ -191,7 +150,7 @@ pub fn add_transposed_product3(m_rows: &[f64], m: usize, n: usize, sign: f64, w:
     let [y0, y1, y2] = y;
     for q in 0..m {
         let c = [sign * w[0][q], sign * w[1][q], sign * w[2][q]];
-        axpy3_portable(c, &m_rows[q * n..(q + 1) * n], y0, y1, y2);
+        axpy3(c, &m_rows[q * n..(q + 1) * n], y0, y1, y2);
     }
 }
 
@@ -326,11 +285,6 @@ mod tests {
             let c = [0.3, -1.7, 2.5e-3];
             let (mut y0, mut y1, mut y2) = (b0.clone(), b1.clone(), b2.clone());
             axpy3(c, &a, &mut y0, &mut y1, &mut y2);
-            let (mut p0, mut p1, mut p2) = (b0.clone(), b1.clone(), b2.clone());
-            axpy3_portable(c, &a, &mut p0, &mut p1, &mut p2);
-            assert!([(&y0, &p0), (&y1, &p1), (&y2, &p2)]
-                .iter()
-                .all(|(y, p)| y.iter().zip(p.iter()).all(|(u, v)| u.to_bits() == v.to_bits())));
             for (ci, (y, b)) in c.iter().zip([(&y0, &b0), (&y1, &b1), (&y2, &b2)]) {
                 let mut e = b.clone();
                 for (e, x) in e.iter_mut().zip(&a) {

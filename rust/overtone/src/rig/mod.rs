@@ -2,6 +2,7 @@
 
 mod affine;
 mod lbs;
+mod limit_displacement;
 mod orthogonality;
 mod pose_interpolation;
 mod pull_back;
@@ -9,6 +10,7 @@ mod rig_jump;
 
 pub use affine::{compose_affine, invert_affine, normalisation_pair};
 pub use lbs::{lbs_basis, lbs_jacobian, LbsRig, NEGATIVE_WEIGHT_TOLERANCE, WEIGHT_SUM_TOLERANCE};
+pub use limit_displacement::{bounding_box_diagonal, limit_displacement};
 pub use orthogonality::{spectral_norm, RigConstraint};
 pub use pose_interpolation::PoseInterpolator;
 pub use pull_back::PullBack;

@@ -43,6 +43,11 @@ pub struct SceneDynamics {
     /// diagonal resets the simulation at the new pose; `None` never. Default 0.5 (`None` with
     /// backward Euler).
     pub cut_distance: Option<f64>,
+    /// Largest displacement shown, as a fraction of the body's bounding-box diagonal: a frame
+    /// whose largest vertex displacement exceeds it is scaled down as a whole
+    /// ([`crate::rig::limit_displacement`]); the simulation is not changed. `None` (default): no
+    /// limit.
+    pub max_displacement: Option<f64>,
 }
 
 impl Default for SceneDynamics {
@@ -59,6 +64,7 @@ impl Default for SceneDynamics {
             preroll: 0.0,
             strength: 1.0,
             cut_distance: Some(DEFAULT_CUT_DISTANCE),
+            max_displacement: None,
         }
     }
 }
@@ -113,6 +119,9 @@ impl SceneDynamics {
         non_negative("strength", self.strength)?;
         if let Some(c) = self.cut_distance {
             positive("cut_distance", c)?;
+        }
+        if let Some(c) = self.max_displacement {
+            positive("max_displacement", c)?;
         }
         for (name, field) in [("fill", &self.fill), ("stiffness", &self.stiffness)] {
             if let Some(f) = field.as_ref().filter(|f| f.len() != n_vertices) {
@@ -185,6 +194,9 @@ pub struct DynamicsKeys {
     /// A number (fraction of the body's diagonal) or 0 to switch cut detection off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_distance: Option<f64>,
+    /// A number (fraction of the body's diagonal) or 0 for no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_displacement: Option<f64>,
 }
 
 impl DynamicsKeys {
@@ -232,6 +244,9 @@ impl DynamicsKeys {
         if let Some(c) = self.cut_distance {
             out.cut_distance = (c != 0.0).then_some(c);
         }
+        if let Some(c) = self.max_displacement {
+            out.max_displacement = (c != 0.0).then_some(c);
+        }
         Ok(out)
     }
 
@@ -249,6 +264,7 @@ impl DynamicsKeys {
             preroll: Some(dy.preroll),
             strength: Some(dy.strength),
             cut_distance: Some(dy.cut_distance.unwrap_or(0.0)),
+            max_displacement: dy.max_displacement,
         }
     }
 }

@@ -35,3 +35,34 @@ pub fn tube() -> (Vec<f64>, Vec<usize>, Vec<f64>) {
     }
     (v, tri, w)
 }
+
+/// Binds one mesh (`v` `n × 3`, `t` `t × 3`, weights `w` `n × bones`) at the first pose
+/// `first` (`bones × 12`), without blendshapes, painted fields or a sidecar.
+pub fn bind_mesh(
+    settings: &overtone::Settings,
+    v: &[f64],
+    t: &[usize],
+    w: &[f64],
+    first: &[f64],
+) -> overtone::Result<overtone::deformer::SurfaceDeformer> {
+    let body = overtone::deformer::BodyInput {
+        parts: vec![overtone::deformer::SurfacePart {
+            vertices: v,
+            triangles: t,
+            weights: w,
+            ..Default::default()
+        }],
+        n_bones: first.len() / 12,
+        first_pose: frame(first),
+        ..Default::default()
+    };
+    overtone::deformer::SurfaceDeformer::bind(settings, &body, &overtone::progress::NoProgress)
+}
+
+/// A frame of a bones-only rig: its `bones × 12` transforms.
+pub fn frame(transforms: &[f64]) -> overtone::deformer::PoseInput<'_> {
+    overtone::deformer::PoseInput {
+        transforms,
+        morph_weights: &[],
+    }
+}

@@ -1,10 +1,12 @@
 //! The host-facing deformer on a skinned tube: the rig contract, rest invariance, refusals that
 //! leave the state untouched.
 
-use overtone::deformer::{DeformerSettings, SurfaceDeformer};
+use overtone::deformer::{BodyInput, PoseInput, SurfaceDeformer, SurfacePart};
+use overtone::progress::NoProgress;
+use overtone::Settings;
 
 use crate::common::paths::tmpdir;
-use crate::common::tube::tube;
+use crate::common::tube::{bind_mesh, frame, tube};
 
 /// Bone 1 rotated by `angle` about the z axis through (0, 1.5, 0); bone 0 fixed.
 fn pose(angle: f64) -> Vec<f64> {
@@ -26,31 +28,31 @@ fn deformer_keeps_the_contract_and_refuses_bad_poses_without_side_effects() {
     let n = v.len() / 3;
     // Cut detection off: the 1e300 jump below must reach the solver (with it on, that jump
     // is a cut and restarts the simulation: see `a_teleport_is_a_cut_not_a_launch`).
-    let mut settings = DeformerSettings::default();
-    settings.dynamics.cut_distance = None;
-    let mut def = SurfaceDeformer::new(&settings, &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
-    let mut twin = SurfaceDeformer::new(&settings, &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
+    let mut settings = Settings::default();
+    settings.cut_distance = None;
+    let mut def = bind_mesh(&settings, &v, &t, &w, &pose(0.0)).unwrap();
+    let mut twin = bind_mesh(&settings, &v, &t, &w, &pose(0.0)).unwrap();
     let (mut out, mut out2) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
     // Holding the rest pose: nothing moves.
-    def.step(&pose(0.0), &mut out).unwrap();
-    twin.step(&pose(0.0), &mut out2).unwrap();
+    def.step(&frame(&pose(0.0)), &mut out).unwrap();
+    twin.step(&frame(&pose(0.0)), &mut out2).unwrap();
     assert!(out.iter().all(|x| x.abs() < 1e-12), "rest pose produced motion");
     let mut peak: f64 = 0.0;
     for k in 1..30 {
         let a = 0.8 * (k as f64 * 0.3).sin();
         // Refused poses (wrong size, NaN) and a wrong output size change nothing: the twin,
         // which never sees them, stays bit-identical.
-        assert!(def.step(&pose(a)[..12], &mut out).is_err());
+        assert!(def.step(&frame(&pose(a)[..12]), &mut out).is_err());
         let mut bad = pose(a);
         bad[5] = f64::NAN;
-        assert!(def.step(&bad, &mut out).is_err());
-        assert!(def.step(&pose(a), &mut vec![0.0; 5]).is_err());
+        assert!(def.step(&frame(&bad), &mut out).is_err());
+        assert!(def.step(&frame(&pose(a)), &mut vec![0.0; 5]).is_err());
         // A finite pose whose step overflows (a translation of 1e300) fails the step itself:
         // typed error, and the state and the last report stay as they were.
         let mut jump = pose(a);
         jump[3] = 1e300;
         let last = def.last_report();
-        let e = def.step(&jump, &mut out).unwrap_err();
+        let e = def.step(&frame(&jump), &mut out).unwrap_err();
         assert!(
             matches!(
                 e,
@@ -59,8 +61,8 @@ fn deformer_keeps_the_contract_and_refuses_bad_poses_without_side_effects() {
             "{e:?}"
         );
         assert_eq!(def.last_report(), last);
-        let r = def.step(&pose(a), &mut out).unwrap();
-        twin.step(&pose(a), &mut out2).unwrap();
+        let r = def.step(&frame(&pose(a)), &mut out).unwrap();
+        twin.step(&frame(&pose(a)), &mut out2).unwrap();
         assert!(out == out2, "frame {k}: a refused call changed the state");
         assert!(r.relative_residual <= 1e-8, "frame {k}: {:e}", r.relative_residual);
         assert!(out.iter().all(|x| x.is_finite()));
@@ -68,10 +70,10 @@ fn deformer_keeps_the_contract_and_refuses_bad_poses_without_side_effects() {
     }
     assert!(peak > 1e-4, "no secondary motion: {peak}");
     // Reset forgets the history: it equals a deformer created in that pose.
-    def.reset(&pose(0.3)).unwrap();
-    def.step(&pose(0.35), &mut out).unwrap();
-    let mut fresh = SurfaceDeformer::new(&settings, &v, &t, &w, 2, None, &pose(0.3), None).unwrap();
-    fresh.step(&pose(0.35), &mut out2).unwrap();
+    def.reset(&frame(&pose(0.3))).unwrap();
+    def.step(&frame(&pose(0.35)), &mut out).unwrap();
+    let mut fresh = bind_mesh(&settings, &v, &t, &w, &pose(0.3)).unwrap();
+    fresh.step(&frame(&pose(0.35)), &mut out2).unwrap();
     assert!(out == out2, "reset differs from a fresh start");
 }
 
@@ -98,21 +100,25 @@ fn blendshape_deformer_is_orthogonal_to_the_targets_too() {
     let (v, t, w) = tube();
     let n = v.len() / 3;
     let deltas = tube_morphs(&v);
-    let settings = DeformerSettings::default();
-    let mut def = SurfaceDeformer::with_morphs(
-        &settings,
-        &v,
-        &t,
-        &w,
-        2,
-        &deltas,
-        2,
-        &[0.0, 0.0],
-        None,
-        &pose(0.0),
-        None,
-    )
-    .unwrap();
+    let settings = Settings::default();
+    let p0 = pose(0.0);
+    let with_deltas = |deltas| BodyInput {
+        parts: vec![SurfacePart {
+            vertices: &v,
+            triangles: &t,
+            weights: &w,
+            morph_deltas: deltas,
+            ..Default::default()
+        }],
+        n_bones: 2,
+        n_targets: 2,
+        first_pose: PoseInput {
+            transforms: &p0,
+            morph_weights: &[0.0, 0.0],
+        },
+        sidecar: None,
+    };
+    let mut def = SurfaceDeformer::bind(&settings, &with_deltas(&deltas), &NoProgress).unwrap();
     assert_eq!(def.n_targets(), 2);
     let mut out = vec![0.0; 3 * n];
     let mut worst: f64 = 0.0;
@@ -126,7 +132,14 @@ fn blendshape_deformer_is_orthogonal_to_the_targets_too() {
         } else {
             0.4 * (0.2 * (k - 30) as f64).sin()
         };
-        def.step_with_morphs(&pose(angle), &weights, &mut out).unwrap();
+        def.step(
+            &PoseInput {
+                transforms: &pose(angle),
+                morph_weights: &weights,
+            },
+            &mut out,
+        )
+        .unwrap();
         worst = worst.max(def.relative_residual());
         moved = moved.max(out.iter().fold(0.0_f64, |a, x| a.max(x.abs())));
     }
@@ -136,25 +149,28 @@ fn blendshape_deformer_is_orthogonal_to_the_targets_too() {
     assert!(moved > 1e-4, "no secondary motion from the blendshapes ({moved:.2e})");
     // The weights are required, one per target, finite; a refusal changes nothing.
     let before = out.clone();
-    assert!(def.step(&pose(0.1), &mut out).is_err());
-    assert!(def.step_with_morphs(&pose(0.1), &[0.1], &mut out).is_err());
-    assert!(def.step_with_morphs(&pose(0.1), &[0.1, f64::NAN], &mut out).is_err());
+    assert!(def.step(&frame(&pose(0.1)), &mut out).is_err());
+    assert!(def
+        .step(
+            &PoseInput {
+                transforms: &pose(0.1),
+                morph_weights: &[0.1]
+            },
+            &mut out
+        )
+        .is_err());
+    assert!(def
+        .step(
+            &PoseInput {
+                transforms: &pose(0.1),
+                morph_weights: &[0.1, f64::NAN]
+            },
+            &mut out
+        )
+        .is_err());
     assert_eq!(out, before);
     // A target of the wrong size is refused at creation.
-    assert!(SurfaceDeformer::with_morphs(
-        &settings,
-        &v,
-        &t,
-        &w,
-        2,
-        &deltas[..3 * n],
-        2,
-        &[0.0, 0.0],
-        None,
-        &pose(0.0),
-        None
-    )
-    .is_err());
+    assert!(SurfaceDeformer::bind(&settings, &with_deltas(&deltas[..3 * n]), &NoProgress).is_err());
 }
 
 /// A rig that jumps by more than the cut distance (half the body's diagonal) in one frame
@@ -164,7 +180,7 @@ fn blendshape_deformer_is_orthogonal_to_the_targets_too() {
 fn a_teleport_is_a_cut_not_a_launch() {
     let (v, t, w) = tube();
     let n = v.len() / 3;
-    let mut def = SurfaceDeformer::new(&DeformerSettings::default(), &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
+    let mut def = bind_mesh(&Settings::default(), &v, &t, &w, &pose(0.0)).unwrap();
     let mut out = vec![0.0; 3 * n];
     let shifted = |a: f64, dx: f64| {
         let mut p = pose(a);
@@ -179,17 +195,19 @@ fn a_teleport_is_a_cut_not_a_launch() {
     };
     let mut before: f64 = 0.0;
     for k in 1..20 {
-        def.step(&shifted(0.5 * (k as f64 * 0.3).sin(), 0.0), &mut out).unwrap();
+        def.step(&frame(&shifted(0.5 * (k as f64 * 0.3).sin(), 0.0)), &mut out)
+            .unwrap();
         before = before.max(size(&out));
     }
     assert!(before > 1e-3, "the swing moves the tube ({before:.2e})");
     // Teleport by 10 (the tube's diagonal is about 3).
-    def.step(&shifted(0.5 * (20.0f64 * 0.3).sin(), 10.0), &mut out).unwrap();
+    def.step(&frame(&shifted(0.5 * (20.0f64 * 0.3).sin(), 10.0)), &mut out)
+        .unwrap();
     assert_eq!(def.cuts(), 1);
     assert_eq!(size(&out), 0.0);
     let mut after: f64 = 0.0;
     for k in 21..40 {
-        def.step(&shifted(0.5 * (k as f64 * 0.3).sin(), 10.0), &mut out)
+        def.step(&frame(&shifted(0.5 * (k as f64 * 0.3).sin(), 10.0)), &mut out)
             .unwrap();
         after = after.max(size(&out));
         assert!(def.relative_residual() < 1e-8);
@@ -203,7 +221,6 @@ fn a_teleport_is_a_cut_not_a_launch() {
 /// and writes no sidecar; the same bind uncancelled writes it.
 #[test]
 fn bind_reports_progress_and_can_be_cancelled() {
-    use overtone::deformer::{BodyInput, SurfacePart};
     use overtone::progress::{AtomicProgress, Progress};
     use overtone::OvertoneError;
     use std::sync::Mutex;
@@ -239,11 +256,11 @@ fn bind_reports_progress_and_can_be_cancelled() {
             ..Default::default()
         }],
         n_bones: 2,
-        first_pose: &p0,
+        first_pose: frame(&p0),
         sidecar: Some(&sidecar),
         ..Default::default()
     };
-    let settings = DeformerSettings::default();
+    let settings = Settings::default();
     // Cancelled in the middle of the solver's precompute (past the lattice scene at 25 %).
     let rec = Recorder {
         seen: Mutex::new(Vec::new()),
@@ -284,8 +301,6 @@ fn bind_reports_progress_and_can_be_cancelled() {
 /// holds for the body. A leak field on one part only and per-part index errors are refused.
 #[test]
 fn several_meshes_bind_as_one_body() {
-    use overtone::deformer::{BodyInput, SurfacePart};
-    use overtone::progress::NoProgress;
     let (v, t, w) = tube();
     let n = v.len() / 3;
     let far: Vec<f64> = v
@@ -305,10 +320,10 @@ fn several_meshes_bind_as_one_body() {
     let body = BodyInput {
         parts: vec![part(v1), part(v2)],
         n_bones: 2,
-        first_pose: &p0,
+        first_pose: frame(&p0),
         ..Default::default()
     };
-    let settings = DeformerSettings::default();
+    let settings = Settings::default();
     let mut def = SurfaceDeformer::bind(&settings, &body, &NoProgress).unwrap();
     assert_eq!(def.n_parts(), 2);
     assert_eq!(def.part_range(0), Some(0..n));
@@ -317,7 +332,7 @@ fn several_meshes_bind_as_one_body() {
     let mut out = vec![0.0; 6 * n];
     let mut peak = [0.0f64; 2];
     for k in 1..20 {
-        def.step(&pose(0.8 * (k as f64 * 0.3).sin()), &mut out).unwrap();
+        def.step(&frame(&pose(0.8 * (k as f64 * 0.3).sin())), &mut out).unwrap();
         assert!(def.relative_residual() < 1e-8, "residual {}", def.relative_residual());
         for p in 0..2 {
             let r = def.part_range(p).unwrap();
@@ -339,7 +354,7 @@ fn several_meshes_bind_as_one_body() {
     let empty = BodyInput {
         parts: vec![],
         n_bones: 2,
-        first_pose: &p0,
+        first_pose: frame(&p0),
         ..Default::default()
     };
     assert!(SurfaceDeformer::bind(&settings, &empty, &NoProgress).is_err());

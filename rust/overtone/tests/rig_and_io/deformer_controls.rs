@@ -1,10 +1,11 @@
 //! The host deformer's keyframable controls (`set_controls`): damping and strength change between
 //! frames without a rebind. Measured on a skinned tube swung once and held.
 
-use overtone::deformer::{DeformerSettings, SurfaceDeformer};
-use overtone::dynamics::FastParams;
+use overtone::deformer::SurfaceDeformer;
+use overtone::settings::Solver;
+use overtone::Settings;
 
-use crate::common::tube::tube;
+use crate::common::tube::{bind_mesh, frame, tube};
 
 /// Both bones translated by `x` along the x axis (the whole tube carried sideways).
 fn pose(x: f64) -> Vec<f64> {
@@ -21,19 +22,26 @@ fn swing(k: usize) -> f64 {
     0.5 * (1.0 - (std::f64::consts::PI * t / SWING_TIME).cos())
 }
 
-fn settings(fast: bool, damping: f64) -> DeformerSettings {
-    let mut s = DeformerSettings {
-        fast: fast.then_some(FastParams {
-            modes: 12,
-            clusters: 40,
-        }),
-        ..DeformerSettings::default()
-    };
-    s.character.fps = FPS;
-    s.character.lattice_resolution = 12;
-    s.character.material.youngs_modulus = 2e4;
-    s.dynamics.damping = damping;
-    s
+fn settings(fast: bool, damping: f64) -> Settings {
+    Settings {
+        solver: if fast { Solver::Fast } else { Solver::Full },
+        modes: Some(12),
+        clusters: 40,
+        fps: FPS,
+        lattice_resolution: Some(12),
+        youngs_modulus: 2e4,
+        damping,
+        ..Settings::default()
+    }
+}
+
+/// The deformer's settings with the controls `(damping, strength)`.
+fn controls(def: &SurfaceDeformer, (damping, strength): (f64, f64)) -> Settings {
+    Settings {
+        damping,
+        strength,
+        ..def.settings().clone()
+    }
 }
 
 /// Runs `frames` frames; before frame `k` is stepped, `switch(k)` may give new controls. Returns
@@ -48,10 +56,10 @@ fn run(
     let mut out = vec![0.0; 3 * n];
     let (mut x, mut all) = (Vec::new(), Vec::new());
     for k in 1..=frames {
-        if let Some((z, s)) = switch(k) {
-            def.set_controls(z, s).unwrap();
+        if let Some(c) = switch(k) {
+            def.set_controls(&controls(def, c)).unwrap();
         }
-        def.step(&pose(swing(k)), &mut out).unwrap();
+        def.step(&frame(&pose(swing(k))), &mut out).unwrap();
         x.push(out[3 * tip]);
         all.push(out.clone());
     }
@@ -99,8 +107,8 @@ fn set_damping_before_the_first_step_equals_binding_with_it() {
     let (v, t, w) = tube();
     for fast in [true, false] {
         let frames = 36;
-        let mut a = SurfaceDeformer::new(&settings(fast, 0.05), &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
-        let mut b = SurfaceDeformer::new(&settings(fast, 0.3), &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
+        let mut a = bind_mesh(&settings(fast, 0.05), &v, &t, &w, &pose(0.0)).unwrap();
+        let mut b = bind_mesh(&settings(fast, 0.3), &v, &t, &w, &pose(0.0)).unwrap();
         let (_, ua) = run(&mut a, frames, |k| (k == 1).then_some((0.3, 1.0)));
         let (_, ub) = run(&mut b, frames, |_| None);
         let scale = ub.iter().map(|u| max_abs(u)).fold(0.0, f64::max);
@@ -125,8 +133,8 @@ fn damping_changed_mid_run_changes_the_measured_decay_rate() {
     let (v, t, w) = tube();
     let frames = (5.0 * FPS) as usize;
     let hold = (SWING_TIME * FPS).ceil() as usize + 2;
-    let mut keep = SurfaceDeformer::new(&settings(false, 0.05), &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
-    let mut switched = SurfaceDeformer::new(&settings(false, 0.05), &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
+    let mut keep = bind_mesh(&settings(false, 0.05), &v, &t, &w, &pose(0.0)).unwrap();
+    let mut switched = bind_mesh(&settings(false, 0.05), &v, &t, &w, &pose(0.0)).unwrap();
     let (uk, _) = run(&mut keep, frames, |_| None);
     let (us, _) = run(&mut switched, frames, |k| (k == hold).then_some((0.3, 1.0)));
     assert_eq!(&uk[..hold - 1], &us[..hold - 1]);
@@ -142,11 +150,14 @@ fn damping_changed_mid_run_changes_the_measured_decay_rate() {
 fn strength_scales_the_output_and_bad_controls_change_nothing() {
     let (v, t, w) = tube();
     let s = settings(true, 0.1);
-    let mut one = SurfaceDeformer::new(&s, &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
-    let mut two = SurfaceDeformer::new(&s, &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
-    let mut zero = SurfaceDeformer::new(&s, &v, &t, &w, 2, None, &pose(0.0), None).unwrap();
+    let mut one = bind_mesh(&s, &v, &t, &w, &pose(0.0)).unwrap();
+    let mut two = bind_mesh(&s, &v, &t, &w, &pose(0.0)).unwrap();
+    let mut zero = bind_mesh(&s, &v, &t, &w, &pose(0.0)).unwrap();
     for (z, st) in [(-0.1, 1.0), (f64::NAN, 1.0), (0.1, -1.0), (0.1, f64::INFINITY)] {
-        assert!(two.set_controls(z, st).is_err(), "({z}, {st}) accepted");
+        assert!(
+            two.set_controls(&controls(&two, (z, st))).is_err(),
+            "({z}, {st}) accepted"
+        );
     }
     let (_, u1) = run(&mut one, 20, |_| None);
     let (_, u2) = run(&mut two, 20, |k| (k == 5).then_some((0.1, 2.0)));

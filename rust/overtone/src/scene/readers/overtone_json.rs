@@ -80,6 +80,8 @@ struct SceneFile {
     strength: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     cut_distance: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_displacement: Option<f64>,
 }
 
 fn flatten<T: Copy>(path: &Path, what: &str, rows: Vec<Vec<T>>, width: usize) -> Result<Vec<T>> {
@@ -242,6 +244,7 @@ pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
             preroll: f.preroll,
             strength: f.strength,
             cut_distance: f.cut_distance,
+            max_displacement: f.max_displacement,
         }
         .apply(&SceneDynamics::default())
         .map_err(|e| OvertoneError::parse(path, e.to_string()))?,
@@ -296,6 +299,7 @@ pub fn scene_to_json(scene: &Scene) -> String {
         preroll: dk.preroll,
         strength: dk.strength,
         cut_distance: dk.cut_distance,
+        max_displacement: dk.max_displacement,
     };
     serde_json::to_string(&f).expect("scene serialisation cannot fail")
 }
