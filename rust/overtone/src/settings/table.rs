@@ -196,3 +196,72 @@ impl Settings {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row is a field, the defaults pass their own ranges, names (and Maya short names)
+    /// are unique, and an optional row says what unset means.
+    #[test]
+    fn the_table_describes_every_field_once_and_the_defaults_are_valid() {
+        let d = Settings::default();
+        d.validate().unwrap();
+        let mut names: Vec<_> = SETTINGS.iter().map(|s| s.name).collect();
+        let mut shorts: Vec<_> = SETTINGS.iter().map(|s| s.short).collect();
+        names.sort_unstable();
+        shorts.sort_unstable();
+        names.dedup();
+        shorts.dedup();
+        assert_eq!((names.len(), shorts.len()), (SETTINGS.len(), SETTINGS.len()));
+        for s in SETTINGS {
+            assert!(d.value(s.name).is_some(), "{}", s.name);
+            assert_eq!(s.kind.optional, !s.unset.is_empty(), "{}", s.name);
+            assert!(!s.label.is_empty() && !s.doc.trim().is_empty(), "{}", s.name);
+        }
+        // The serialised struct has exactly the table's fields.
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(json.as_object().unwrap().len(), SETTINGS.len());
+    }
+
+    /// The text form reads back (numbers, choices with `-` or `_`, vectors, `auto` for an
+    /// optional setting) and values outside a range or of another kind are refused by name.
+    #[test]
+    fn values_parse_format_and_are_checked_against_the_table() {
+        let mut s = Settings::default();
+        for (name, text) in [
+            ("damping", "0.3"),
+            ("integrator", "backward-euler"),
+            ("substeps", "8"),
+            ("substeps", "auto"),
+            ("gravity", "0,-9.81,0"),
+            ("max_displacement", "0.05"),
+        ] {
+            let spec = spec(name).unwrap();
+            let v = spec.parse(text).unwrap();
+            assert_eq!(spec.parse(&spec.format(&v)).unwrap(), v, "{name} {text}");
+            s.set(name, &v).unwrap();
+        }
+        assert_eq!(s.damping, 0.3);
+        assert_eq!(s.integrator, Integrator::BackwardEuler);
+        assert_eq!(s.substeps, None);
+        assert_eq!(s.gravity, [0.0, -9.81, 0.0]);
+        assert_eq!(s.max_displacement, Some(0.05));
+        for (name, text) in [
+            ("damping", "-0.1"),
+            ("poisson_ratio", "0.5"),
+            ("substeps", "65"),
+            ("integrator", "rk4"),
+            ("damping", "auto"),
+            ("gravity", "1,2"),
+        ] {
+            let e = spec(name).unwrap().parse(text).unwrap_err();
+            assert!(e.to_string().contains(name), "{name} {text}: {e}");
+        }
+        let before = s.clone();
+        assert!(s.set("damping", &Value::Choice(0)).is_err());
+        assert!(s.set("integrator", &Value::Choice(9)).is_err());
+        assert!(s.set("no_such_setting", &Value::F64(1.0)).is_err());
+        assert_eq!(s, before, "a refused value changes nothing");
+    }
+}
