@@ -52,7 +52,7 @@ ffi::Settings to_ffi(const Settings& s) {
   out.use_max_displacement = s.use_max_displacement;
   out.max_displacement = s.max_displacement;
   out.rest = static_cast<ffi::RestShape>(s.rest);
-  out.gravity = {s.gravity[0], s.gravity[1], s.gravity[2]};
+  for (int i = 0; i < 3; ++i) out.gravity[i] = s.gravity[i];
   out.fps = s.fps;
   out.solver = static_cast<ffi::Solver>(s.solver);
   out.use_modes = s.use_modes;

@@ -59,7 +59,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,15 +110,18 @@ class OvertoneDeformer : public MPxDeformerNode {
   MStatus bind(MDataBlock& block, unsigned multi_index);
   bool read_pose(MDataBlock& block);
   void fail(const MString& what);
-  std::string settings_signature(MDataBlock& block) const;
-  overtone::Settings read_settings(MDataBlock& block) const;
+  std::string settings_signature(MDataBlock& block, const overtone::Settings& now) const;
+  overtone::Settings read_settings(MDataBlock& block);
 
   overtone::Deformer deformer_;
   Bind bind_;
   std::string signature_;
   std::vector<double> pose_, disp_;
   double last_frame_ = 0.0;
-  overtone::Settings settings_{};  // the settings the deformer runs with (controls as last set)
+  // Per row of the settings table, the attribute's value as read this frame and as the deformer
+  // runs with it (keyable rows as last handed over).
+  double row_value_[overtone_maya::kSettingCount] = {};
+  double running_value_[overtone_maya::kSettingCount] = {};
   bool started_ = false;
   MString last_error_;
 };
@@ -220,18 +223,19 @@ void OvertoneDeformer::fail(const MString& what) {
   last_error_ = what;
 }
 
-// The settings from the table's attributes (frame rate and gravity from the scene).
-overtone::Settings OvertoneDeformer::read_settings(MDataBlock& block) const {
+// The settings from the table's attributes (frame rate and gravity from the scene); keeps each
+// row's value in row_value_.
+overtone::Settings OvertoneDeformer::read_settings(MDataBlock& block) {
   overtone::Settings s = overtone::default_settings();
   for (std::size_t i = 0; i < overtone_maya::kSettingCount; ++i) {
     const auto& r = overtone_maya::kSettingAttributes[i];
     MDataHandle h = block.inputValue(aSetting[i]);
-    const double value = r.type == overtone_maya::SettingAttribute::Double ? h.asDouble()
-                         : r.type == overtone_maya::SettingAttribute::Int  ? static_cast<double>(h.asInt())
-                         : r.type == overtone_maya::SettingAttribute::Bool ? (h.asBool() ? 1.0 : 0.0)
-                                                                           : static_cast<double>(h.asShort());
+    row_value_[i] = r.type == overtone_maya::SettingAttribute::Double ? h.asDouble()
+                    : r.type == overtone_maya::SettingAttribute::Int  ? static_cast<double>(h.asInt())
+                    : r.type == overtone_maya::SettingAttribute::Bool ? (h.asBool() ? 1.0 : 0.0)
+                                                                      : static_cast<double>(h.asShort());
     const bool use = r.optional ? block.inputValue(aUseSetting[i]).asBool() : true;
-    overtone_maya::apply_setting(i, value, use, s);
+    overtone_maya::apply_setting(i, row_value_[i], use, s);
   }
   s.fps = MTime(1.0, MTime::kSeconds).as(MTime::uiUnit());
   if (block.inputValue(aUseGravity).asBool()) {
@@ -241,19 +245,15 @@ overtone::Settings OvertoneDeformer::read_settings(MDataBlock& block) const {
   return s;
 }
 
-// Everything a bind depends on except the keyable settings (applied per frame without a rebind).
-std::string OvertoneDeformer::settings_signature(MDataBlock& block) const {
+// Everything a bind depends on except the keyable settings (applied per frame without a
+// rebind): the other rows of `now` as read by read_settings, gravity, frame rate and the node's
+// own attributes.
+std::string OvertoneDeformer::settings_signature(MDataBlock& block, const overtone::Settings& now) const {
   std::string s;
-  const overtone::Settings now = read_settings(block);
   for (std::size_t i = 0; i < overtone_maya::kSettingCount; ++i) {
-    if (overtone_maya::kSettingAttributes[i].keyable) continue;
     const auto& r = overtone_maya::kSettingAttributes[i];
-    MDataHandle h = block.inputValue(aSetting[i]);
-    s += std::to_string(r.type == overtone_maya::SettingAttribute::Double ? h.asDouble()
-                        : r.type == overtone_maya::SettingAttribute::Int  ? static_cast<double>(h.asInt())
-                        : r.type == overtone_maya::SettingAttribute::Bool ? (h.asBool() ? 1.0 : 0.0)
-                                                                          : static_cast<double>(h.asShort())) +
-         ";";
+    if (r.keyable) continue;
+    s += std::to_string(row_value_[i]) + ";";
     if (r.optional) s += std::to_string(block.inputValue(aUseSetting[i]).asBool()) + ";";
   }
   for (int i = 0; i < 3; ++i) s += std::to_string(now.gravity[i]) + ";";
@@ -392,7 +392,7 @@ MStatus OvertoneDeformer::bind(MDataBlock& block, unsigned multi_index) {
     return MS::kFailure;
   }
   deformer_ = std::move(fresh);
-  settings_ = s;
+  std::copy(std::begin(row_value_), std::end(row_value_), std::begin(running_value_));
   disp_.assign(3 * static_cast<std::size_t>(n), 0.0);
   started_ = false;
   last_error_ = "";
@@ -419,7 +419,8 @@ bool OvertoneDeformer::read_pose(MDataBlock& block) {
 
 MStatus OvertoneDeformer::deform(MDataBlock& block, MItGeometry& iter, const MMatrix& local_to_world,
                                  unsigned int multi_index) {
-  const std::string sig = settings_signature(block);
+  const overtone::Settings now = read_settings(block);
+  const std::string sig = settings_signature(block, now);
   if (!deformer_.valid() || sig != signature_) {
     signature_ = sig;
     if (!bind(block, multi_index)) return MS::kSuccess;  // points stay as the skinCluster made them
@@ -433,14 +434,9 @@ MStatus OvertoneDeformer::deform(MDataBlock& block, MItGeometry& iter, const MMa
   if (!read_pose(block)) return MS::kSuccess;
   // The keyable settings: handed over when they change, no rebind (the others are in the
   // signature, whose change rebinds above).
-  const overtone::Settings now = read_settings(block);
   bool keyed_changed = false;
   for (std::size_t i = 0; i < overtone_maya::kSettingCount; ++i) {
-    if (!overtone_maya::kSettingAttributes[i].keyable) continue;
-    overtone::Settings probe = settings_;
-    MDataHandle h = block.inputValue(aSetting[i]);
-    overtone_maya::apply_setting(i, h.asDouble(), true, probe);
-    keyed_changed |= std::memcmp(&probe, &settings_, sizeof probe) != 0;
+    keyed_changed |= overtone_maya::kSettingAttributes[i].keyable && row_value_[i] != running_value_[i];
   }
   if (keyed_changed) {
     const overtone::Status cs = deformer_.set_controls(now);
@@ -448,7 +444,7 @@ MStatus OvertoneDeformer::deform(MDataBlock& block, MItGeometry& iter, const MMa
       fail(MString(cs.message.c_str()));
       return MS::kSuccess;
     }
-    settings_ = now;
+    std::copy(std::begin(row_value_), std::end(row_value_), std::begin(running_value_));
   }
   const double frame = block.inputValue(aTime).asTime().as(MTime::uiUnit());
   const double start = block.inputValue(aStartFrame).asDouble();

@@ -82,22 +82,17 @@ pub fn header_types() -> String {
 
 /// `to_ffi` / `from_ffi` of `overtone.cpp`: the C struct to the bridge's and back, by name.
 pub fn cpp_conversions() -> String {
-    let mut o = String::new();
-    o += "ffi::Settings to_ffi(const Settings& s) {\n  ffi::Settings out{};\n";
-    for s in SETTINGS {
-        if s.kind.optional {
-            let f = use_flag(s);
-            o += &format!("  out.{f} = s.{f};\n");
-        }
-        let n = s.name;
-        o += &match s.kind.base {
-            Base::Vec3 => format!("  out.{n} = {{s.{n}[0], s.{n}[1], s.{n}[2]}};\n"),
-            Base::Choice(_) => format!("  out.{n} = static_cast<ffi::{}>(s.{n});\n", enum_name(s)),
-            _ => format!("  out.{n} = s.{n};\n"),
-        };
-    }
-    o += "  return out;\n}\n\n";
-    o += "Settings from_ffi(const ffi::Settings& s) {\n  Settings out{};\n";
+    let to_ffi = copy_function("ffi::Settings to_ffi(const Settings& s)", "ffi::Settings", |s| {
+        format!("ffi::{}", enum_name(s))
+    });
+    let from_ffi = copy_function("Settings from_ffi(const ffi::Settings& s)", "Settings", c_enum);
+    format!("{to_ffi}\n{from_ffi}")
+}
+
+/// A C++ function `signature` that copies every field of `s` into a value-initialised `out`
+/// (`out_type`), casting a choice to `enum_type` of its row.
+fn copy_function(signature: &str, out_type: &str, enum_type: impl Fn(&Spec) -> String) -> String {
+    let mut o = format!("{signature} {{\n  {out_type} out{{}};\n");
     for s in SETTINGS {
         if s.kind.optional {
             let f = use_flag(s);
@@ -106,12 +101,11 @@ pub fn cpp_conversions() -> String {
         let n = s.name;
         o += &match s.kind.base {
             Base::Vec3 => format!("  for (int i = 0; i < 3; ++i) out.{n}[i] = s.{n}[i];\n"),
-            Base::Choice(_) => format!("  out.{n} = static_cast<{}>(s.{n});\n", c_enum(s)),
+            Base::Choice(_) => format!("  out.{n} = static_cast<{}>(s.{n});\n", enum_type(s)),
             _ => format!("  out.{n} = s.{n};\n"),
         };
     }
-    o += "  return out;\n}\n";
-    o
+    o + "  return out;\n}\n"
 }
 
 /// The C++ type of a field of the settings struct (for the Maya table).
