@@ -4,9 +4,11 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
+use crate::solver_choice::{IterationFlags, SolverChoice};
 use anyhow::{bail, Context, Result};
 use overtone::dynamics::{FastParams, AUTO_MODES};
 use overtone::scene::{bake_character, character_from_gltf_meshes, simulate_streaming, CharacterSettings, SolverKind};
+use overtone::settings::{SettingValue, Value};
 use serde_json::json;
 
 use crate::physics_clock::{interpolate, interpolation_weights, PhysicsClock};
@@ -41,7 +43,8 @@ pub struct BakeOptions {
     pub sidecar: Option<PathBuf>,
     pub frames: Option<(usize, usize)>,
     pub fps: Option<f64>,
-    pub fast: bool,
+    /// Which solver runs the body (characters: ARAP, so `full` is local/global).
+    pub solver: crate::solver_choice::SolverChoice,
     /// Fast solver: skinning eigenmodes and rotation clusters (`None`: the defaults).
     pub modes: Option<usize>,
     pub clusters: Option<usize>,
@@ -84,6 +87,7 @@ fn fast_params(o: &BakeOptions, dim: usize) -> FastParams {
     FastParams {
         modes: o.modes.unwrap_or(d.modes),
         clusters: o.clusters.unwrap_or(d.clusters),
+        ..d
     }
 }
 
@@ -270,12 +274,12 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
     // displacement interpolated from the physics samples. Backward Euler (one step per frame,
     // the seeds' scheme) and explicit --substeps (per output frame) step at the output rate.
     let output_fps = settings.fps;
-    let backward_euler = o
-        .dynamics
-        .integrator
-        .as_deref()
-        .is_some_and(|i| i.replace('-', "_") == "backward_euler");
-    let clock = if backward_euler || o.dynamics.substeps.is_some() {
+    let keys = o.dynamics.keys()?;
+    let backward_euler = keys
+        .get("integrator")
+        .and_then(|v| <overtone::dynamics::Integrator as SettingValue>::from_value(&v))
+        == Some(overtone::dynamics::Integrator::BackwardEuler);
+    let clock = if backward_euler || matches!(keys.get("substeps"), Some(Value::Count(_))) {
         PhysicsClock::output_rate(output_fps)
     } else {
         PhysicsClock::new(output_fps)?
@@ -312,7 +316,7 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
     }
     // Dynamics flags; a painted stiffness (per welded or per input vertex) multiplies the
     // skeleton-derived default; gravity is given in the file's units (÷ scale).
-    ch.scene.dynamics = o.dynamics.keys().apply(&ch.scene.dynamics)?;
+    ch.scene.dynamics = keys.apply(&ch.scene.dynamics)?;
     if let Some(p) = &o.dynamics.stiffness {
         let mut f = crate::dynamics_args::read_field(p, "stiffness")?;
         if f.len() == ch.original_to_welded.len() && f.len() != ch.surface.len() / 3 {
@@ -388,7 +392,7 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
         "hinge_splits": ch.embedding.hinge_splits,
     });
     // A glTF character's body chooses its mode count unless `--modes` sets it.
-    let kind = if o.fast {
+    let kind = if o.solver == SolverChoice::Fast {
         let fp = ch.fast_params(FastParams {
             modes: o.modes.unwrap_or(AUTO_MODES),
             ..fast_params(o, 3)
@@ -405,7 +409,8 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
         );
         SolverKind::Fast(fp)
     } else {
-        SolverKind::Full
+        o.solver
+            .kind(ch.scene.model, fast_params(o, 3), IterationFlags::default())
     };
     let samples = clock.physics_samples(n_output, ch.scene.frames.len());
     let physics = physics_character(&ch, &samples, clock.physics_dt());
@@ -486,11 +491,9 @@ fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>) -> Result<Baked> {
             Some(ds)
         }
     };
-    let kind = if o.fast {
-        SolverKind::Fast(fast_params(o, sc.mesh.dim()))
-    } else {
-        SolverKind::Full
-    };
+    let kind = o
+        .solver
+        .kind(sc.model, fast_params(o, sc.mesh.dim()), IterationFlags::default());
     let d = sc.mesh.dim();
     let (mut frames, mut displacements) = (Vec::new(), Vec::new());
     let mut keep = |_: usize, frame: &[f64], disp: &[f64]| -> overtone::Result<()> {
@@ -514,7 +517,7 @@ fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>) -> Result<Baked> {
         }
         Ok(())
     };
-    let sim = simulate_streaming(&sc, kind, 10, None, o.sidecar.as_deref(), &mut keep)?;
+    let sim = simulate_streaming(&sc, kind, o.sidecar.as_deref(), &mut keep)?;
     let fps = o.fps.unwrap_or(1.0 / sc.dt);
     let n_points = display
         .as_ref()
@@ -626,7 +629,13 @@ fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f
         "common_physics_clock": common_clock,
         "substeps": sim.fast.as_ref().map(|f| f.substeps),
         "lowest_frequency_hz": sim.fast.as_ref().map(|f| f.lowest_frequency_hz),
-        "flags": format!("{:?}", o.dynamics.keys()),
+        "flags": o
+            .dynamics
+            .table
+            .given
+            .iter()
+            .map(|(name, text)| (name.to_string(), json!(text)))
+            .collect::<serde_json::Map<_, _>>(),
     });
     if let Some(r) = &o.report {
         let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);

@@ -40,7 +40,7 @@ struct Measured {
 fn measure(sc: &Scene, kind: SolverKind, repeats: usize) -> Result<Measured> {
     let mut best: Option<Measured> = None;
     for _ in 0..repeats.max(1) {
-        let sim = simulate(sc, kind, 10, None)?;
+        let sim = simulate(sc, kind)?;
         // Skip the first two steps (caches and thread pool warming up).
         let m = median(&sim.step_ms[sim.step_ms.len().min(2)..]);
         if best.as_ref().map(|b| m < b.step_ms).unwrap_or(true) {
@@ -66,7 +66,7 @@ pub fn run(out: Option<&Path>, frames: usize, repeats: usize) -> Result<()> {
     out!("{}\n{}", header[0], header[1]);
     let mut rows = header.to_vec();
     let mut emit = |label: String, sc: &Scene, published: String| -> Result<()> {
-        let full = measure(sc, SolverKind::Full, repeats)?;
+        let full = measure(sc, SolverKind::full_order(sc.model), repeats)?;
         let fast = measure(sc, SolverKind::Fast(FastParams::default_for(sc.mesh.dim())), repeats)?;
         let orth = fast
             .sim
@@ -212,7 +212,7 @@ pub fn substeps_table(character: &Path, frames: usize, repeats: usize) -> Result
     let sidecar = std::env::temp_dir().join(format!("overtone-bench-substeps-{}.ovt", std::process::id()));
     let kinds = [
         ("fast", SolverKind::Fast(FastParams::default_for(3))),
-        ("full", SolverKind::Full),
+        ("full", SolverKind::full_order(ch.scene.model)),
     ];
     // best[solver][substeps] = (ms per frame, iterations per frame, substeps used if known)
     let mut best = [[(f64::INFINITY, 0usize, None::<usize>); SUBSTEPS.len()]; 2];
@@ -234,7 +234,7 @@ pub fn substeps_table(character: &Path, frames: usize, repeats: usize) -> Result
                     }
                     Ok(())
                 };
-                let sim = overtone::scene::simulate_streaming(&sc, *kind, 10, None, Some(&sidecar), &mut clock)?;
+                let sim = overtone::scene::simulate_streaming(&sc, *kind, Some(&sidecar), &mut clock)?;
                 let per_frame = |a: u64, b: u64| (b - a) as f64 * 1e-6 / (last - 2) as f64;
                 let (cpu, cpu_all) = match (cpu_start, cpu_end) {
                     (Some(a), Some(b)) if last > 2 => (per_frame(a.0, b.0), per_frame(a.1, b.1)),

@@ -4,53 +4,100 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use overtone::scene::{DynamicsKeys, Scene};
+use overtone::scene::{scene_rows, DynamicsKeys, Scene};
+use overtone::settings::Spec;
 
+/// The dynamics flags: one per scene row of the settings table (`--damping`, `--cut-distance`,
+/// ...; built from [`overtone::scene::scene_rows`], help text, range and default included),
+/// plus the per-vertex stiffness field and gravity.
 #[derive(Args, Clone, Debug, Default)]
 pub struct DynamicsArgs {
-    /// Time integrator: `implicit-midpoint` (default; substeps, no numerical damping) or
-    /// `backward-euler` (one step per frame, the seeds' scheme: no damping, bind rest).
-    #[arg(long)]
-    pub integrator: Option<String>,
-    /// Substeps per frame (default: automatic, internal step ≤ 1/120 s and ω₁Δ ≤ 0.5). glTF bakes
-    /// otherwise step the physics at 240 Hz whatever the frame rate (automatic substeps inside
-    /// each step); with --substeps they step once per output frame.
-    #[arg(long)]
-    pub substeps: Option<usize>,
-    /// Damping ratio of the low vibration modes (0 none, 1 critical; default 0.1).
-    #[arg(long)]
-    pub damping: Option<f64>,
-    /// Frequency (Hz) of the lowest vibration mode: rescales Young's modulus to it (default
-    /// none; 0: Young's modulus as given).
-    #[arg(long)]
-    pub frequency: Option<f64>,
-    /// Elastic reference: `rig` (default: a held pose shows no secondary motion) or `bind`.
-    #[arg(long)]
-    pub rest: Option<String>,
+    #[command(flatten)]
+    pub table: TableFlags,
     /// Per-vertex multiplier of Young's modulus: a JSON array or a one-column .dmat (one value
     /// per vertex of the input mesh).
     #[arg(long)]
     pub stiffness: Option<PathBuf>,
-    /// Physics seconds per animation second (default 1).
-    #[arg(long)]
-    pub time_scale: Option<f64>,
-    /// Seconds the rig is held at the first pose before the first frame (default 0).
-    #[arg(long)]
-    pub preroll: Option<f64>,
-    /// Multiplier of the output displacement (default 1).
-    #[arg(long)]
-    pub strength: Option<f64>,
-    /// Restart the simulation where the rig jumps more than this fraction of the body's
-    /// diagonal in one frame (default 0.5; 0 = never).
-    #[arg(long)]
-    pub cut_distance: Option<f64>,
-    /// Largest displacement shown, a fraction of the body's diagonal: a frame whose secondary
-    /// motion exceeds it is scaled down as a whole (default none; 0: none).
-    #[arg(long)]
-    pub max_displacement: Option<f64>,
     /// Gravity `x,y,z` in the input's world units/s² (glTF: +Y up, e.g. `0,-9.81,0`).
     #[arg(long, allow_hyphen_values = true)]
     pub gravity: Option<String>,
+}
+
+/// The flags of the settings table's scene rows, as given (text, parsed by the table when
+/// applied).
+#[derive(Clone, Debug, Default)]
+pub struct TableFlags {
+    /// `(row name, text)` of every flag given.
+    pub given: Vec<(&'static str, String)>,
+}
+
+/// The help line of a scene row: its doc line, range, unit, unset meaning and default.
+fn help(spec: &'static Spec) -> String {
+    let mut h = spec.doc.trim().to_string();
+    let range = spec.range_text();
+    if !range.is_empty() || !spec.unit.is_empty() {
+        h += &format!(
+            " [{}{}{}]",
+            range,
+            if range.is_empty() || spec.unit.is_empty() {
+                ""
+            } else {
+                " "
+            },
+            spec.unit
+        );
+    }
+    if !spec.choices().is_empty() {
+        h += &format!(
+            " One of: {}.",
+            spec.choices().iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+        );
+    }
+    if spec.kind.optional {
+        let (word, meaning) = spec.unset.split_once(':').unwrap_or((spec.unset, ""));
+        h += &match meaning.trim() {
+            "" => format!(" `{}` switches it off.", word.trim()),
+            m => format!(" `{}`: {m}.", word.trim()),
+        };
+    }
+    h + &format!(" Default: {}.", spec.format(&spec.default_value()))
+}
+
+impl clap::FromArgMatches for TableFlags {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut flags = Self::default();
+        flags.update_from_arg_matches(m)?;
+        Ok(flags)
+    }
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for spec in scene_rows() {
+            if let Some(text) = m.get_one::<String>(spec.name) {
+                self.given.retain(|(n, _)| *n != spec.name);
+                self.given.push((spec.name, text.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl clap::Args for TableFlags {
+    fn augment_args(mut cmd: clap::Command) -> clap::Command {
+        for spec in scene_rows() {
+            // A handful of flag names, made once per process.
+            let long: &'static str = Box::leak(spec.flag().into_boxed_str());
+            cmd = cmd.arg(
+                clap::Arg::new(spec.name)
+                    .long(long)
+                    .value_name("VALUE")
+                    .allow_hyphen_values(true)
+                    .help(help(spec)),
+            );
+        }
+        cmd
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 /// A per-vertex field: a JSON array of numbers or a one-column `.dmat`.
@@ -67,23 +114,15 @@ pub fn read_field(path: &Path, what: &str) -> Result<Vec<f64>> {
 }
 
 impl DynamicsArgs {
-    /// The keys given on the command line (the stiffness field is handled by the caller, per
-    /// vertex of its mesh).
-    pub fn keys(&self) -> DynamicsKeys {
-        DynamicsKeys {
-            integrator: self.integrator.clone(),
-            substeps: self.substeps,
-            damping: self.damping,
-            frequency: self.frequency,
-            rest: self.rest.clone(),
-            stiffness: None,
-            fill: None,
-            time_scale: self.time_scale,
-            preroll: self.preroll,
-            strength: self.strength,
-            cut_distance: self.cut_distance,
-            max_displacement: self.max_displacement,
+    /// The keys given on the command line, parsed and range-checked by the settings table (the
+    /// stiffness field is handled by the caller, per vertex of its mesh).
+    pub fn keys(&self) -> Result<DynamicsKeys> {
+        let mut keys = DynamicsKeys::default();
+        for (name, text) in &self.table.given {
+            keys.set_text(name, text)
+                .with_context(|| format!("--{} {text}", name.replace('_', "-")))?;
         }
+        Ok(keys)
     }
 
     /// Gravity in world units/s², `dim` components.
@@ -104,7 +143,7 @@ impl DynamicsArgs {
     /// dynamics keys, a stiffness field per scene vertex, and gravity (divided by the scene's
     /// normalisation scale when its positions were rescaled from the file's).
     pub fn apply_to_scene(&self, sc: &mut Scene) -> Result<()> {
-        sc.dynamics = self.keys().apply(&sc.dynamics)?;
+        sc.dynamics = self.keys()?.apply(&sc.dynamics)?;
         if let Some(p) = &self.stiffness {
             sc.dynamics.stiffness = Some(read_field(p, "stiffness")?);
         }

@@ -19,13 +19,15 @@ mod physics_clock;
 mod preview;
 mod report;
 mod scenes;
+mod solver_choice;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use overtone::dynamics::FastParams;
 use overtone::scene::SolverKind;
+use solver_choice::{IterationFlags, SolverChoice};
 
 #[derive(Parser)]
 #[command(
@@ -42,14 +44,6 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Solver {
-    /// Full-order complementary dynamics: ARAP local/global, or Newton for neo-Hookean scenes.
-    Full,
-    /// Fast complementary dynamics: rig-orthogonal skinning eigenmodes and rotation clusters.
-    Fast,
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a scene and write a PC2 cache (final positions of every frame) and a report.
@@ -58,7 +52,7 @@ enum Command {
         /// scene: `metronome` or `metronome:WxH`.
         scene: String,
         #[arg(long, value_enum, default_value = "full")]
-        solver: Solver,
+        solver: SolverChoice,
         /// Cache of the positions of every frame, the first included; the extension chooses the
         /// format: .pc2, .mdd, .abc (Alembic), .usda, .usdc or .usd (binary USD).
         #[arg(long)]
@@ -66,8 +60,8 @@ enum Command {
         /// JSON report (per-frame residual and step time, and a summary).
         #[arg(long)]
         report: Option<PathBuf>,
-        /// Iterations per step: local/global (ARAP, default 10) or at most this many Newton
-        /// iterations (neo-Hookean, default 30).
+        /// Iterations per solve: local/global (local-global and fast solvers, default 10) or at
+        /// most this many Newton iterations (newton, default 30).
         #[arg(long)]
         iterations: Option<usize>,
         /// Fast solver: skinning eigenmodes (default 10 in 2D, 16 in 3D).
@@ -79,8 +73,8 @@ enum Command {
         /// Fast solver: precompute sidecar (.ovt) to load, or to write when missing or stale.
         #[arg(long)]
         sidecar: Option<PathBuf>,
-        /// Stop iterating early: ARAP when the relative update falls below this; Newton when
-        /// the step length falls below this (default 1e-6).
+        /// Stop iterating early: local/global when the relative update falls below this; Newton
+        /// when the step length falls below this (default 1e-6).
         #[arg(long)]
         tolerance: Option<f64>,
         /// Override the scene's material model (e.g. `arap` to run a neo-Hookean scene with ARAP).
@@ -141,7 +135,7 @@ enum Command {
         #[arg(long)]
         fps: Option<f64>,
         #[arg(long, value_enum, default_value = "fast")]
-        solver: Solver,
+        solver: SolverChoice,
         /// Fast solver: skinning eigenmodes. glTF characters: automatic by default (or 0): 64 on
         /// a small body (its automatic lattice has at most 40,000 tets: a prop, a tail), 16
         /// otherwise. Scenes: 16 in 3D, 10 in 2D.
@@ -268,28 +262,11 @@ fn real_main() -> Result<()> {
                 sc.momentum_weights = Some(vec![c; sc.mesh.n_vertices()]);
             }
             dynamics.apply_to_scene(&mut sc)?;
-            let iterations = iterations.unwrap_or(match sc.model {
-                overtone::scene::ElasticModel::Arap => 10,
-                overtone::scene::ElasticModel::NeoHookean => 30,
-            });
-            let kind = match solver {
-                Solver::Full => SolverKind::Full,
-                Solver::Fast => {
-                    let mut fp = FastParams::default_for(sc.mesh.dim());
-                    fp.modes = modes.unwrap_or(fp.modes);
-                    fp.clusters = clusters.unwrap_or(fp.clusters);
-                    SolverKind::Fast(fp)
-                }
-            };
-            run(
-                &sc,
-                kind,
-                &out,
-                report.as_deref(),
-                iterations,
-                tolerance,
-                sidecar.as_deref(),
-            )?;
+            let mut fp = FastParams::default_for(sc.mesh.dim());
+            fp.modes = modes.unwrap_or(fp.modes);
+            fp.clusters = clusters.unwrap_or(fp.clusters);
+            let kind = solver.kind(sc.model, fp, IterationFlags { iterations, tolerance });
+            run(&sc, kind, &out, report.as_deref(), sidecar.as_deref())?;
             Ok(())
         }
         Command::Demo { out_dir } => demo(&out_dir, force),
@@ -358,7 +335,7 @@ fn real_main() -> Result<()> {
             sidecar,
             frames,
             fps,
-            fast: matches!(solver, Solver::Fast),
+            solver,
             modes,
             clusters,
             leak,
@@ -401,12 +378,10 @@ fn run(
     kind: SolverKind,
     out: &Path,
     report_path: Option<&Path>,
-    iterations: usize,
-    tolerance: Option<f64>,
     sidecar: Option<&Path>,
 ) -> Result<overtone::scene::Simulation> {
     cache_format::CacheFormat::of(out)?;
-    let sim = overtone::scene::simulate_with_sidecar(scene, kind, iterations, tolerance, sidecar)
+    let sim = overtone::scene::simulate_with_sidecar(scene, kind, sidecar)
         .with_context(|| format!("simulating scene `{}`", scene.name))?;
     let triangles = cache_format::surface_triangles(&scene.mesh);
     let mesh = overtone::io::AnimatedMesh {
@@ -497,7 +472,7 @@ fn demo(out_dir: &Path, force: bool) -> Result<()> {
         }
     }
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    let bake = |input: PathBuf, stem: &str, fast: bool, pictures: &[&str]| -> Result<Vec<PathBuf>> {
+    let bake = |input: PathBuf, stem: &str, solver: SolverChoice, pictures: &[&str]| -> Result<Vec<PathBuf>> {
         let files = [
             out_dir.join(format!("{stem}.pc2")),
             out_dir.join(format!("{stem}_report.json")),
@@ -508,10 +483,10 @@ fn demo(out_dir: &Path, force: bool) -> Result<()> {
             out: files[0].clone(),
             meshes: Vec::new(),
             report: Some(files[1].clone()),
-            sidecar: fast.then(|| out_dir.join(format!("{stem}.ovt"))),
+            sidecar: (solver == SolverChoice::Fast).then(|| out_dir.join(format!("{stem}.ovt"))),
             frames: None,
             fps: None,
-            fast,
+            solver,
             modes: None,
             clusters: None,
             leak: None,
@@ -530,14 +505,14 @@ fn demo(out_dir: &Path, force: bool) -> Result<()> {
         Ok(files.into_iter().chain(preview).collect())
     };
     let elephant = scenes::example_path("complementary-dynamics-cpp/elephant/elephant.json");
-    let mut written = bake(elephant.clone(), "elephant", false, &["png"])?;
+    let mut written = bake(elephant.clone(), "elephant", SolverChoice::Full, &["png"])?;
     let scene_json = out_dir.join("elephant_scene.json");
     overtone::scene::write_overtone_scene(&scene_json, &overtone::scene::load_scene(&elephant)?)?;
     written.push(scene_json);
     written.extend(bake(
         scenes::example_path("khronos-gltf-sample-assets/CesiumMan.glb"),
         "cesium_man",
-        true,
+        SolverChoice::Fast,
         &["png", "gif"],
     )?);
     out!("demo written to {}:", out_dir.display());

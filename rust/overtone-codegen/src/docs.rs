@@ -11,23 +11,24 @@ pub fn settings_page() -> String {
     o += "     table (rust/overtone/src/settings/table.rs) and run scripts/generate_host_files.sh. -->\n";
     o += "# Settings reference\n\n";
     o += "Every setting of a deformer, from the one table in `rust/overtone/src/settings/table.rs`.\n";
-    o += "The name is the scene-file key, the C/C++/Python field, the Blender property and (in\n";
-    o += "camelCase) the Maya attribute; a command-line flag is the name with `-` for `_` (`overtone\n";
-    o += "bake --help` and `overtone run --help` list the ones each command takes).\n";
-    o += "An *optional* setting may be unset (a `use_` switch in the hosts, `auto`/`none` on the\n";
-    o += "command line); *precompute*: changing it needs a new bind; *animatable*: a host may key it,\n";
-    o += "applied per frame without a rebind.\n\n";
+    o += "The name is the C/C++/Python field, the Blender property and (in camelCase) the Maya\n";
+    o += "attribute. A *scene* setting is also a key of a scene file (`\"damping\": 0.3`) and a flag\n";
+    o += "of `overtone run` and `overtone bake`: the name with `-` for `_` (`--damping 0.3`).\n";
+    o += "An *optional* setting may be unset (a `use_` switch in the hosts; on the command line and\n";
+    o += "in a scene file the word its default column shows, such as `never`, or `none`/`auto`);\n";
+    o += "*precompute*: changing it needs a new bind; *animatable*: a host may key it, applied per\n";
+    o += "frame without a rebind.\n\n";
     for (group, title) in [
         (Group::Motion, "Motion"),
         (Group::Solver, "Solver"),
         (Group::Host, "Filled by the host"),
     ] {
         o += &format!("## {title}\n\n");
-        o += "| setting | unit | default | range | precompute | animatable |\n";
-        o += "|---|---|---|---|---|---|\n";
+        o += "| setting | unit | default | range | precompute | animatable | scene key / flag |\n";
+        o += "|---|---|---|---|---|---|---|\n";
         for s in SETTINGS.iter().filter(|s| s.group == group) {
             o += &format!(
-                "| `{}` | {} | {} | {} | {} | {} |\n",
+                "| `{}` | {} | {} | {} | {} | {} | {} |\n",
                 s.name,
                 if s.unit.is_empty() { "-" } else { s.unit },
                 s.format(&s.default_value()),
@@ -38,6 +39,11 @@ pub fn settings_page() -> String {
                 },
                 if s.precompute { "yes" } else { "no" },
                 if s.animatable { "yes" } else { "no" },
+                if s.scene {
+                    format!("`--{}`", s.flag())
+                } else {
+                    "-".to_string()
+                },
             );
         }
         o += "\n";

@@ -20,11 +20,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let scene = load_scene(Path::new(&args[0]))?;
     let kind = match args.get(2).map(String::as_str).unwrap_or("full") {
-        "full" => SolverKind::Full,
+        "full" => SolverKind::full_order(scene.model),
         "fast" => SolverKind::Fast(FastParams::default_for(scene.mesh.dim())),
         other => return Err(format!("unknown solver `{other}` (full|fast)").into()),
     };
-    let sim = simulate(&scene, kind, 10, None)?;
+    let sim = simulate(&scene, kind)?;
     let mut out = std::io::BufWriter::new(std::fs::File::create(&args[1])?);
     out.write_all(&(sim.positions.len() as u64).to_le_bytes())?;
     out.write_all(&(scene.mesh.n_vertices() as u64).to_le_bytes())?;

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::cache::CacheStatus;
-use crate::dynamics::{CdSolver, StepReport};
+use crate::dynamics::{CdSolver, LocalGlobalParams, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::progress::Progress;
 use crate::rig::{compose_affine, limit_displacement, normalisation_pair, RigJump};
@@ -269,10 +269,12 @@ impl SurfaceDeformer {
         dynamics.validate(sc.mesh.n_vertices())?;
         // World length units → the normalised frame (lengths divided by the scale).
         let gravity = settings.gravity.iter().map(|g| g / character.scale).collect();
-        let params = dynamics.solver_params(sc.dt, 10, None, gravity);
+        let params = dynamics.solver_params(sc.dt, gravity);
         let kind = settings
             .fast
-            .map_or(SolverKind::Full, |f| SolverKind::Fast(character.fast_params(f)));
+            .map_or(SolverKind::LocalGlobal(LocalGlobalParams::default()), |f| {
+                SolverKind::Fast(character.fast_params(f))
+            });
         let solver = crate::progress::within(0.25, 0.99, || {
             crate::scene::new_solver(sc, rig, &params, kind, &p0, &dw, sidecar)
         })?;
@@ -341,13 +343,6 @@ impl SurfaceDeformer {
     /// Bones.
     pub fn n_bones(&self) -> usize {
         self.character.n_surface_bones()
-    }
-    /// Lattice size (vertices, tetrahedra).
-    pub fn lattice_size(&self) -> (usize, usize) {
-        (
-            self.character.scene.mesh.n_vertices(),
-            self.character.scene.mesh.n_elements(),
-        )
     }
     /// Whether the precompute came from the sidecar (its text is what a host shows; its
     /// [`CacheStatus::state`] is what a host branches on).

@@ -20,7 +20,7 @@ use crate::solve::FixedValueSolve;
 /// `(dt K_ff + M_ff) φ_f = −dt K_fb 1` while `φ_b = 1`; the result is mapped by
 /// `(φ − min φ)/(max φ − min φ)`. Returns `n` values. This is the leak of seed tutorial 23 with
 /// `dt = 1` (units of `dt`: length², the diffusion length scale squared).
-pub fn diffuse_from(mesh: &SimplexMesh, sources: &[usize], dt: f64) -> Result<Vec<f64>> {
+pub(crate) fn diffuse_from(mesh: &SimplexMesh, sources: &[usize], dt: f64) -> Result<Vec<f64>> {
     let n = mesh.n_vertices();
     let mut is_src = vec![false; n];
     for &s in sources {
@@ -94,7 +94,7 @@ pub fn default_momentum_weights_in_body(mesh: &SimplexMesh, outside: &[bool]) ->
 }
 
 /// Validates a user-given (painted) field `d`: one finite value `≥ 0` per vertex, not all zero.
-pub fn validate_momentum_weights(d: &[f64], n_vertices: usize) -> Result<()> {
+pub(crate) fn validate_momentum_weights(d: &[f64], n_vertices: usize) -> Result<()> {
     if d.len() != n_vertices {
         return Err(OvertoneError::size(
             "leak field D",
@@ -114,12 +114,12 @@ pub fn validate_momentum_weights(d: &[f64], n_vertices: usize) -> Result<()> {
 }
 
 /// The value of a painted leak field that marks an unpainted vertex (see [`validate_painted_leak`]).
-pub const UNPAINTED: f64 = -1.0;
+pub(crate) const UNPAINTED: f64 = -1.0;
 
 /// Validates a painted leak field on a host's surface: one finite value per vertex, each either
 /// `≥ 0` (painted: the momentum weight `d` there) or exactly [`UNPAINTED`] (`-1`: the default
 /// field there). Returns whether any vertex is unpainted.
-pub fn validate_painted_leak(d: &[f64], n_vertices: usize) -> Result<bool> {
+pub(crate) fn validate_painted_leak(d: &[f64], n_vertices: usize) -> Result<bool> {
     if d.len() != n_vertices {
         return Err(OvertoneError::size(
             "leak field D",
@@ -144,7 +144,7 @@ pub fn validate_painted_leak(d: &[f64], n_vertices: usize) -> Result<bool> {
 /// surface to the lattice, so painted regions take the painted values, unpainted ones keep
 /// `d_default`, with a smooth transition between. `mask` and `masked_values` are per lattice
 /// vertex, `mask` in `[0, 1]`.
-pub fn blend_painted(default: &[f64], mask: &[f64], masked_values: &[f64]) -> Vec<f64> {
+pub(crate) fn blend_painted(default: &[f64], mask: &[f64], masked_values: &[f64]) -> Vec<f64> {
     default
         .iter()
         .zip(mask)

@@ -114,7 +114,7 @@ impl Progress for SubProgress<'_> {
 }
 
 /// `Err(Cancelled)` if `progress` was cancelled.
-pub fn check_cancelled(progress: &dyn Progress) -> Result<()> {
+pub(crate) fn check_cancelled(progress: &dyn Progress) -> Result<()> {
     if progress.cancelled() {
         Err(OvertoneError::Cancelled)
     } else {
@@ -130,7 +130,7 @@ thread_local! {
 
 /// Runs `f` with `progress` installed as this thread's current progress (nested calls stack and
 /// restore the previous one, also on panic).
-pub fn scoped<R>(progress: &dyn Progress, f: impl FnOnce() -> R) -> R {
+pub(crate) fn scoped<R>(progress: &dyn Progress, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<*const (dyn Progress + 'static)>);
     impl Drop for Restore {
         fn drop(&mut self) {

@@ -495,3 +495,53 @@ fn bake_limits_the_displacement_to_max_displacement() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The dynamics flags of `run` and `bake` are the settings table's scene rows: every row is a
+/// flag of both commands, with its range and default in the help; a value outside the range
+/// is refused naming the setting before anything is simulated; a solver the scene's material
+/// does not run is refused naming both.
+#[test]
+fn dynamics_flags_come_from_the_settings_table() {
+    let rows: Vec<&overtone::settings::Spec> = overtone::scene::scene_rows().collect();
+    assert!(rows.len() >= 10, "{} scene rows", rows.len());
+    for command in ["run", "bake"] {
+        let out = bin().args([command, "--help"]).output().unwrap();
+        assert!(out.status.success());
+        let help = String::from_utf8_lossy(&out.stdout);
+        for spec in &rows {
+            let flag = format!("--{} <VALUE>", spec.flag());
+            assert!(help.contains(&flag), "{command} --help lacks {flag}");
+            let default = format!("Default: {}.", spec.format(&spec.default_value()));
+            assert!(
+                help.contains(&default),
+                "{command} --help lacks `{default}` for {}",
+                spec.name
+            );
+        }
+    }
+    let dir = tmpdir("table-flags");
+    let out_path = dir.join("beam.pc2");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "metronome:20x3", "--out", out_path.to_str().unwrap(), "--force"];
+        args.extend_from_slice(extra);
+        bin().args(&args).output().unwrap()
+    };
+    let bad = run(&["--damping", "-0.5"]);
+    assert!(!bad.status.success());
+    let msg = String::from_utf8_lossy(&bad.stderr);
+    assert!(msg.contains("damping") && msg.contains("0 to 10"), "{msg}");
+    assert!(!out_path.exists(), "a refused flag must not write the cache");
+    let bad = run(&["--solver", "newton"]);
+    assert!(!bad.status.success());
+    let msg = String::from_utf8_lossy(&bad.stderr);
+    assert!(msg.contains("arap") && msg.contains("newton"), "{msg}");
+    let ok = run(&[
+        "--damping",
+        "0.3",
+        "--cut-distance",
+        "never",
+        "--solver",
+        "local-global",
+    ]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+}

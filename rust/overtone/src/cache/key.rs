@@ -27,7 +27,7 @@ impl CacheKey {
     }
 
     /// Adds a slice of `f64` (hashed as its exact bit patterns, whole slice at once).
-    pub fn f64s(mut self, name: &str, v: &[f64]) -> Self {
+    pub(crate) fn f64s(mut self, name: &str, v: &[f64]) -> Self {
         self.frame(name, v.len() * 8);
         let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
         self.hasher.update(&bytes);
@@ -35,7 +35,7 @@ impl CacheKey {
     }
 
     /// Adds a slice of indices.
-    pub fn usizes(mut self, name: &str, v: &[usize]) -> Self {
+    pub(crate) fn usizes(mut self, name: &str, v: &[usize]) -> Self {
         self.frame(name, v.len() * 8);
         let bytes: Vec<u8> = v.iter().flat_map(|x| (*x as u64).to_le_bytes()).collect();
         self.hasher.update(&bytes);

@@ -9,7 +9,8 @@ mod status;
 
 pub use key::CacheKey;
 pub use sidecar::{
-    decode_sidecar, payload_checksum, read_sidecar, read_sidecar_header, write_sidecar, SidecarHeader, SidecarMiss,
-    FORMAT_VERSION, LIBRARY_VERSION, MAGIC,
+    decode_sidecar, payload_checksum, read_sidecar_header, SidecarHeader, SidecarMiss, FORMAT_VERSION, MAGIC,
 };
-pub use status::{load_or_build, CacheState, CacheStatus, RebuildReason};
+pub(crate) use sidecar::{read_sidecar, write_sidecar};
+pub(crate) use status::load_or_build;
+pub use status::{CacheState, CacheStatus, RebuildReason};

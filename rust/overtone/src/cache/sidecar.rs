@@ -26,7 +26,7 @@ pub const MAGIC: &[u8; 8] = b"OVTCACHE";
 /// Version of the layout and of every payload type; bump on any change.
 pub const FORMAT_VERSION: u32 = 7;
 /// The library version a sidecar written by this build names (the crate's version).
-pub const LIBRARY_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const LIBRARY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Longest library version string accepted in a header.
 const MAX_VERSION_LEN: usize = 256;
 
@@ -69,7 +69,7 @@ pub fn read_sidecar_header(bytes: &[u8]) -> Option<SidecarHeader> {
 }
 
 /// Writes `payload` under `key` atomically (temporary file, then rename).
-pub fn write_sidecar<T: Serialize>(path: &Path, key: &[u8; 32], payload: &T) -> Result<()> {
+pub(crate) fn write_sidecar<T: Serialize>(path: &Path, key: &[u8; 32], payload: &T) -> Result<()> {
     let body = bincode::serde::encode_to_vec(payload, bincode::config::standard())
         .map_err(|e| OvertoneError::io(path, format!("cannot encode the precompute: {e}")))?;
     let version = LIBRARY_VERSION.as_bytes();
@@ -118,7 +118,7 @@ impl std::fmt::Display for SidecarMiss {
 
 /// Reads a sidecar and returns its payload if everything matches `key`; otherwise why not.
 /// Never panics on a corrupt file.
-pub fn read_sidecar<T: DeserializeOwned>(path: &Path, key: &[u8; 32]) -> std::result::Result<T, SidecarMiss> {
+pub(crate) fn read_sidecar<T: DeserializeOwned>(path: &Path, key: &[u8; 32]) -> std::result::Result<T, SidecarMiss> {
     let bytes = std::fs::read(path).map_err(|_| SidecarMiss::Missing)?;
     decode_sidecar(&bytes, key)
 }

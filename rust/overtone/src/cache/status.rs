@@ -95,7 +95,7 @@ impl Serialize for CacheStatus {
 /// says why a decoded payload does not fit the body); otherwise runs `build` and writes the
 /// result there. Without a path it only builds. A sidecar that cannot be written is reported
 /// in the status, not as an error: the run goes on without it. Errors come from `build` only.
-pub fn load_or_build<T: Serialize + DeserializeOwned>(
+pub(crate) fn load_or_build<T: Serialize + DeserializeOwned>(
     path: Option<&Path>,
     key: &[u8; 32],
     check: impl FnOnce(&T) -> std::result::Result<(), String>,

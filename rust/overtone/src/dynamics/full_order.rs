@@ -8,7 +8,9 @@ use crate::dynamics::time_integration::{
     extrapolate_from, lowest_angular_frequency_full, restore_fields, save_fields, Damping, FramePlan, FrameStepper,
     SubstepSolver, BAND_MODES,
 };
-use crate::dynamics::{validate_solver_inputs, ConstraintRank, Material, RestShape, SolverParams, StepReport};
+use crate::dynamics::{
+    validate_solver_inputs, ConstraintRank, LocalGlobalParams, Material, RestShape, SolverParams, StepReport,
+};
 use crate::error::{check_finite, InputError, NumericalError, OvertoneError, Result};
 use crate::fem::{
     lame_parameters, lumped_mass, scalar_stiffness, scalar_stiffness_triplets, DeformationJacobian,
@@ -75,6 +77,7 @@ pub struct FullOrderSolver {
     /// The blendshape rows' Schur step (`None` without blendshapes).
     blend: Option<BlendshapeProjection>,
     params: SolverParams,
+    local_global: LocalGlobalParams,
     gravity: Vec<f64>,
     /// Length `τ` of one backward-Euler solve.
     tau: f64,
@@ -127,6 +130,8 @@ impl FullOrderSolver {
     /// * `mesh`: rest mesh (`n` vertices, dimension `d`).
     /// * `rig`: LBS rig over the same `n` rest positions.
     /// * `momentum_weights`: the diagonal `d` of `D` (length `n`, `≥ 0`).
+    /// * `params`: time stepping, damping and material fields; `local_global`: the iterations
+    ///   per solve.
     /// * `p0`: rig parameters of the first frame (see [`LbsRig::params_from_transforms`]).
     pub fn new(
         mesh: &SimplexMesh,
@@ -134,9 +139,11 @@ impl FullOrderSolver {
         momentum_weights: &[f64],
         material: &Material,
         params: &SolverParams,
+        local_global: LocalGlobalParams,
         p0: &[f64],
     ) -> Result<Self> {
         validate_solver_inputs(mesh, &rig, momentum_weights, material, params)?;
+        local_global.validate()?;
         let (dim, n) = (mesh.dim(), mesh.n_vertices());
         let lame = lame_parameters(material.youngs_modulus, material.poisson_ratio)?;
         // Elements in a spatial order for memory locality; outputs are per vertex, so the
@@ -198,6 +205,7 @@ impl FullOrderSolver {
             solve,
             blend,
             params: params.clone(),
+            local_global,
             gravity,
             tau,
             damping,
@@ -295,7 +303,7 @@ impl FullOrderSolver {
     ///
     /// Errors: a pose of the wrong size or with NaN/Inf, or `dt` not finite and > 0 (nothing
     /// changes).
-    pub fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
+    pub(crate) fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
         self.rig.check_params(p_next)?;
         crate::dynamics::time_integration::check_frame_length(dt)?;
         // `jp_next` is workspace here: every step overwrites it with `J p_next` first.
@@ -318,7 +326,7 @@ impl FullOrderSolver {
     }
 
     /// The step without the residual diagnostic; returns the iterations taken.
-    pub fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
+    pub(crate) fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
         self.rig.check_params(p_next)?;
         let mut frames = std::mem::take(&mut self.frames);
         let result = if self.n >= PARALLEL_MIN_VERTICES || self.warm.len() >= PARALLEL_MIN_ELEMENTS {
@@ -403,7 +411,7 @@ impl FullOrderSolver {
             }
         }
         let mut iterations = 0;
-        for _ in 0..self.params.iterations {
+        for _ in 0..self.local_global.iterations {
             iterations += 1;
             self.u_prev.copy_from_slice(&self.u);
             self.local_step();
@@ -415,7 +423,7 @@ impl FullOrderSolver {
                 b.project_in_place(&mut self.rhs);
             }
             std::mem::swap(&mut self.u, &mut self.rhs);
-            if let Some(tol) = self.params.tolerance {
+            if let Some(tol) = self.local_global.tolerance {
                 let du = self
                     .u
                     .iter()
@@ -728,7 +736,7 @@ impl FullOrderSolver {
     }
 
     /// `(‖Jᵀ M D u_c‖₂, relative)` for the current state (bone and blendshape rows together).
-    pub fn constraint_residual(&mut self) -> (f64, f64) {
+    pub(crate) fn constraint_residual(&mut self) -> (f64, f64) {
         self.constraint.residual(&self.u, &mut self.au)
     }
 

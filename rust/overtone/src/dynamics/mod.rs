@@ -12,9 +12,11 @@ mod params;
 mod solver;
 pub mod time_integration;
 
-pub use fast::{FastParams, FastPrecompute, FastSolver, ReducedModel, AUTO_MODES, SMALL_BODY_MODES, SMALL_BODY_TETS};
+pub use fast::{FastParams, FastPrecompute, FastSolver, ReducedModel, AUTO_MODES, SMALL_BODY_MODES};
 pub use full_order::FullOrderSolver;
-pub use newton_cd::{NewtonCdSolver, NEWTON_CD_TOLERANCE};
-pub use params::{Integrator, Material, RestShape, SolverParams, DEFAULT_DAMPING, MAX_SUBSTEPS};
-pub use solver::{validate_solver_inputs, CdSolver, ConstraintRank, StepReport};
-pub use time_integration::{auto_substeps, Damping, FramePlan};
+pub use newton_cd::{NewtonCdParams, NewtonCdSolver};
+pub use params::{Integrator, LocalGlobalParams, Material, RestShape, SolverParams};
+pub(crate) use params::{DEFAULT_DAMPING, MAX_SUBSTEPS};
+pub(crate) use solver::validate_solver_inputs;
+pub use solver::{CdSolver, ConstraintRank, StepReport};
+pub use time_integration::{Damping, FramePlan};

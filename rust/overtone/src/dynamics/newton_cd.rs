@@ -17,7 +17,32 @@ use crate::solve::{newton_minimize, ConstrainedSolve, NewtonParams, NewtonProble
 
 /// Default Newton stopping tolerance on `‖t·Δu_c‖₂` (scene length units; the reference scenes
 /// are normalised to span `[−1, 1]`).
-pub const NEWTON_CD_TOLERANCE: f64 = 1e-6;
+pub(crate) const NEWTON_CD_TOLERANCE: f64 = 1e-6;
+
+/// The controls of [`NewtonCdSolver`]: the hyperelastic energy it minimises and when Newton's
+/// method stops.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NewtonCdParams {
+    /// The energy density. Default [`EnergyModel::NeoHookean`].
+    pub model: EnergyModel,
+    /// Most Newton iterations per solve, `≥ 1`. Default 30 (the simkit tutorial's); a step
+    /// cut short keeps its last iterate, and on the reference frog 10 leave steps unconverged
+    /// until a later Newton system is indefinite.
+    pub max_iterations: usize,
+    /// Stop once the accepted step `‖t·Δu_c‖₂` is below this (scene length units, `> 0`).
+    /// Default [`NEWTON_CD_TOLERANCE`].
+    pub tolerance: f64,
+}
+
+impl Default for NewtonCdParams {
+    fn default() -> Self {
+        Self {
+            model: EnergyModel::NeoHookean,
+            max_iterations: 30,
+            tolerance: NEWTON_CD_TOLERANCE,
+        }
+    }
+}
 
 /// Complementary dynamics (Zhang et al. 2020) with a hyperelastic energy (stable neo-Hookean,
 /// linear or co-rotational elasticity), solved exactly per step by Newton's method.
@@ -77,23 +102,23 @@ pub struct NewtonCdSolver {
 
 impl NewtonCdSolver {
     /// Precomputes operators and the first factorization, and puts the body at rest in pose
-    /// `p0`. `params.iterations` is the most Newton iterations per step; `params.tolerance`
-    /// (default [`NEWTON_CD_TOLERANCE`]) bounds the last accepted step `‖t·Δu_c‖₂`. The Lamé
-    /// parameters of `material` are passed to the energy unchanged.
+    /// `p0`. `controls` name the energy and Newton's stopping rule (see [`NewtonCdParams`]).
+    /// The Lamé parameters of `material` are passed to the energy unchanged.
     pub fn new(
         mesh: &SimplexMesh,
         rig: LbsRig,
         momentum_weights: &[f64],
-        model: EnergyModel,
         material: &Material,
         params: &SolverParams,
+        controls: &NewtonCdParams,
         p0: &[f64],
     ) -> Result<Self> {
         validate_solver_inputs(mesh, &rig, momentum_weights, material, params)?;
         let (dim, n) = (mesh.dim(), mesh.n_vertices());
+        let model = controls.model;
         let newton = NewtonParams {
-            tolerance: params.tolerance.unwrap_or(NEWTON_CD_TOLERANCE),
-            max_iterations: params.iterations,
+            tolerance: controls.tolerance,
+            max_iterations: controls.max_iterations,
             ..Default::default()
         };
         newton.validate()?;
@@ -225,7 +250,7 @@ impl NewtonCdSolver {
     ///
     /// Errors: a pose of the wrong size or with NaN/Inf, or `dt` not finite and > 0 (nothing
     /// changes).
-    pub fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
+    pub(crate) fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
         self.rig.check_params(p_next)?;
         crate::dynamics::time_integration::check_frame_length(dt)?;
         // `y` is workspace here: every step overwrites it with the inertial prediction first.
@@ -251,7 +276,7 @@ impl NewtonCdSolver {
 
     /// The step without the residual diagnostic; returns the Newton iterations taken (errors as
     /// [`step`](Self::step); on error the state is unchanged).
-    pub fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
+    pub(crate) fn advance(&mut self, p_next: &[f64]) -> Result<usize> {
         self.rig.check_params(p_next)?;
         let mut frames = std::mem::take(&mut self.frames);
         let result = frames.advance(self, p_next);
@@ -341,7 +366,7 @@ impl NewtonCdSolver {
     }
 
     /// `(‖Jᵀ M D u_c‖₂, relative)` for the current state.
-    pub fn constraint_residual(&mut self) -> (f64, f64) {
+    pub(crate) fn constraint_residual(&mut self) -> (f64, f64) {
         self.constraint.residual(&self.u, &mut self.au)
     }
 

@@ -6,7 +6,7 @@ use crate::error::{OvertoneError, Result};
 
 /// Default damping ratio of the production scheme: a visible follow-through that decays to
 /// a few percent within two to three periods.
-pub const DEFAULT_DAMPING: f64 = 0.1;
+pub(crate) const DEFAULT_DAMPING: f64 = 0.1;
 
 /// An ARAP material: `E` and `ν` give the shear modulus `μ`, density gives the lumped mass.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -92,7 +92,9 @@ impl RestShape {
     }
 }
 
-/// Time stepping and local/global iteration settings.
+/// Time stepping, damping and material-field settings shared by every solver; each solver's
+/// iteration controls are its own ([`LocalGlobalParams`], [`crate::dynamics::NewtonCdParams`],
+/// [`crate::dynamics::FastParams`]).
 ///
 /// The defaults are the seeds' scheme (one backward-Euler step per frame, no damping, bind
 /// rest, uniform stiffness), so a solver built with `SolverParams::default()` reproduces the
@@ -102,11 +104,6 @@ pub struct SolverParams {
     /// Time advanced per call of `step`/`advance` (one frame), seconds of physics time, `> 0`.
     /// Default `1/100`.
     pub dt: f64,
-    /// Local/global iterations per step. Default 10 (the seed's). More: closer to the exact
-    /// backward-Euler minimiser; cost grows linearly.
-    pub iterations: usize,
-    /// If set, stop iterating early once `‖Δu‖_∞ ≤ tolerance · max(‖u‖_∞, 1e-12)`.
-    pub tolerance: Option<f64>,
     /// Gravity acceleration (length/s²), `d` components. Default zero.
     pub gravity: Vec<f64>,
     /// Time integrator. Default [`Integrator::BackwardEuler`] (the seeds').
@@ -141,8 +138,6 @@ impl Default for SolverParams {
     fn default() -> Self {
         Self {
             dt: 0.01,
-            iterations: 10,
-            tolerance: None,
             gravity: Vec::new(),
             integrator: Integrator::BackwardEuler,
             substeps: Some(1),
@@ -155,33 +150,61 @@ impl Default for SolverParams {
     }
 }
 
-/// Largest accepted substep count per frame.
-pub const MAX_SUBSTEPS: usize = 64;
+/// The iteration controls of the full-order ARAP local/global solver
+/// ([`crate::dynamics::FullOrderSolver`]): alternate the per-element best-fit rotations (local)
+/// and one prefactored linear solve (global) `iterations` times per solve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LocalGlobalParams {
+    /// Local/global iterations per solve, `≥ 1`. Default 10 (the seed's). More: closer to the
+    /// exact backward-Euler minimiser; cost grows linearly.
+    pub iterations: usize,
+    /// If set, stop iterating early once `‖Δu‖_∞ ≤ tolerance · max(‖u‖_∞, 1e-12)`
+    /// (dimensionless, `≥ 0`). Default `None`: always run `iterations`.
+    pub tolerance: Option<f64>,
+}
 
-impl SolverParams {
-    /// Overtone's production defaults for a frame step `dt`: implicit midpoint with automatic
-    /// substeps, damping ratio 0.1, the rig pose as elastic reference.
-    pub fn art_directable(dt: f64) -> Self {
+impl Default for LocalGlobalParams {
+    fn default() -> Self {
         Self {
-            dt,
-            integrator: Integrator::ImplicitMidpoint,
-            substeps: None,
-            damping: DEFAULT_DAMPING,
-            rest: RestShape::Rig,
-            ..Self::default()
+            iterations: 10,
+            tolerance: None,
         }
     }
+}
 
+impl LocalGlobalParams {
+    /// Refuses no iteration and a negative or non-finite tolerance.
+    pub fn validate(&self) -> Result<()> {
+        if self.iterations == 0 {
+            return Err(OvertoneError::setting(
+                "iterations",
+                0,
+                "at least one local/global iteration is needed",
+            ));
+        }
+        if let Some(t) = self.tolerance {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(OvertoneError::setting("tolerance", t, "must be a finite number >= 0"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Largest accepted substep count per frame.
+pub(crate) const MAX_SUBSTEPS: usize = 64;
+
+impl SolverParams {
     /// Per-element stiffness multipliers (the mean of each element's vertices'), or `None` for
     /// a uniform material. Refuses a field whose length is not the vertex count.
-    pub fn element_stiffness(&self, mesh: &crate::mesh::SimplexMesh) -> Result<Option<Vec<f64>>> {
+    pub(crate) fn element_stiffness(&self, mesh: &crate::mesh::SimplexMesh) -> Result<Option<Vec<f64>>> {
         element_means(mesh, "stiffness field", &self.stiffness)
     }
 
     /// Element volumes scaled by the [`fill`](Self::fill) (the mean of each element's
     /// vertices'): the volumes the mass and the stiffness are assembled from. Refuses a fill
     /// whose length is not the vertex count.
-    pub fn effective_volumes(&self, mesh: &crate::mesh::SimplexMesh) -> Result<Vec<f64>> {
+    pub(crate) fn effective_volumes(&self, mesh: &crate::mesh::SimplexMesh) -> Result<Vec<f64>> {
         let mut vols = crate::mesh::element_volumes(mesh);
         if let Some(shares) = element_means(mesh, "fill field", &self.fill)? {
             for (v, s) in vols.iter_mut().zip(shares) {
@@ -199,18 +222,6 @@ impl SolverParams {
                 self.dt,
                 "the time step must be a finite number of seconds > 0",
             ));
-        }
-        if self.iterations == 0 {
-            return Err(OvertoneError::setting(
-                "iterations",
-                0,
-                "at least one local/global iteration is needed",
-            ));
-        }
-        if let Some(t) = self.tolerance {
-            if !(t.is_finite() && t >= 0.0) {
-                return Err(OvertoneError::setting("tolerance", t, "must be a finite number >= 0"));
-            }
         }
         if !self.gravity.is_empty() && self.gravity.len() != dim {
             return Err(OvertoneError::size(

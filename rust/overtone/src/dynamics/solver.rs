@@ -36,7 +36,7 @@ pub struct ConstraintRank {
 /// The checks every complementary-dynamics solver makes on its inputs: the rig matches the
 /// mesh (vertex count and dimension), the leak field has one value `≥ 0` per vertex, and the
 /// material and step settings are in range.
-pub fn validate_solver_inputs(
+pub(crate) fn validate_solver_inputs(
     mesh: &SimplexMesh,
     rig: &LbsRig,
     momentum_weights: &[f64],

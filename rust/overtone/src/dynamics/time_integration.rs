@@ -33,17 +33,17 @@ use crate::rig::{LbsRig, PoseInterpolator};
 /// local/global iterations, clustered rotations) from pumping energy into them: undamped, at
 /// one substep, on the stress test's stiff beam, `θ = ½` gained 500× the rig's largest kinetic
 /// energy, `θ = 0.52` stays below 3×.
-pub const THETA: f64 = 0.52;
+pub(crate) const THETA: f64 = 0.52;
 
 /// Longest internal step (seconds of physics time) the automatic substep rule allows.
-pub const MAX_INTERNAL_STEP: f64 = 1.0 / 120.0;
+pub(crate) const MAX_INTERNAL_STEP: f64 = 1.0 / 120.0;
 /// Largest `ω₁Δ` the automatic rule allows (period error `(ω₁Δ)²/12 ≤ 2%`).
-pub const MAX_OMEGA_STEP: f64 = 0.5;
+pub(crate) const MAX_OMEGA_STEP: f64 = 0.5;
 
 /// Substeps per frame of length `dt`: enough that the internal step is at most
 /// [`MAX_INTERNAL_STEP`] and, when the lowest angular frequency `ω₁` (rad/s) is known,
 /// `ω₁Δ ≤` [`MAX_OMEGA_STEP`]; at most [`MAX_SUBSTEPS`].
-pub fn auto_substeps(dt: f64, omega1: Option<f64>) -> usize {
+pub(crate) fn auto_substeps(dt: f64, omega1: Option<f64>) -> usize {
     let by_step = (dt / MAX_INTERNAL_STEP - 1e-9).ceil();
     let by_mode = omega1.map_or(1.0, |w| (w * dt / MAX_OMEGA_STEP - 1e-9).ceil());
     (by_step.max(by_mode).max(1.0) as usize).min(MAX_SUBSTEPS)
@@ -52,7 +52,7 @@ pub fn auto_substeps(dt: f64, omega1: Option<f64>) -> usize {
 /// The smallest eigenvalue of a stiffness spectrum that belongs to a vibrating mode: above
 /// `10⁻⁹` of the largest (zero-energy drift modes, which a leak field that vanishes everywhere
 /// leaves in the rig-orthogonal space, do not vibrate). `None` if there is none.
-pub fn lowest_vibrating(values: impl Iterator<Item = f64> + Clone) -> Option<f64> {
+pub(crate) fn lowest_vibrating(values: impl Iterator<Item = f64> + Clone) -> Option<f64> {
     let top = values.clone().fold(0.0, f64::max);
     values
         .filter(|&l| l.is_finite() && l > 1e-9 * top && l > 0.0)
@@ -61,9 +61,9 @@ pub fn lowest_vibrating(values: impl Iterator<Item = f64> + Clone) -> Option<f64
 
 /// The modes that share the damping calibration: those with `ω ≤ BAND_WIDTH · ω₁` (see
 /// `Damping::band_laplacian_energy`).
-pub const BAND_WIDTH: f64 = 1.5;
+pub(crate) const BAND_WIDTH: f64 = 1.5;
 /// At most this many lowest vibrating modes calibrate the damping.
-pub const BAND_MODES: usize = 8;
+pub(crate) const BAND_MODES: usize = 8;
 
 /// How a solver advances one frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,7 +91,7 @@ impl FramePlan {
     }
 
     /// Length `τ` of one backward-Euler solve: `h` (backward Euler) or `θh/S` (midpoint).
-    pub fn solve_step(&self) -> f64 {
+    pub(crate) fn solve_step(&self) -> f64 {
         match self.integrator {
             Integrator::BackwardEuler => self.dt,
             Integrator::ImplicitMidpoint => THETA * self.dt / self.substeps as f64,
@@ -99,7 +99,7 @@ impl FramePlan {
     }
 
     /// Whether the lowest frequency is needed to build the plan and the damping of `params`.
-    pub fn needs_frequency(params: &SolverParams) -> bool {
+    pub(crate) fn needs_frequency(params: &SolverParams) -> bool {
         params.damping > 0.0
             || params.frequency.is_some()
             || (params.integrator == Integrator::ImplicitMidpoint && params.substeps.is_none())
@@ -119,7 +119,8 @@ impl Damping {
     /// `α = ζω₁`, `β = ζ/ω₁`, for a stiffness term `K` whose energy on the lowest mode is `ω₁²`:
     /// mode `ω` gets `ζ(ω₁/ω + ω/ω₁)/2`, so higher modes (numerical noise included) decay
     /// faster than the lowest one.
-    pub fn rayleigh(zeta: f64, omega1: f64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn rayleigh(zeta: f64, omega1: f64) -> Self {
         Self::rayleigh_split(zeta, omega1, omega1 * omega1)
     }
 
@@ -127,7 +128,7 @@ impl Damping {
     /// sets the frequency: the global step's Laplacian `L` resists rotations, so its energy on
     /// the (bending-like) lowest mode, `ρ_L = u₁ᵀ L u₁` with `u₁ᵀ M u₁ = 1`, exceeds `ω₁²`.
     /// `α = ζω₁`, `β = ζω₁/ρ_L`: the lowest mode gets `α/(2ω₁) + βρ_L/(2ω₁) = ζ`.
-    pub fn rayleigh_split(zeta: f64, omega1: f64, rho_l: f64) -> Self {
+    pub(crate) fn rayleigh_split(zeta: f64, omega1: f64, rho_l: f64) -> Self {
         if zeta == 0.0 {
             return Self::default();
         }
@@ -175,7 +176,7 @@ impl Damping {
     }
 
     /// Mass-proportional damping only, `α = 2ζω₁` (mode `ω` gets `ζω₁/ω`).
-    pub fn mass_proportional(zeta: f64, omega1: f64) -> Self {
+    pub(crate) fn mass_proportional(zeta: f64, omega1: f64) -> Self {
         Self {
             mass: 2.0 * zeta * omega1,
             stiffness: 0.0,
@@ -223,7 +224,7 @@ impl FrameStepper {
 
     /// Steps `solver` from its current pose to `p_next` (checked by the caller); returns the
     /// iterations of every solve, summed. On error the solver is as before the call.
-    pub fn advance<S: SubstepSolver>(&mut self, solver: &mut S, p_next: &[f64]) -> Result<usize> {
+    pub(crate) fn advance<S: SubstepSolver>(&mut self, solver: &mut S, p_next: &[f64]) -> Result<usize> {
         let plan = self.plan.expect("a frame stepper has a plan");
         if plan.integrator == Integrator::BackwardEuler {
             return solver.substep(p_next);

@@ -5,10 +5,10 @@ use crate::embed::lattice::{check_triangles, occupied_cubes_per_piece, piece_tri
 use crate::error::{OvertoneError, Result};
 
 /// Cells across the diameter of the thin parts (the [`THIN_QUANTILE`] of the local thickness).
-pub const CELLS_ACROSS_THIN_PARTS: f64 = 4.0;
+pub(crate) const CELLS_ACROSS_THIN_PARTS: f64 = 4.0;
 /// The thickness quantile that defines "thin": 10 % of the body's volume is thinner. Fingers and
 /// other small features below that share are not resolved, arms and legs are.
-pub const THIN_QUANTILE: f64 = 0.10;
+pub(crate) const THIN_QUANTILE: f64 = 0.10;
 /// Cells across the diameter of the body's bulk (the median of the local thickness by volume).
 /// The rig takes the variations along each bone, so the fast solver's rig-orthogonal modes are
 /// fields across the body's cross-sections, and a body of uniform thickness (a tail, a
@@ -20,10 +20,10 @@ pub const THIN_QUANTILE: f64 = 0.10;
 /// instead of 74).
 pub const CELLS_ACROSS_BULK: f64 = 8.0;
 /// Budget: at most this many tetrahedra (6 per kept cube): a bind of up to ~35 s on 2 cores.
-pub const MAX_AUTO_TETS: usize = 125_000;
+pub(crate) const MAX_AUTO_TETS: usize = 125_000;
 /// Limits of the automatic choice (cells along the longest side).
-pub const MIN_AUTO_RESOLUTION: usize = 16;
-pub const MAX_AUTO_RESOLUTION: usize = 128;
+pub(crate) const MIN_AUTO_RESOLUTION: usize = 16;
+pub(crate) const MAX_AUTO_RESOLUTION: usize = 128;
 /// Resolution of the probe grid on which the thickness is measured.
 const PROBE_RESOLUTION: usize = 128;
 
@@ -168,7 +168,7 @@ fn local_thickness(grid: &CubeGrid, d: &[f64]) -> Vec<f64> {
 ///    smaller of `2 r_thin / CELLS_ACROSS_THIN_PARTS` and `t_bulk / CELLS_ACROSS_BULK`;
 /// 4. the resolution is clamped to `[16, 128]` and lowered until the lattice has at most
 ///    [`MAX_AUTO_TETS`] tetrahedra.
-pub fn choose_lattice_resolution(vertices: &[f64], triangles: &[usize]) -> Result<ResolutionChoice> {
+pub(crate) fn choose_lattice_resolution(vertices: &[f64], triangles: &[usize]) -> Result<ResolutionChoice> {
     check_triangles(vertices, triangles)?;
     let (grid, occ) = occupancy(vertices, triangles, PROBE_RESOLUTION)?;
     crate::progress::check()?;

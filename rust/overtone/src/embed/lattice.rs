@@ -9,12 +9,12 @@ use crate::mesh::{signed_volume, SimplexMesh};
 
 /// The lattice resolution setting that asks for the automatic choice
 /// ([`crate::embed::choose_lattice_resolution`]: thin parts four cells across, within a budget).
-pub const AUTO_LATTICE_RESOLUTION: usize = 0;
+pub(crate) const AUTO_LATTICE_RESOLUTION: usize = 0;
 
 /// Default lattice resolution setting: automatic. (Before it was a fixed 32 cells, which left
 /// the secondary motion of thin-limbed characters dependent on the lattice: peaks varying 10x
 /// between 16 and 48 cells.)
-pub const DEFAULT_LATTICE_RESOLUTION: usize = AUTO_LATTICE_RESOLUTION;
+pub(crate) const DEFAULT_LATTICE_RESOLUTION: usize = AUTO_LATTICE_RESOLUTION;
 
 /// A surface embedded in a lattice: each surface vertex is a barycentric combination of the
 /// four corners of the lattice tetrahedron that contains it.
@@ -50,7 +50,7 @@ pub struct Embedding {
 impl Embedding {
     /// `out_s = Σ_k b_k u_{c_k}` for every surface vertex: a lattice field (`n_l × 3`
     /// row-major) mapped to the surface (`n_s × 3` row-major), added into `out`.
-    pub fn add_to_surface(&self, lattice_field: &[f64], out: &mut [f64]) {
+    pub(crate) fn add_to_surface(&self, lattice_field: &[f64], out: &mut [f64]) {
         for (s, (c, b)) in self.corners.iter().zip(&self.barycentric).enumerate() {
             for i in 0..3 {
                 out[3 * s + i] += (0..4).map(|k| b[k] * lattice_field[3 * c[k] + i]).sum::<f64>();
@@ -94,12 +94,12 @@ impl CubeGrid {
     pub fn index(&self, c: [usize; 3]) -> usize {
         (c[2] * self.dims[1] + c[1]) * self.dims[0] + c[0]
     }
-    pub fn coords(&self, k: usize) -> [usize; 3] {
+    pub(crate) fn coords(&self, k: usize) -> [usize; 3] {
         let d = self.dims;
         [k % d[0], (k / d[0]) % d[1], k / (d[0] * d[1])]
     }
     /// The cube holding point `p` (clamped to the grid).
-    pub fn locate(&self, p: &[f64]) -> [usize; 3] {
+    pub(crate) fn locate(&self, p: &[f64]) -> [usize; 3] {
         std::array::from_fn(|i| (((p[i] - self.origin[i]) / self.cell).floor().max(0.0) as usize).min(self.dims[i] - 1))
     }
 }
@@ -252,7 +252,7 @@ pub fn surface_pieces(n_vertices: usize, triangles: &[usize]) -> (Vec<usize>, us
 /// of a robot) are never glued by the lattice. Copies of the same piece share their corners;
 /// cubes are split into the six tetrahedra around their main diagonal, which conform across
 /// faces. Every surface vertex is embedded in its own piece's copy.
-pub fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result<Embedding> {
+pub(crate) fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result<Embedding> {
     check_surface(vertices, triangles, resolution)?;
     let n = vertices.len() / 3;
     let grid = CubeGrid::around(vertices, resolution)?;

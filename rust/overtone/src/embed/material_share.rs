@@ -20,7 +20,7 @@ use crate::embed::tet_embedding::triangle_distance;
 
 /// Smallest share: a lattice vertex well outside the surface still carries a little material,
 /// so no element loses its mass or stiffness altogether.
-pub const MIN_MATERIAL_SHARE: f64 = 0.05;
+pub(crate) const MIN_MATERIAL_SHARE: f64 = 0.05;
 
 /// Per lattice vertex, `f_v` (see the module's doc).
 ///

@@ -26,7 +26,7 @@ pub enum LatticeSolver {
 }
 
 /// Estimated peak memory (bytes) of simulating a lattice of `n_vertices` vertices.
-pub fn lattice_memory_estimate(n_vertices: usize, solver: LatticeSolver) -> u64 {
+pub(crate) fn lattice_memory_estimate(n_vertices: usize, solver: LatticeSolver) -> u64 {
     let (base, per_vertex): (u64, u64) = match solver {
         LatticeSolver::Fast => (16 << 20, 28_000),
         LatticeSolver::Full => (8 << 20, 17_000),
@@ -37,7 +37,7 @@ pub fn lattice_memory_estimate(n_vertices: usize, solver: LatticeSolver) -> u64 
 /// Memory available to this process (bytes): `MemAvailable` of `/proc/meminfo`, lowered to the
 /// cgroup (v2) limit minus current use when one is set. `None` where neither can be read
 /// (non-Linux): no check is made then.
-pub fn available_memory() -> Option<u64> {
+pub(crate) fn available_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let mut available = meminfo
         .lines()
@@ -58,7 +58,7 @@ fn gib(bytes: u64) -> String {
 /// Refuses a lattice of `n_vertices` vertices / `n_tets` tetrahedra at `resolution` when its
 /// estimated memory exceeds `available` bytes (typically [`available_memory`]); the message
 /// gives both figures and a resolution that would fit (memory grows like resolution³).
-pub fn check_lattice_memory(
+pub(crate) fn check_lattice_memory(
     n_vertices: usize,
     n_tets: usize,
     resolution: usize,

@@ -47,7 +47,7 @@ impl TetEmbedding {
 /// closest tet (point–tet distance over a uniform grid of tet bounding boxes, searched in
 /// growing shells). A point farther than `max_distance` from the mesh is refused with its index
 /// and distance (a display surface in other units, or not aligned with the mesh).
-pub fn embed_points_in_tets(mesh: &SimplexMesh, points: &[f64], max_distance: f64) -> Result<TetEmbedding> {
+pub(crate) fn embed_points_in_tets(mesh: &SimplexMesh, points: &[f64], max_distance: f64) -> Result<TetEmbedding> {
     if mesh.dim() != 3 || mesh.n_elements() == 0 {
         return Err(OvertoneError::Unsupported(
             "embedding a display surface needs a 3D tetrahedral mesh".into(),

@@ -6,7 +6,7 @@
 /// ±1 inside and 0 outside; for open or messy meshes it degrades gracefully (fractional).
 ///
 /// * `vertices`: `n × 3` row-major; `triangles`: `t × 3`.
-pub fn winding_number(vertices: &[f64], triangles: &[usize], p: [f64; 3]) -> f64 {
+pub(crate) fn winding_number(vertices: &[f64], triangles: &[usize], p: [f64; 3]) -> f64 {
     let mut total = 0.0;
     for t in triangles.chunks_exact(3) {
         let corner = |k: usize| {

@@ -156,10 +156,6 @@ impl ElasticEnergy {
     pub fn volumes(&self) -> &[f64] {
         &self.volumes
     }
-    /// The deformation-gradient operator.
-    pub fn jacobian(&self) -> &DeformationJacobian {
-        &self.jac
-    }
 
     fn check_x(&self, x: &[f64]) -> Result<()> {
         if x.len() != self.n_dofs() {

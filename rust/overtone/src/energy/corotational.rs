@@ -13,7 +13,7 @@ use crate::energy::invariants::{fill_nan, shape_ok};
 use crate::math::polar::{closest_rotation_2d, closest_rotation_3d, ROTATION_ACCURACY};
 
 /// Relative size of `det(tr S · I − S)` (vs `tr(S)³`) below which `dR` is taken as zero.
-pub const POLAR_FOLD_TOLERANCE: f64 = 1e-12;
+pub(crate) const POLAR_FOLD_TOLERANCE: f64 = 1e-12;
 
 #[inline]
 fn rotation(d: usize, f: &[f64], r: &mut [f64]) {
@@ -37,7 +37,7 @@ fn stretch(d: usize, r: &[f64], f: &[f64], s: &mut [f64]) {
 
 /// `ψ(F)` per unit rest volume.
 #[inline]
-pub fn corotational_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
+pub(crate) fn corotational_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
     if !shape_ok(d, f.len(), 0, 0) {
         return f64::NAN;
     }
@@ -50,7 +50,7 @@ pub fn corotational_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
 
 /// `P = 2μ (F − R) + λ (tr S − d) R` into `p`.
 #[inline]
-pub fn corotational_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f64]) {
+pub(crate) fn corotational_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f64]) {
     if !shape_ok(d, f.len(), p.len(), d * d) {
         return fill_nan(p);
     }
@@ -63,7 +63,7 @@ pub fn corotational_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut 
 }
 
 /// `∂²ψ/∂F²` into `h`, column by column: `dP = 2μ (dF − dR) + λ tr(RᵀdF) R + λ (tr S − d) dR`.
-pub fn corotational_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) {
+pub(crate) fn corotational_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) {
     if !shape_ok(d, f.len(), h.len(), d * d * d * d) {
         return fill_nan(h);
     }

@@ -15,7 +15,7 @@ pub(crate) fn fill_nan(out: &mut [f64]) {
 
 /// `det F` of a `d × d` row-major matrix (`d` = 2 or 3; NaN for other `d` or a short slice).
 #[inline]
-pub fn determinant(d: usize, f: &[f64]) -> f64 {
+pub(crate) fn determinant(d: usize, f: &[f64]) -> f64 {
     if !shape_ok(d, f.len(), 0, 0) {
         return f64::NAN;
     }
@@ -29,7 +29,7 @@ pub fn determinant(d: usize, f: &[f64]) -> f64 {
 /// The cofactor matrix `cof F = ∂J/∂F` (`= J F⁻ᵀ` when `F` is invertible) into `c` (`d × d`).
 /// In 3D its rows are `r₁×r₂, r₂×r₀, r₀×r₁` for the rows `rᵢ` of `F`.
 #[inline]
-pub fn cofactor(d: usize, f: &[f64], c: &mut [f64]) {
+pub(crate) fn cofactor(d: usize, f: &[f64], c: &mut [f64]) {
     if !shape_ok(d, f.len(), c.len(), d * d) {
         return fill_nan(c);
     }
@@ -78,7 +78,7 @@ fn eps3(a: usize, b: usize, c: usize) -> f64 {
 /// `h += scale · ∂²J/∂F²` (`d² × d²`): `∂²J/∂F_ij∂F_kl = ε_ik ε_jl` in 2D (constant) and
 /// `Σ_mn ε_ikm ε_jln F_mn` in 3D.
 #[inline]
-pub fn add_determinant_hessian(d: usize, f: &[f64], scale: f64, h: &mut [f64]) {
+pub(crate) fn add_determinant_hessian(d: usize, f: &[f64], scale: f64, h: &mut [f64]) {
     if !shape_ok(d, f.len(), h.len(), d * d * d * d) {
         return fill_nan(h);
     }

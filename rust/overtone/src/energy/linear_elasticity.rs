@@ -8,7 +8,7 @@ use crate::energy::invariants::{fill_nan, shape_ok};
 
 /// `ψ(F)` per unit rest volume.
 #[inline]
-pub fn linear_elasticity_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
+pub(crate) fn linear_elasticity_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
     if !shape_ok(d, f.len(), 0, 0) {
         return f64::NAN;
     }
@@ -26,7 +26,7 @@ pub fn linear_elasticity_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f6
 
 /// `P = 2μ ε + λ tr(ε) I` into `p`.
 #[inline]
-pub fn linear_elasticity_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f64]) {
+pub(crate) fn linear_elasticity_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f64]) {
     if !shape_ok(d, f.len(), p.len(), d * d) {
         return fill_nan(p);
     }
@@ -41,7 +41,7 @@ pub fn linear_elasticity_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: 
 
 /// `∂P_ij/∂F_kl = μ (δ_ik δ_jl + δ_il δ_jk) + λ δ_ij δ_kl` into `h` (independent of `F`).
 #[inline]
-pub fn linear_elasticity_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) {
+pub(crate) fn linear_elasticity_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) {
     if !shape_ok(d, f.len(), h.len(), d * d * d * d) {
         return fill_nan(h);
     }

@@ -17,11 +17,12 @@ mod neohookean;
 mod spd;
 
 pub use assembly::ElasticEnergy;
-pub use corotational::{corotational_energy, corotational_gradient, corotational_hessian};
-pub use invariants::{add_determinant_hessian, cofactor, determinant};
-pub use linear_elasticity::{linear_elasticity_energy, linear_elasticity_gradient, linear_elasticity_hessian};
-pub use neohookean::{neohookean_energy, neohookean_gradient, neohookean_hessian, neohookean_hessian_projected_2d};
-pub use spd::{project_spd, SPD_EIGENVALUE_FLOOR};
+pub(crate) use corotational::{corotational_energy, corotational_gradient, corotational_hessian};
+pub(crate) use linear_elasticity::{linear_elasticity_energy, linear_elasticity_gradient, linear_elasticity_hessian};
+pub(crate) use neohookean::{
+    neohookean_energy, neohookean_gradient, neohookean_hessian, neohookean_hessian_projected_2d,
+};
+pub(crate) use spd::{project_spd, SPD_EIGENVALUE_FLOOR};
 
 use crate::error::{OvertoneError, Result};
 

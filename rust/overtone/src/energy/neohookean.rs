@@ -13,7 +13,7 @@ use crate::energy::invariants::{add_determinant_hessian, cofactor, determinant, 
 
 /// `ψ(F)` per unit rest volume.
 #[inline]
-pub fn neohookean_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
+pub(crate) fn neohookean_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
     if !shape_ok(d, f.len(), 0, 0) {
         return f64::NAN;
     }
@@ -24,7 +24,7 @@ pub fn neohookean_energy(d: usize, f: &[f64], mu: f64, lambda: f64) -> f64 {
 
 /// `P = μ F + (λ (J − 1) − μ) cof F` into `p`.
 #[inline]
-pub fn neohookean_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f64]) {
+pub(crate) fn neohookean_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f64]) {
     if !shape_ok(d, f.len(), p.len(), d * d) {
         return fill_nan(p);
     }
@@ -39,7 +39,7 @@ pub fn neohookean_gradient(d: usize, f: &[f64], mu: f64, lambda: f64, p: &mut [f
 
 /// `∂²ψ/∂F² = μ I + λ vec(cof F) vec(cof F)ᵀ + (λ (J − 1) − μ) ∂²J/∂F²` into `h`.
 #[inline]
-pub fn neohookean_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) {
+pub(crate) fn neohookean_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) {
     if !shape_ok(d, f.len(), h.len(), d * d * d * d) {
         return fill_nan(h);
     }
@@ -64,7 +64,7 @@ pub fn neohookean_hessian(d: usize, f: &[f64], mu: f64, lambda: f64, h: &mut [f6
 /// `diag(μ+s, μ+s, μ−s, μ−s) + λ c′c′ᵀ` (`s = λ(J−1) − μ`, `c′ = Qᵀ vec(cof F)`): two
 /// eigenpairs `(μ ± s)` orthogonal to `c′` within each block, and a 2 × 2 problem on the
 /// normalised projections of `c′` onto the two blocks.
-pub fn neohookean_hessian_projected_2d(f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) -> bool {
+pub(crate) fn neohookean_hessian_projected_2d(f: &[f64], mu: f64, lambda: f64, h: &mut [f64]) -> bool {
     if !shape_ok(2, f.len(), h.len(), 16) {
         fill_nan(h);
         return false;

@@ -2,13 +2,13 @@
 
 /// Eigenvalues are clamped to this value (not below): zero, the nearest PSD matrix in the
 /// Frobenius norm. Newton systems stay definite through the mass term `M/h²` or the pins.
-pub const SPD_EIGENVALUE_FLOOR: f64 = 0.0;
+pub(crate) const SPD_EIGENVALUE_FLOOR: f64 = 0.0;
 
 /// Replaces the symmetric `n × n` row-major matrix `h` by its projection
 /// `V max(Λ, floor) Vᵀ` (`h = V Λ Vᵀ`). Returns whether anything was clamped (when nothing
 /// is, `h` is left bit-for-bit unchanged). Only the lower triangle is read. A slice shorter than
 /// `n²` or with NaN/Inf is left unchanged (returns `false`).
-pub fn project_spd(n: usize, h: &mut [f64]) -> bool {
+pub(crate) fn project_spd(n: usize, h: &mut [f64]) -> bool {
     if h.len() < n * n || h[..n * n].iter().any(|v| !v.is_finite()) {
         // Malformed or non-finite input: nothing sensible to project; leave it to the caller.
         return false;

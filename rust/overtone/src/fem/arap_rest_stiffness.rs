@@ -9,7 +9,7 @@ use crate::fem::DeformationJacobian;
 /// does not resist rotations, so plane sections of a bending beam turn for free and its
 /// vibration frequencies are the physical ones. `u`, `y`: coordinate-major fields (`n·d`).
 /// Allocates per-element slot vectors (precompute only).
-pub fn arap_rest_stiffness_product(jac: &DeformationJacobian, w: &[f64], u: &[f64], y: &mut [f64]) {
+pub(crate) fn arap_rest_stiffness_product(jac: &DeformationJacobian, w: &[f64], u: &[f64], y: &mut [f64]) {
     let d = jac.dim();
     let mut p = vec![0.0; jac.n_elements() * d * d];
     let mut a = [0.0; 9];
@@ -26,7 +26,7 @@ pub fn arap_rest_stiffness_product(jac: &DeformationJacobian, w: &[f64], u: &[f6
 
 /// The matrix of [`arap_rest_stiffness_product`], `n·d × n·d` (coordinate-major dofs `i·n + v`):
 /// per element and local vertices `a, b`, `K[(i,a),(j,b)] += (w_e/2)(δ_ij g_a·g_b + g_a[j] g_b[i])`.
-pub fn arap_rest_stiffness_matrix(
+pub(crate) fn arap_rest_stiffness_matrix(
     jac: &DeformationJacobian,
     w: &[f64],
 ) -> crate::error::Result<faer::sparse::SparseColMat<usize, f64>> {

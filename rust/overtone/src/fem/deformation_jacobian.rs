@@ -25,7 +25,7 @@ pub struct DeformationJacobian {
 }
 
 /// Element count from which `Gᵀ P` gathers vertices on several threads.
-pub const PARALLEL_MIN_ELEMENTS: usize = 1024;
+pub(crate) const PARALLEL_MIN_ELEMENTS: usize = 1024;
 
 impl DeformationJacobian {
     /// Builds the operator from the rest mesh (elements are validated non-degenerate).
@@ -100,7 +100,7 @@ impl DeformationJacobian {
         &self.elements[e * k..(e + 1) * k]
     }
     /// Shape-function gradients of element `e`, `(d+1) × d` row-major.
-    pub fn gradients(&self, e: usize) -> &[f64] {
+    pub(crate) fn gradients(&self, e: usize) -> &[f64] {
         let s = (self.dim + 1) * self.dim;
         &self.grads[e * s..(e + 1) * s]
     }
@@ -118,7 +118,7 @@ impl DeformationJacobian {
     /// `F_e` of the coordinate-major field `x` for a dimension known at compile time
     /// (`D` must equal [`dim`](Self::dim)).
     #[inline(always)]
-    pub fn deformation_gradient_fixed<const D: usize>(&self, e: usize, x: &[f64]) -> [[f64; D]; D] {
+    pub(crate) fn deformation_gradient_fixed<const D: usize>(&self, e: usize, x: &[f64]) -> [[f64; D]; D] {
         let n = self.n_vertices;
         let k = D + 1;
         let g = &self.grads[e * k * D..(e + 1) * k * D];
@@ -149,7 +149,7 @@ impl DeformationJacobian {
     /// `Σ_{(e,a): e_a = v} P_e g_a` (coordinate-major `y`). Allocates the per-slot vectors; the
     /// solvers use [`element_slot_vectors`](Self::element_slot_vectors) and
     /// [`gather_slot_vectors`](Self::gather_slot_vectors) with their own buffers instead.
-    pub fn add_transpose_apply(&self, p: &[f64], y: &mut [f64]) {
+    pub(crate) fn add_transpose_apply(&self, p: &[f64], y: &mut [f64]) {
         let d = self.dim;
         let mut slots = vec![0.0; self.elements.len() * d];
         for e in 0..self.n_elements() {
@@ -170,7 +170,7 @@ impl DeformationJacobian {
     /// The vertex forces of one element's stress: `out[a·d + i] = (P g_a)_i` for a `d × d`
     /// matrix `P` (so that `Gᵀ P` is the sum of these over the slots of each vertex).
     #[inline(always)]
-    pub fn element_slot_vectors<const D: usize>(&self, e: usize, p: &[[f64; D]; D], out: &mut [f64]) {
+    pub(crate) fn element_slot_vectors<const D: usize>(&self, e: usize, p: &[[f64; D]; D], out: &mut [f64]) {
         let g = &self.grads[e * (D + 1) * D..(e + 1) * (D + 1) * D];
         for a in 0..=D {
             for i in 0..D {
@@ -188,7 +188,7 @@ impl DeformationJacobian {
     ///
     /// Each vertex sums its slots in ascending order, so the result does not depend on the
     /// number of threads. Does not allocate.
-    pub fn gather_slot_vectors(&self, slots: &[f64], y: &mut [f64]) {
+    pub(crate) fn gather_slot_vectors(&self, slots: &[f64], y: &mut [f64]) {
         use rayon::prelude::*;
         let (d, n) = (self.dim, self.n_vertices);
         let column = |i: usize, col: &mut [f64], first: usize| {

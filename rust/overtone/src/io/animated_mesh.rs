@@ -114,7 +114,7 @@ impl AnimatedMesh<'_> {
 
 /// A USD prim name for `name`: letters, digits and `_` only, not starting with a digit (other
 /// characters become `_`; an empty name becomes `mesh`).
-pub fn usd_identifier(name: &str) -> String {
+pub(crate) fn usd_identifier(name: &str) -> String {
     let mut s: String = name
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
@@ -130,7 +130,7 @@ pub fn usd_identifier(name: &str) -> String {
 
 /// An Alembic object name for `name`: `/` (the path separator) and control characters become
 /// `_`; an empty name becomes `mesh`.
-pub fn alembic_object_name(name: &str) -> String {
+pub(crate) fn alembic_object_name(name: &str) -> String {
     let s: String = name
         .chars()
         .map(|c| if c == '/' || c.is_control() { '_' } else { c })

@@ -62,7 +62,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// path of an empty temporary file (same folder and extension as `path`) and fills it; the file
 /// is then synced and renamed over `path`. On any failure, or after
 /// [`abandon_pending_writes`], the temporary file is removed and `path` is untouched.
-pub fn write_atomically_with<F>(path: &Path, write: F) -> Result<()>
+pub(crate) fn write_atomically_with<F>(path: &Path, write: F) -> Result<()>
 where
     F: FnOnce(&Path) -> std::io::Result<()>,
 {

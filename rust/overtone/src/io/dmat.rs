@@ -20,7 +20,7 @@ pub fn read_dmat(path: &Path) -> Result<Dmat> {
 }
 
 /// Parses the text of a DMAT file (`path` only names it in errors); see [`read_dmat`].
-pub fn parse_dmat(path: &Path, text: &str) -> Result<Dmat> {
+pub(crate) fn parse_dmat(path: &Path, text: &str) -> Result<Dmat> {
     let limit = plausible_limit(text);
     let mut t = Tokens::new(path, text);
     let cols = t.count("number of columns", limit)?;

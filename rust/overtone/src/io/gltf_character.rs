@@ -268,7 +268,7 @@ pub fn parse_gltf_character(path: &Path, bytes: &[u8], animation: Option<usize>,
 
 /// [`parse_gltf_character`] with LINEAR channels evaluated as `interpolation` says (see
 /// [`read_gltf_character_with`]).
-pub fn parse_gltf_character_with(
+pub(crate) fn parse_gltf_character_with(
     path: &Path,
     bytes: &[u8],
     animation: Option<usize>,
@@ -325,7 +325,7 @@ pub struct SkinnedMeshNode {
 }
 
 /// The skinned mesh nodes of a glTF file, in node order.
-pub fn list_skinned_meshes(path: &Path) -> Result<Vec<SkinnedMeshNode>> {
+pub(crate) fn list_skinned_meshes(path: &Path) -> Result<Vec<SkinnedMeshNode>> {
     let bytes = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
     std::panic::catch_unwind(|| -> Result<Vec<SkinnedMeshNode>> {
         let invalid = |e: gltf::Error| err(path, format!("not a valid glTF: {e}"));
@@ -364,7 +364,7 @@ pub fn list_skinned_meshes(path: &Path) -> Result<Vec<SkinnedMeshNode>> {
 /// [`read_gltf_character`] for the skinned mesh of node `node` (see [`list_skinned_meshes`])
 /// instead of the first one, with LINEAR channels evaluated as `interpolation` says (see
 /// [`read_gltf_character_with`]).
-pub fn read_gltf_mesh_node(
+pub(crate) fn read_gltf_mesh_node(
     path: &Path,
     node: usize,
     animation: Option<usize>,

@@ -34,16 +34,16 @@ pub enum RigInterpolation {
 /// 24 fps export. Exported bakes key every frame (1/24–1/60 s); hand-keyed LINEAR segments are
 /// longer and are left as the artist set them (a Catmull-Rom through sparse keys would
 /// overshoot and move the rig inside keyed holds).
-pub const DENSE_KEY_SPACING: f64 = 1.0 / 12.0;
+pub(crate) const DENSE_KEY_SPACING: f64 = 1.0 / 12.0;
 
 /// Whether a segment of length `h` (s) is dense; the slack covers key times stored as `f32`.
-pub fn is_dense(h: f64) -> bool {
+pub(crate) fn is_dense(h: f64) -> bool {
     h > 0.0 && h <= DENSE_KEY_SPACING * (1.0 + 1e-6)
 }
 
 /// Puts every quaternion `[x, y, z, w]` on the hemisphere of the previous one (`q_k ← −q_k`
 /// when `q_{k−1}·q_k < 0`): the same rotations, and no component jumps between keys.
-pub fn align_hemispheres(keys: &mut [Vec<f64>]) {
+pub(crate) fn align_hemispheres(keys: &mut [Vec<f64>]) {
     for k in 1..keys.len() {
         let dot: f64 = keys[k - 1].iter().zip(&keys[k]).map(|(a, b)| a * b).sum();
         if dot < 0.0 {
@@ -74,7 +74,7 @@ fn segment_velocity(a: &[f64], b: &[f64], h: f64, rotation: bool, at_end: bool) 
 /// Tangents (value units per second) at every key of a LINEAR channel for [`hermite`]:
 /// `times` strictly increasing or repeated (s), `values` one row per key (quaternions aligned
 /// with [`align_hemispheres`] when `rotation`). See the module doc for the rule.
-pub fn key_tangents(times: &[f64], values: &[Vec<f64>], rotation: bool) -> Vec<Vec<f64>> {
+pub(crate) fn key_tangents(times: &[f64], values: &[Vec<f64>], rotation: bool) -> Vec<Vec<f64>> {
     let n = times.len();
     let dim = values.first().map_or(0, Vec::len);
     (0..n)
@@ -103,7 +103,7 @@ pub fn key_tangents(times: &[f64], values: &[Vec<f64>], rotation: bool) -> Vec<V
 /// The cubic Hermite segment from `a` (tangent `ma`) to `b` (tangent `mb`) of length `h` (s)
 /// at `u ∈ [0, 1]`: `h₀₀·a + h₁₀·h·ma + h₀₁·b + h₁₁·h·mb` with `h₀₀ = 2u³ − 3u² + 1`,
 /// `h₁₀ = u³ − 2u² + u`, `h₀₁ = −2u³ + 3u²`, `h₁₁ = u³ − u²`.
-pub fn hermite(a: &[f64], ma: &[f64], b: &[f64], mb: &[f64], h: f64, u: f64) -> Vec<f64> {
+pub(crate) fn hermite(a: &[f64], ma: &[f64], b: &[f64], mb: &[f64], h: f64, u: f64) -> Vec<f64> {
     let (u2, u3) = (u * u, u * u * u);
     let (h00, h10, h01, h11) = (
         2.0 * u3 - 3.0 * u2 + 1.0,

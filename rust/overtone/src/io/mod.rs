@@ -20,27 +20,25 @@ mod tgf;
 mod tokens;
 mod usd;
 
-pub use alembic::{alembic_bytes, write_alembic};
-pub use animated_mesh::{alembic_object_name, usd_identifier, AnimatedMesh};
+pub use alembic::write_alembic;
+pub use animated_mesh::AnimatedMesh;
 pub use atomic_write::{
     abandon_pending_writes, commit_deferred, defer_commits, deferred_committed, discard_deferred, write_atomically,
-    write_atomically_with,
 };
-pub use dmat::{parse_dmat, read_dmat, Dmat};
+pub(crate) use dmat::parse_dmat;
+pub use dmat::{read_dmat, Dmat};
+pub(crate) use gltf_character::{list_skinned_meshes, read_gltf_mesh_node};
 pub use gltf_character::{
-    list_skinned_meshes, parse_gltf_character, parse_gltf_character_with, read_gltf_character,
-    read_gltf_character_with, read_gltf_mesh_node, GltfCharacter, SkinnedMeshNode,
+    parse_gltf_character, read_gltf_character, read_gltf_character_with, GltfCharacter, SkinnedMeshNode,
 };
 pub use gmsh::{parse_gmsh, read_gmsh, GmshMesh};
 pub use key_curves::RigInterpolation;
 pub use mdd::write_mdd;
 pub use medit::{parse_medit, read_medit, MeditMesh};
-pub use obj::{parse_obj, read_obj, ObjMesh};
+pub use obj::{read_obj, ObjMesh};
 pub use pc2::{parse_pc2, read_pc2, write_pc2, Pc2};
-pub use reference_anim::{
-    euler_zyx_degrees, parse_point_handle_anim, parse_skeleton_anim, read_point_handle_anim, read_skeleton_anim,
-    SkeletonAnim,
-};
-pub use tgf::{parse_tgf, read_tgf, Tgf};
-pub use tokens::read_text;
-pub use usd::{usda_text, usdc_bytes, write_usda, write_usdc, UpAxis};
+pub use reference_anim::{parse_point_handle_anim, parse_skeleton_anim, read_skeleton_anim, SkeletonAnim};
+pub(crate) use tgf::parse_tgf;
+pub use tgf::{read_tgf, Tgf};
+pub(crate) use tokens::read_text;
+pub use usd::{write_usda, write_usdc, UpAxis};

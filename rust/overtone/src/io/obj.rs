@@ -23,7 +23,7 @@ pub fn read_obj(path: &Path) -> Result<ObjMesh> {
 }
 
 /// Parses the text of an OBJ file (`path` only names it in errors); see [`read_obj`].
-pub fn parse_obj(path: &Path, text: &str) -> Result<ObjMesh> {
+pub(crate) fn parse_obj(path: &Path, text: &str) -> Result<ObjMesh> {
     let mut vertices = Vec::new();
     let mut triangles = Vec::new();
     for (ln, line) in text.lines().enumerate() {

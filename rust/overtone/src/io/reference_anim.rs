@@ -11,7 +11,7 @@ use crate::error::{check_finite, OvertoneError, Result};
 use crate::io::tokens::{plausible_limit, read_text, Tokens};
 
 /// `E(ex, ey, ez) = Rz(ez) Ry(ey) Rx(ex)`, angles in degrees about the world axes.
-pub fn euler_zyx_degrees(ex: f64, ey: f64, ez: f64) -> Matrix3<f64> {
+pub(crate) fn euler_zyx_degrees(ex: f64, ey: f64, ez: f64) -> Matrix3<f64> {
     let (x, y, z) = (ex.to_radians(), ey.to_radians(), ez.to_radians());
     let rx = Matrix3::new(1.0, 0.0, 0.0, 0.0, x.cos(), -x.sin(), 0.0, x.sin(), x.cos());
     let ry = Matrix3::new(y.cos(), 0.0, y.sin(), 0.0, 1.0, 0.0, -y.sin(), 0.0, y.cos());
@@ -56,13 +56,6 @@ fn push_affine(out: &mut Vec<f64>, q: &Matrix3<f64>, t: &Vector3<f64>) {
     for i in 0..3 {
         out.extend([q[(i, 0)], q[(i, 1)], q[(i, 2)], t[i]]);
     }
-}
-
-/// Point handles: header `nh nf`; per handle the rest translation `r_h` and rest Euler angles;
-/// then per frame and handle `t e`. Handle `h` (rest position `c_h`, normalised) maps
-/// `x ↦ Q (x − c_h) + c_h + (t − r_h)/s` with `Q = E(e) E(rest)ᵀ`.
-pub fn read_point_handle_anim(path: &Path, handles: &[f64], scale: f64) -> Result<Vec<Vec<f64>>> {
-    parse_point_handle_anim(path, &read_text(path)?, handles, scale)
 }
 
 /// Parses the text of a point-handle animation (`path` only names it in errors); see

@@ -20,7 +20,7 @@ pub fn read_tgf(path: &Path) -> Result<Tgf> {
 }
 
 /// Parses the text of a TGF file (`path` only names it in errors); see [`read_tgf`].
-pub fn parse_tgf(path: &Path, text: &str) -> Result<Tgf> {
+pub(crate) fn parse_tgf(path: &Path, text: &str) -> Result<Tgf> {
     let err = |line: usize, reason: String| crate::OvertoneError::parse(path, format!("line {line}: {reason}"));
     let mut joints = Vec::new();
     let mut bones = Vec::new();

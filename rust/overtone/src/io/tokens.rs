@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{OvertoneError, Result};
 
 /// Reads a whole text file (with a clear error on a missing or binary file).
-pub fn read_text(path: &Path) -> Result<String> {
+pub(crate) fn read_text(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| OvertoneError::io(path, format!("cannot read: {e}")))?;
     String::from_utf8(bytes).map_err(|_| OvertoneError::parse(path, "not a text file (invalid UTF-8)"))
 }

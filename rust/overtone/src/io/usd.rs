@@ -45,7 +45,7 @@ pub fn write_usdc(path: &Path, mesh: &AnimatedMesh, up: UpAxis) -> Result<()> {
 }
 
 /// The crate-format bytes of `mesh`'s layer.
-pub fn usdc_bytes(mesh: &AnimatedMesh, up: UpAxis) -> Result<Vec<u8>> {
+pub(crate) fn usdc_bytes(mesh: &AnimatedMesh, up: UpAxis) -> Result<Vec<u8>> {
     let text = usda_text(mesh, up)?;
     let fail = |stage: &str, e: &dyn std::fmt::Display| {
         OvertoneError::Unsupported(format!("USD crate writer failed while {stage} the layer: {e}"))
@@ -73,7 +73,7 @@ const REP_TYPE_SHIFT: u32 = 48;
 /// representations (`u64` size + a chunk-count byte 0 + one LZ4 block of `count` `u64`s). The
 /// corrected `FIELDS` section and a new table are appended and the bootstrap points at the new
 /// table; the old section stays unreferenced.
-pub fn children_as_token_vectors(mut b: Vec<u8>) -> Result<Vec<u8>> {
+pub(crate) fn children_as_token_vectors(mut b: Vec<u8>) -> Result<Vec<u8>> {
     let bad =
         |what: &str| OvertoneError::Unsupported(format!("USD crate writer produced an unexpected layout: {what}"));
     let u64_at = |b: &[u8], o: usize| -> Result<u64> {
@@ -132,7 +132,7 @@ pub fn children_as_token_vectors(mut b: Vec<u8>) -> Result<Vec<u8>> {
 }
 
 /// The text of `mesh`'s USD layer (see the module documentation).
-pub fn usda_text(mesh: &AnimatedMesh, up: UpAxis) -> Result<String> {
+pub(crate) fn usda_text(mesh: &AnimatedMesh, up: UpAxis) -> Result<String> {
     mesh.validate()?;
     let name = usd_identifier(mesh.name);
     let n_frames = mesh.frames.len();

@@ -2,12 +2,12 @@
 
 /// `Σ_i a_i b_i` summed in index order (one running sum). Not interchangeable with [`dot`], whose
 /// four partial sums round differently: the Lanczos iteration's results depend on this order.
-pub fn dot_sequential(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn dot_sequential(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// `‖a‖₂` through [`dot_sequential`].
-pub fn norm_sequential(a: &[f64]) -> f64 {
+pub(crate) fn norm_sequential(a: &[f64]) -> f64 {
     dot_sequential(a, a).sqrt()
 }
 
@@ -43,7 +43,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// the same separate multiplications and additions (no fused multiply-add), so the result is
 /// the same bit for bit on every processor.
 #[inline]
-pub fn dot3(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
+pub(crate) fn dot3(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx") {
         // SAFETY: the processor supports AVX (checked just above).
@@ -140,7 +140,14 @@ fn axpy3(c: [f64; 3], x: &[f64], y0: &mut [f64], y1: &mut [f64], y2: &mut [f64])
 /// with AVX (chosen at run time) eight columns of the three outputs stay in registers over all
 /// the rows instead of being loaded and stored once per row. Does not allocate.
 #[inline]
-pub fn add_transposed_product3(m_rows: &[f64], m: usize, n: usize, sign: f64, w: [&[f64]; 3], y: [&mut [f64]; 3]) {
+pub(crate) fn add_transposed_product3(
+    m_rows: &[f64],
+    m: usize,
+    n: usize,
+    sign: f64,
+    w: [&[f64]; 3],
+    y: [&mut [f64]; 3],
+) {
     debug_assert!(sign == 1.0 || sign == -1.0);
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx") {

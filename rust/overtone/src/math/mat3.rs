@@ -7,7 +7,7 @@ pub fn det3(a: &[f64; 9]) -> f64 {
 }
 
 /// Inverse of a row-major 3×3 matrix (`None` when singular).
-pub fn inverse3(a: &[f64; 9]) -> Option<[f64; 9]> {
+pub(crate) fn inverse3(a: &[f64; 9]) -> Option<[f64; 9]> {
     let det = det3(a);
     if det == 0.0 || !det.is_finite() {
         return None;
@@ -28,7 +28,7 @@ pub fn inverse3(a: &[f64; 9]) -> Option<[f64; 9]> {
 
 /// Row-major 3×3 product `a b`.
 #[inline(always)]
-pub fn mul3(a: &[f64; 9], b: &[f64; 9]) -> [f64; 9] {
+pub(crate) fn mul3(a: &[f64; 9], b: &[f64; 9]) -> [f64; 9] {
     let mut c = [0.0; 9];
     for i in 0..3 {
         for j in 0..3 {

@@ -9,7 +9,7 @@ use nalgebra::{Matrix3, Rotation3, UnitQuaternion};
 
 /// Default accuracy (radians) of the 3D rotation: Newton stops once the rotation is within
 /// about this angle of the exact one.
-pub const ROTATION_ACCURACY: f64 = 1e-13;
+pub(crate) const ROTATION_ACCURACY: f64 = 1e-13;
 /// Safety cap on Newton iterations before falling back to the SVD.
 const NEWTON_MAX_ITERATIONS: usize = 12;
 
@@ -19,7 +19,7 @@ const NEWTON_MAX_ITERATIONS: usize = 12;
 /// (3D only; ignored in 2D): the 3D solver runs Newton's method on `tr(RᵀF)` from it, and
 /// updates it. Any unit quaternion is a valid start; a poor one costs one SVD.
 #[inline]
-pub fn closest_rotation(dim: usize, f: &[f64], warm: &mut [f64; 4], r: &mut [f64]) {
+pub(crate) fn closest_rotation(dim: usize, f: &[f64], warm: &mut [f64; 4], r: &mut [f64]) {
     if dim == 2 {
         closest_rotation_2d(f, r);
     } else {
@@ -29,7 +29,7 @@ pub fn closest_rotation(dim: usize, f: &[f64], warm: &mut [f64; 4], r: &mut [f64
 
 /// 2D: `R = [c −s; s c]` with `θ = atan2(F₁₀ − F₀₁, F₀₀ + F₁₁)` (exact, closed form).
 #[inline(always)]
-pub fn closest_rotation_2d(f: &[f64], r: &mut [f64]) {
+pub(crate) fn closest_rotation_2d(f: &[f64], r: &mut [f64]) {
     let (y, x) = (f[2] - f[1], f[0] + f[3]);
     let h = (x * x + y * y).sqrt();
     let (c, s) = if h > 0.0 { (x / h, y / h) } else { (1.0, 0.0) };
@@ -60,7 +60,7 @@ fn quat_to_matrix(q: &[f64; 4], r: &mut [f64]) {
 /// positive definite (we are in the basin of the maximum). Otherwise, and for near-singular
 /// cases, the rotation comes from the SVD of `F` with the reflection fix.
 #[inline]
-pub fn closest_rotation_3d(f: &[f64], warm: &mut [f64; 4], r: &mut [f64], accuracy: f64) {
+pub(crate) fn closest_rotation_3d(f: &[f64], warm: &mut [f64; 4], r: &mut [f64], accuracy: f64) {
     let step_tolerance = accuracy.sqrt();
     let scale = f.iter().map(|v| v.abs()).fold(0.0, f64::max);
     if scale == 0.0 {
@@ -155,7 +155,12 @@ fn svd_rotation(f: &[f64], warm: &mut [f64; 4], r: &mut [f64]) {
 /// arrays) so that independent matrices fill the processor's pipelines instead of waiting on
 /// one matrix's chain of divisions and square roots.
 #[inline(always)]
-pub fn closest_rotation_3d_x4(f: &[[f64; 9]; 4], warm: &mut [[f64; 4]; 4], r: &mut [[f64; 9]; 4], accuracy: f64) {
+pub(crate) fn closest_rotation_3d_x4(
+    f: &[[f64; 9]; 4],
+    warm: &mut [[f64; 4]; 4],
+    r: &mut [[f64; 9]; 4],
+    accuracy: f64,
+) {
     const ACTIVE: u8 = 0;
     const DONE: u8 = 1;
     const FALLBACK: u8 = 2;

@@ -42,7 +42,7 @@ pub fn boundary_facets(mesh: &SimplexMesh) -> Vec<Vec<usize>> {
 }
 
 /// Sorted, de-duplicated indices of the vertices on the boundary.
-pub fn boundary_vertices(mesh: &SimplexMesh) -> Vec<usize> {
+pub(crate) fn boundary_vertices(mesh: &SimplexMesh) -> Vec<usize> {
     let mut on = vec![false; mesh.n_vertices()];
     for f in boundary_facets(mesh) {
         for v in f {

@@ -16,7 +16,7 @@ pub fn bounding_box(points: &[f64]) -> ([f64; 3], [f64; 3]) {
 
 /// [`bounding_box`] of a `d`-dimensional point set (`n × d` row-major); the unused axes of a
 /// 2D set stay `(+∞, −∞)`.
-pub fn bounding_box_d(points: &[f64], d: usize) -> ([f64; 3], [f64; 3]) {
+pub(crate) fn bounding_box_d(points: &[f64], d: usize) -> ([f64; 3], [f64; 3]) {
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
     for p in points.chunks_exact(d) {

@@ -9,7 +9,7 @@ use crate::mesh::SimplexMesh;
 /// nearby blocks even when a mesher numbered vertices and elements at random (the fish of the
 /// reference release spreads each tet over 40% of the vertex range on median). Ties keep the
 /// original order, so the result is deterministic.
-pub fn spatial_element_order(mesh: &SimplexMesh) -> Vec<usize> {
+pub(crate) fn spatial_element_order(mesh: &SimplexMesh) -> Vec<usize> {
     let d = mesh.dim();
     let k = d + 1;
     let m = mesh.n_elements();
@@ -58,7 +58,7 @@ pub fn spatial_element_order(mesh: &SimplexMesh) -> Vec<usize> {
 
 impl SimplexMesh {
     /// The same mesh with its elements listed in `order` (a permutation of `0..m`).
-    pub fn with_element_order(&self, order: &[usize]) -> Self {
+    pub(crate) fn with_element_order(&self, order: &[usize]) -> Self {
         let k = self.dim() + 1;
         let elements = order
             .iter()

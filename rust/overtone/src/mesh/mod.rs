@@ -8,10 +8,13 @@ mod grid;
 mod simplex_mesh;
 mod volume;
 
-pub use boundary_facets::{boundary_facets, boundary_vertices};
-pub use bounding_box::{bounding_box, bounding_box_d};
+pub use boundary_facets::boundary_facets;
+pub(crate) use boundary_facets::boundary_vertices;
+pub use bounding_box::bounding_box;
+pub(crate) use bounding_box::bounding_box_d;
 pub use cylinder::tet_cylinder;
-pub use element_order::spatial_element_order;
+pub(crate) use element_order::spatial_element_order;
 pub use grid::{centered_triangle_grid, tet_grid, triangle_grid};
 pub use simplex_mesh::SimplexMesh;
-pub use volume::{element_volumes, signed_volume};
+pub use volume::element_volumes;
+pub(crate) use volume::signed_volume;

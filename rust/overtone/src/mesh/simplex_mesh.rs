@@ -5,7 +5,7 @@ use crate::mesh::volume::signed_volume;
 
 /// Relative volume below which an element counts as degenerate: `|vol| / ℓ_max^d < this`, with
 /// `ℓ_max` the element's longest edge. A regular simplex scores 0.43 (2D) and 0.12 (3D).
-pub const DEGENERATE_RELATIVE_VOLUME: f64 = 1e-10;
+pub(crate) const DEGENERATE_RELATIVE_VOLUME: f64 = 1e-10;
 
 /// A mesh of simplices: `n` vertices in `dim` dimensions (`dim` = 2: triangles, 3: tetrahedra).
 ///

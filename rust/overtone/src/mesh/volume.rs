@@ -3,7 +3,7 @@
 use crate::mesh::SimplexMesh;
 
 /// Signed volume of element `e`: `det[x₁ − x₀, …, x_d − x₀] / d!` (area in 2D).
-pub fn signed_volume(mesh: &SimplexMesh, e: usize) -> f64 {
+pub(crate) fn signed_volume(mesh: &SimplexMesh, e: usize) -> f64 {
     let el = mesh.element(e);
     let x0 = mesh.vertex(el[0]);
     let edge = |a: usize, i: usize| mesh.vertex(el[a])[i] - x0[i];

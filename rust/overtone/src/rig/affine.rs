@@ -1,7 +1,7 @@
 //! 3D affine maps `x ↦ A x + t` stored as `3 × 4` row-major `[A | t]`.
 
 /// `a ∘ b`: apply `b`, then `a`.
-pub fn compose_affine(a: &[f64], b: &[f64]) -> [f64; 12] {
+pub(crate) fn compose_affine(a: &[f64], b: &[f64]) -> [f64; 12] {
     let mut out = [0.0; 12];
     for i in 0..3 {
         for j in 0..4 {
@@ -16,7 +16,7 @@ pub fn compose_affine(a: &[f64], b: &[f64]) -> [f64; 12] {
 }
 
 /// The inverse map, or `None` when `A` is singular.
-pub fn invert_affine(m: &[f64]) -> Option<[f64; 12]> {
+pub(crate) fn invert_affine(m: &[f64]) -> Option<[f64; 12]> {
     let a = nalgebra::Matrix3::new(m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10]);
     let ai = a.try_inverse()?;
     let ti = -(ai * nalgebra::Vector3::new(m[3], m[7], m[11]));
@@ -31,7 +31,7 @@ pub fn invert_affine(m: &[f64]) -> Option<[f64; 12]> {
 }
 
 /// The normalisation `x' = (x − c)/s` and its inverse, as affine maps.
-pub fn normalisation_pair(centre: [f64; 3], scale: f64) -> ([f64; 12], [f64; 12]) {
+pub(crate) fn normalisation_pair(centre: [f64; 3], scale: f64) -> ([f64; 12], [f64; 12]) {
     let to = [
         1.0 / scale,
         0.0,

@@ -5,10 +5,10 @@ use faer::{Mat, MatRef};
 use crate::error::{check_finite, InputError, OvertoneError, Result};
 
 /// Largest accepted `|Σ_b w_vb − 1|`; rows within it are renormalised to sum to one exactly.
-pub const WEIGHT_SUM_TOLERANCE: f64 = 1e-5;
+pub(crate) const WEIGHT_SUM_TOLERANCE: f64 = 1e-5;
 /// Most negative weight accepted (and clamped to zero): bounded-biharmonic and other
 /// optimised weights carry negatives of this size from their solvers' tolerances.
-pub const NEGATIVE_WEIGHT_TOLERANCE: f64 = 1e-6;
+pub(crate) const NEGATIVE_WEIGHT_TOLERANCE: f64 = 1e-6;
 
 /// An LBS rig over `n` rest positions with `m` bones in `d` dimensions.
 ///
@@ -152,7 +152,7 @@ impl LbsRig {
     }
 
     /// Checks a rig parameter vector: [`n_params`](Self::n_params) finite numbers.
-    pub fn check_params(&self, p: &[f64]) -> Result<()> {
+    pub(crate) fn check_params(&self, p: &[f64]) -> Result<()> {
         if p.len() != self.n_params() {
             return Err(OvertoneError::size("rig parameters", self.n_params(), p.len()));
         }
@@ -172,12 +172,12 @@ impl LbsRig {
         &self.rest
     }
     /// Length of the bone part of the parameter vector, `d·m(d+1)`.
-    pub fn n_bone_params(&self) -> usize {
+    pub(crate) fn n_bone_params(&self) -> usize {
         self.dim * self.n_scalar_params()
     }
 
     /// The skinned-delta Jacobian `Ĵ_t` of target `t` (`n × m(d+1)`, see the type docs).
-    pub fn skinned_delta_jacobian(&self, t: usize) -> Mat<f64> {
+    pub(crate) fn skinned_delta_jacobian(&self, t: usize) -> Mat<f64> {
         let (d, m, n) = (self.dim, self.n_bones, self.n_vertices());
         let delta = &self.deltas[t * n * d..(t + 1) * n * d];
         Mat::from_fn(n, m * (d + 1), |v, col| {
@@ -245,7 +245,7 @@ impl LbsRig {
         self.rest.len() / self.dim
     }
     /// Columns of the scalar Jacobian, `c = m(d+1)`.
-    pub fn n_scalar_params(&self) -> usize {
+    pub(crate) fn n_scalar_params(&self) -> usize {
         self.n_bones * (self.dim + 1)
     }
     /// Length of the full parameter vector, `d·m(d+1) + T` (bones, then target weights).
@@ -281,7 +281,12 @@ impl LbsRig {
 
     /// [`params_from_pose`](Self::params_from_pose) into a caller's buffer (no allocation;
     /// `out` is untouched on error).
-    pub fn params_from_pose_into(&self, transforms: &[f64], target_weights: &[f64], out: &mut [f64]) -> Result<()> {
+    pub(crate) fn params_from_pose_into(
+        &self,
+        transforms: &[f64],
+        target_weights: &[f64],
+        out: &mut [f64],
+    ) -> Result<()> {
         if target_weights.len() != self.n_targets {
             return Err(OvertoneError::size(
                 "blendshape weights",
@@ -302,7 +307,7 @@ impl LbsRig {
     /// [`params_from_transforms`](Self::params_from_transforms) into a caller's buffer of
     /// [`n_params`](Self::n_params) values (no allocation; `out` is untouched on error). Refuses
     /// a rig with blendshapes (their weights would be missing).
-    pub fn params_from_transforms_into(&self, transforms: &[f64], out: &mut [f64]) -> Result<()> {
+    pub(crate) fn params_from_transforms_into(&self, transforms: &[f64], out: &mut [f64]) -> Result<()> {
         if self.n_targets > 0 {
             return Err(OvertoneError::size(
                 "blendshape weights",

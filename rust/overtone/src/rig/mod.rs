@@ -8,8 +8,8 @@ mod pose_interpolation;
 mod pull_back;
 mod rig_jump;
 
-pub use affine::{compose_affine, invert_affine, normalisation_pair};
-pub use lbs::{lbs_basis, lbs_jacobian, LbsRig, NEGATIVE_WEIGHT_TOLERANCE, WEIGHT_SUM_TOLERANCE};
+pub(crate) use affine::{compose_affine, invert_affine, normalisation_pair};
+pub use lbs::{lbs_basis, lbs_jacobian, LbsRig};
 pub use limit_displacement::{bounding_box_diagonal, limit_displacement};
 pub use orthogonality::{spectral_norm, RigConstraint};
 pub use pose_interpolation::PoseInterpolator;

@@ -129,7 +129,7 @@ impl PoseInterpolator {
 
     /// The pose at fraction `s ∈ [0, 1]` of the way from `p_a` to `p_b`, written to `out`
     /// (same layout). `s = 0` and `s = 1` copy the end poses exactly.
-    pub fn pose_at(&self, s: f64, out: &mut [f64]) {
+    pub(crate) fn pose_at(&self, s: f64, out: &mut [f64]) {
         if s <= 0.0 {
             out.copy_from_slice(&self.pa);
             return;

@@ -407,7 +407,7 @@ impl Character {
     /// scene's blendshapes (extra rig columns, see [`crate::rig::LbsRig::with_blendshapes`]).
     /// `morphs.weights` needs one row of `T` weights per frame.
     #[allow(clippy::too_many_arguments)]
-    pub fn from_surface_with_morphs(
+    pub(crate) fn from_surface_with_morphs(
         name: &str,
         vertices: &[f64],
         triangles: &[usize],
@@ -499,7 +499,7 @@ impl Character {
     }
 
     /// Bones of the host's rig (the surface weights' columns).
-    pub fn n_surface_bones(&self) -> usize {
+    pub(crate) fn n_surface_bones(&self) -> usize {
         self.surface_weights.len() / (self.surface.len() / 3).max(1)
     }
 
@@ -960,7 +960,7 @@ pub fn bake_character(
         SolverKind::Fast(fp) => SolverKind::Fast(ch.fast_params(fp)),
         other => other,
     };
-    let simulation = simulate_streaming(&ch.scene, kind, 10, None, sidecar, &mut on_frame)
+    let simulation = simulate_streaming(&ch.scene, kind, sidecar, &mut on_frame)
         .map_err(|e| e.with_advice(lattice_advice(matches!(kind, SolverKind::Fast(_)))))?;
     Ok(CharacterBake {
         frames,

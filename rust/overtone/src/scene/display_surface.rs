@@ -6,7 +6,7 @@ use crate::scene::{Normalisation, Scene};
 
 /// Largest accepted distance of a display vertex from the tet mesh, as a fraction of the tet
 /// mesh's bounding-box diagonal. The reference scenes' surfaces stay within 0.1 % of it.
-pub const DISPLAY_SURFACE_MAX_DISTANCE: f64 = 0.02;
+pub(crate) const DISPLAY_SURFACE_MAX_DISTANCE: f64 = 0.02;
 
 /// Display vertices carried by the scene's tets: each vertex `s` is written as
 /// `X_s = Σ_k b_k X_{c_k}` in its containing tet (or, slightly outside, its closest tet, whose

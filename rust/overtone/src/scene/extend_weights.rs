@@ -23,7 +23,7 @@ fn laplacian_solve(mesh: &SimplexMesh, fixed: &[usize], max_rhs: usize, what: &s
 /// `fixed`: each column is the harmonic extension (`K_ff w_f = −K_fb w_b` with the P1 stiffness
 /// `K`), which keeps rows summing to one; small negative values (discrete maximum-principle
 /// violations) are clamped to zero and rows renormalised. Returns `n × m`, row-major.
-pub fn extend_weights_inward(mesh: &SimplexMesh, fixed: &[usize], known: &[f64], m: usize) -> Result<Vec<f64>> {
+pub(crate) fn extend_weights_inward(mesh: &SimplexMesh, fixed: &[usize], known: &[f64], m: usize) -> Result<Vec<f64>> {
     let n = mesh.n_vertices();
     if known.len() != fixed.len() * m {
         return Err(OvertoneError::size(
@@ -62,7 +62,13 @@ pub fn extend_weights_inward(mesh: &SimplexMesh, fixed: &[usize], known: &[f64],
 /// clamped to the range of its known values (the continuous extension's maximum principle,
 /// which the discrete one can miss by round-off or on obtuse elements). Returns `n × q`,
 /// row-major. `what` names the field in errors.
-pub fn extend_harmonic(mesh: &SimplexMesh, fixed: &[usize], known: &[f64], q: usize, what: &str) -> Result<Vec<f64>> {
+pub(crate) fn extend_harmonic(
+    mesh: &SimplexMesh,
+    fixed: &[usize],
+    known: &[f64],
+    q: usize,
+    what: &str,
+) -> Result<Vec<f64>> {
     if known.len() != fixed.len() * q {
         return Err(OvertoneError::size(what, format!("{} x {q}", fixed.len()), known.len()));
     }

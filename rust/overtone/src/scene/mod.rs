@@ -15,23 +15,20 @@ pub use character::{
     bake_character, character_from_gltf, character_from_gltf_meshes, Character, CharacterBake, CharacterMesh,
     CharacterSettings, SurfaceMorphs,
 };
-pub use display_surface::{DisplaySurface, DISPLAY_SURFACE_MAX_DISTANCE};
-pub use extend_weights::{extend_harmonic, extend_weights_inward};
+pub use display_surface::DisplaySurface;
+pub(crate) use extend_weights::{extend_harmonic, extend_weights_inward};
 pub use metronome::{metronome_beam, MetronomeBeam};
 pub use readers::{
-    fast_cody_files, load_scene, parse_fast_cody_scene, parse_reference_scene, read_fast_cody_scene,
-    read_overtone_scene, read_reference_scene, scene_to_json, write_overtone_scene, NamedText, ReferenceSceneTexts,
-    SCENE_FORMAT,
+    fast_cody_files, load_scene, parse_fast_cody_scene, parse_reference_scene, read_overtone_scene, scene_to_json,
+    write_overtone_scene, NamedText, ReferenceSceneTexts, SCENE_FORMAT,
 };
-pub use scene_dynamics::{DynamicsKeys, SceneDynamics, DEFAULT_CUT_DISTANCE};
+pub(crate) use scene_dynamics::DEFAULT_CUT_DISTANCE;
+pub use scene_dynamics::{scene_rows, DynamicsKeys, SceneDynamics};
 pub(crate) use simulate::{new_solver, rig_start};
 pub use simulate::{
     simulate, simulate_full, simulate_streaming, simulate_with_sidecar, FrameCallback, Simulation, SolverKind,
 };
-pub use skeleton_defaults::{
-    apply_skeleton_defaults, skeleton_defaults, skeleton_defaults_of_points, skeleton_defaults_on_body,
-    SkeletonDefaults, CORE_RADIUS, CORE_STIFFNESS,
-};
+pub use skeleton_defaults::{apply_skeleton_defaults, SkeletonDefaults};
 pub use surface_field::lattice_field_from_surface;
 
 use crate::dynamics::Material;
@@ -111,13 +108,13 @@ pub struct Normalisation {
 
 impl Normalisation {
     /// File position → scene position (`d` components).
-    pub fn to_scene(&self, x: &[f64], out: &mut [f64]) {
+    pub(crate) fn to_scene(&self, x: &[f64], out: &mut [f64]) {
         for (i, (o, v)) in out.iter_mut().zip(x).enumerate() {
             *o = (v - self.centre[i]) / self.scale;
         }
     }
     /// Scene position → file position (`d` components).
-    pub fn to_file(&self, x: &[f64], out: &mut [f64]) {
+    pub(crate) fn to_file(&self, x: &[f64], out: &mut [f64]) {
         for (i, (o, v)) in out.iter_mut().zip(x).enumerate() {
             *o = self.centre[i] + self.scale * v;
         }

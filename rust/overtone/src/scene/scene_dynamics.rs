@@ -1,13 +1,14 @@
 //! The art-direction controls of a scene's simulation (integrator, damping, rest shape,
 //! stiffness, time scale, pre-roll, strength, cut detection) and their defaults.
 
-use crate::dynamics::{Integrator, RestShape, SolverParams, DEFAULT_DAMPING, MAX_SUBSTEPS};
+use crate::dynamics::{Integrator, RestShape, SolverParams, DEFAULT_DAMPING};
 use crate::error::{OvertoneError, Result};
+use crate::settings::{SettingValue, Settings, Spec, Value, SETTINGS};
 
 /// Default cut threshold: a rig jump between two frames larger than this fraction of the
 /// body's bounding-box diagonal restarts the simulation there (a camera cut or a teleport,
 /// not a motion: a sprint at 24 fps moves a body by about a tenth of its diagonal per frame).
-pub const DEFAULT_CUT_DISTANCE: f64 = 0.5;
+pub(crate) const DEFAULT_CUT_DISTANCE: f64 = 0.5;
 
 /// How a scene is simulated; every field documents its default ([`Default`] is Overtone's
 /// production scheme, [`SceneDynamics::seed`] the seed tutorials' scheme).
@@ -77,7 +78,7 @@ impl SceneDynamics {
     }
 
     /// The defaults that go with an integrator (backward Euler: the seeds').
-    pub fn for_integrator(integrator: Integrator) -> Self {
+    pub(crate) fn for_integrator(integrator: Integrator) -> Self {
         match integrator {
             Integrator::BackwardEuler => Self {
                 integrator,
@@ -91,37 +92,13 @@ impl SceneDynamics {
         }
     }
 
-    /// Checks every range; `n_vertices` sizes the stiffness field.
+    /// Checks every range against the settings table (the scene rows, [`Spec::scene`]) and
+    /// the per-vertex fields; `n_vertices` sizes them.
     pub fn validate(&self, n_vertices: usize) -> Result<()> {
-        let positive = |name: &str, v: f64| -> Result<()> {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(OvertoneError::setting(name, v, "must be a finite number > 0"))
-            }
-        };
-        let non_negative = |name: &str, v: f64| -> Result<()> {
-            if v.is_finite() && v >= 0.0 {
-                Ok(())
-            } else {
-                Err(OvertoneError::setting(name, v, "must be a finite number >= 0"))
-            }
-        };
-        positive("time_scale", self.time_scale)?;
-        non_negative("preroll", self.preroll)?;
-        if self.preroll > 60.0 {
-            return Err(OvertoneError::setting(
-                "preroll",
-                self.preroll,
-                "must be at most 60 seconds",
-            ));
-        }
-        non_negative("strength", self.strength)?;
-        if let Some(c) = self.cut_distance {
-            positive("cut_distance", c)?;
-        }
-        if let Some(c) = self.max_displacement {
-            positive("max_displacement", c)?;
+        let mut s = Settings::default();
+        self.write_settings(&mut s);
+        for spec in scene_rows() {
+            spec.check(&s.value(spec.name).expect("every row is a field of Settings"))?;
         }
         for (name, field) in [("fill", &self.fill), ("stiffness", &self.stiffness)] {
             if let Some(f) = field.as_ref().filter(|f| f.len() != n_vertices) {
@@ -132,24 +109,45 @@ impl SceneDynamics {
                 ));
             }
         }
-        if let Some(s) = self.substeps {
-            if s == 0 || s > MAX_SUBSTEPS {
-                return Err(OvertoneError::setting(
-                    "substeps",
-                    s,
-                    format!("must be between 1 and {MAX_SUBSTEPS}"),
-                ));
-            }
+        self.solver_params(1.0, Vec::new()).validate(3)
+    }
+
+    /// The scene rows of settings `s` ([`Spec::scene`]), without per-vertex fields.
+    pub(crate) fn from_settings(s: &Settings) -> Self {
+        Self {
+            integrator: s.integrator,
+            substeps: s.substeps,
+            damping: s.damping,
+            frequency: s.frequency,
+            rest: s.rest,
+            stiffness: None,
+            fill: None,
+            time_scale: s.time_scale,
+            preroll: s.preroll,
+            strength: s.strength,
+            cut_distance: s.cut_distance,
+            max_displacement: s.max_displacement,
         }
-        self.solver_params(1.0, 1, None, Vec::new()).validate(3)
+    }
+
+    /// Writes the scene rows into `s` (the inverse of [`from_settings`](Self::from_settings)).
+    pub(crate) fn write_settings(&self, s: &mut Settings) {
+        s.integrator = self.integrator;
+        s.substeps = self.substeps;
+        s.damping = self.damping;
+        s.frequency = self.frequency;
+        s.rest = self.rest;
+        s.time_scale = self.time_scale;
+        s.preroll = self.preroll;
+        s.strength = self.strength;
+        s.cut_distance = self.cut_distance;
+        s.max_displacement = self.max_displacement;
     }
 
     /// The solver settings for frames of `dt` seconds (scaled by the time scale).
-    pub fn solver_params(&self, dt: f64, iterations: usize, tolerance: Option<f64>, gravity: Vec<f64>) -> SolverParams {
+    pub(crate) fn solver_params(&self, dt: f64, gravity: Vec<f64>) -> SolverParams {
         SolverParams {
             dt: dt * self.time_scale,
-            iterations,
-            tolerance,
             gravity,
             integrator: self.integrator,
             substeps: match self.integrator {
@@ -165,106 +163,89 @@ impl SceneDynamics {
     }
 }
 
-/// Dynamics settings given explicitly (scene-file keys or command-line flags); absent ones
-/// keep their value. Names are the scene keys.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The rows of the settings table a scene file holds as keys and `run`/`bake` take as flags
+/// ([`Spec::scene`]).
+pub fn scene_rows() -> impl Iterator<Item = &'static Spec> {
+    SETTINGS.iter().filter(|s| s.scene)
+}
+
+/// Dynamics keys given by a scene file or on the command line: values of the settings table's
+/// scene rows ([`scene_rows`]), by name, and the per-vertex fields. What is not given keeps
+/// the base's value ([`apply`](Self::apply)).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DynamicsKeys {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub integrator: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub substeps: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub damping: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frequency: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rest: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `(row name, value)` of every given scene row, each name once, in the order given.
+    pub values: Vec<(&'static str, Value)>,
+    /// Per-vertex multiplier of Young's modulus.
     pub stiffness: Option<Vec<f64>>,
     /// Per-vertex material shares of an embedding lattice (written by `export` for characters).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill: Option<Vec<f64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_scale: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preroll: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strength: Option<f64>,
-    /// A number (fraction of the body's diagonal) or 0 to switch cut detection off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cut_distance: Option<f64>,
-    /// A number (fraction of the body's diagonal) or 0 for no limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_displacement: Option<f64>,
 }
 
 impl DynamicsKeys {
+    /// Sets scene row `name` from its text form ([`Spec::parse`]: `0.3`, `implicit_midpoint`,
+    /// `automatic`, `never`), checking its range. For the optional rows whose range excludes
+    /// 0 (frequency, cut distance, max displacement), `0` also reads as unset: the spelling of
+    /// earlier scene files and command lines. Refuses a name that is not a scene row.
+    pub fn set_text(&mut self, name: &str, text: &str) -> Result<()> {
+        let spec = scene_rows().find(|s| s.name == name).ok_or_else(|| {
+            OvertoneError::setting(
+                name,
+                text,
+                format!(
+                    "not a scene dynamics key; the keys are {}, stiffness and fill",
+                    scene_rows().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })?;
+        let legacy_off =
+            spec.kind.optional && spec.min == Some(0.0) && spec.min_exclusive && text.trim().parse::<f64>() == Ok(0.0);
+        let value = if legacy_off { Value::Unset } else { spec.parse(text)? };
+        self.values.retain(|(n, _)| *n != spec.name);
+        self.values.push((spec.name, value));
+        Ok(())
+    }
+
+    /// The value given for scene row `name`, if any.
+    pub fn get(&self, name: &str) -> Option<Value> {
+        self.values.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+
     /// Applies the given keys onto `base`. A given `integrator` first resets the settings that
     /// go with it ([`SceneDynamics::for_integrator`]: damping, rest, substeps, cut distance)
     /// and keeps the rest of `base`; every other given key then overrides.
     pub fn apply(&self, base: &SceneDynamics) -> Result<SceneDynamics> {
-        let mut out = base.clone();
-        if let Some(name) = &self.integrator {
-            let fresh = SceneDynamics::for_integrator(Integrator::parse(name)?);
-            out.integrator = fresh.integrator;
-            out.damping = fresh.damping;
-            out.rest = fresh.rest;
-            out.substeps = fresh.substeps;
-            out.cut_distance = fresh.cut_distance;
+        let mut s = Settings::default();
+        base.write_settings(&mut s);
+        if let Some(integrator) = self.get("integrator").and_then(|v| Integrator::from_value(&v)) {
+            let fresh = SceneDynamics::for_integrator(integrator);
+            s.integrator = fresh.integrator;
+            s.damping = fresh.damping;
+            s.rest = fresh.rest;
+            s.substeps = fresh.substeps;
+            s.cut_distance = fresh.cut_distance;
         }
-        if let Some(s) = self.substeps {
-            out.substeps = Some(s);
+        for (name, v) in &self.values {
+            s.set(name, v)?;
         }
-        if let Some(z) = self.damping {
-            out.damping = z;
-        }
-        if let Some(f) = self.frequency {
-            // 0 switches the rescaling off: Young's modulus as given.
-            out.frequency = (f != 0.0).then_some(f);
-        }
-        if let Some(r) = &self.rest {
-            out.rest = RestShape::parse(r)?;
-        }
-        if let Some(s) = &self.stiffness {
-            out.stiffness = Some(s.clone());
-        }
-        if let Some(f) = &self.fill {
-            out.fill = Some(f.clone());
-        }
-        if let Some(t) = self.time_scale {
-            out.time_scale = t;
-        }
-        if let Some(p) = self.preroll {
-            out.preroll = p;
-        }
-        if let Some(s) = self.strength {
-            out.strength = s;
-        }
-        if let Some(c) = self.cut_distance {
-            out.cut_distance = (c != 0.0).then_some(c);
-        }
-        if let Some(c) = self.max_displacement {
-            out.max_displacement = (c != 0.0).then_some(c);
-        }
-        Ok(out)
+        Ok(SceneDynamics {
+            stiffness: self.stiffness.clone().or_else(|| base.stiffness.clone()),
+            fill: self.fill.clone().or_else(|| base.fill.clone()),
+            ..SceneDynamics::from_settings(&s)
+        })
     }
 
-    /// The keys that reproduce `dy` from the defaults (for writing scene files).
+    /// The keys that reproduce `dy` from the defaults (for writing scene files): every scene
+    /// row, and the fields `dy` has.
     pub fn of(dy: &SceneDynamics) -> Self {
+        let mut s = Settings::default();
+        dy.write_settings(&mut s);
         Self {
-            integrator: Some(dy.integrator.name().into()),
-            substeps: dy.substeps,
-            damping: Some(dy.damping),
-            frequency: dy.frequency,
-            rest: Some(dy.rest.name().into()),
+            values: scene_rows()
+                .map(|spec| (spec.name, s.value(spec.name).expect("every row is a field of Settings")))
+                .collect(),
             stiffness: dy.stiffness.clone(),
             fill: dy.fill.clone(),
-            time_scale: Some(dy.time_scale),
-            preroll: Some(dy.preroll),
-            strength: Some(dy.strength),
-            cut_distance: Some(dy.cut_distance.unwrap_or(0.0)),
-            max_displacement: dy.max_displacement,
         }
     }
 }
@@ -275,46 +256,41 @@ mod tests {
 
     #[test]
     fn backward_euler_brings_the_seed_defaults_and_keys_override_them() {
-        let keys = DynamicsKeys {
-            integrator: Some("backward-euler".into()),
-            ..Default::default()
-        };
+        let mut keys = DynamicsKeys::default();
+        keys.set_text("integrator", "backward-euler").unwrap();
         assert_eq!(keys.apply(&SceneDynamics::default()).unwrap(), SceneDynamics::seed());
-        let keys = DynamicsKeys {
-            integrator: Some("backward_euler".into()),
-            damping: Some(0.3),
-            cut_distance: Some(0.0),
-            ..Default::default()
-        };
+        // Keys given after the integrator override its defaults, in any order.
+        let mut keys = DynamicsKeys::default();
+        keys.set_text("damping", "0.3").unwrap();
+        keys.set_text("integrator", "backward_euler").unwrap();
+        keys.set_text("cut_distance", "never").unwrap();
         let d = keys.apply(&SceneDynamics::default()).unwrap();
         assert_eq!((d.damping, d.rest, d.cut_distance), (0.3, RestShape::Bind, None));
-        let bad = DynamicsKeys {
-            rest: Some("pose".into()),
-            ..Default::default()
-        };
-        assert!(bad.apply(&SceneDynamics::default()).is_err());
+        let mut bad = DynamicsKeys::default();
+        assert!(bad.set_text("rest", "pose").is_err());
+        assert!(bad.set_text("modes", "4").is_err(), "a setting that is not a scene key");
+        assert!(bad.set_text("damping", "-0.1").is_err());
+        assert_eq!(bad, DynamicsKeys::default(), "a refused key changes nothing");
         let round = DynamicsKeys::of(&d).apply(&SceneDynamics::default()).unwrap();
         assert_eq!(round, d);
     }
 
-    /// `frequency` 0 (the hosts' "none") switches a frequency off; a positive one sets it; a
-    /// negative one is applied and then refused by validation.
+    /// `frequency` `none` (or the earlier spelling 0) switches a frequency off; a positive one
+    /// sets it; a negative one is refused.
     #[test]
     fn frequency_zero_means_youngs_modulus_as_given() {
         let base = SceneDynamics {
             frequency: Some(6.0),
             ..SceneDynamics::default()
         };
-        let with = |f: f64| {
-            DynamicsKeys {
-                frequency: Some(f),
-                ..Default::default()
-            }
-            .apply(&base)
-            .unwrap()
+        let with = |f: &str| {
+            let mut k = DynamicsKeys::default();
+            k.set_text("frequency", f)?;
+            k.apply(&base)
         };
-        assert_eq!(with(0.0).frequency, None);
-        assert_eq!(with(2.5).frequency, Some(2.5));
-        assert!(with(-1.0).validate(1).is_err());
+        assert_eq!(with("0").unwrap().frequency, None);
+        assert_eq!(with("none").unwrap().frequency, None);
+        assert_eq!(with("2.5").unwrap().frequency, Some(2.5));
+        assert!(with("-1").is_err());
     }
 }

@@ -3,8 +3,8 @@
 use std::time::Instant;
 
 use crate::dynamics::{
-    CdSolver, ConstraintRank, FastParams, FastPrecompute, FastSolver, FullOrderSolver, Integrator, NewtonCdSolver,
-    SolverParams, StepReport,
+    CdSolver, ConstraintRank, FastParams, FastPrecompute, FastSolver, FullOrderSolver, Integrator, LocalGlobalParams,
+    NewtonCdParams, NewtonCdSolver, SolverParams, StepReport,
 };
 use crate::energy::EnergyModel;
 use crate::error::{OvertoneError, Result};
@@ -37,45 +37,77 @@ pub struct Simulation {
     pub cuts: Vec<usize>,
 }
 
-/// Which solver runs a scene.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which solver runs a scene, with its own controls. The algorithm is chosen here, not by the
+/// scene's material: local/global and the fast solver run ARAP, Newton's method runs a
+/// hyperelastic model, and a pairing the scene's model does not allow is refused
+/// ([`simulate`]). [`SolverKind::full_order`] names the full-order algorithm of a model.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SolverKind {
-    /// Full-order ARAP local/global.
-    Full,
-    /// Fast (reduced) solver with the given subspace size.
+    /// Full-order ARAP local/global ([`FullOrderSolver`]): ARAP scenes, example poses.
+    LocalGlobal(LocalGlobalParams),
+    /// Full-order Newton's method ([`NewtonCdSolver`]) on the scene's hyperelastic model:
+    /// at most `max_iterations` per step, stopping once the step is shorter than `tolerance`
+    /// (scene length units; see [`NewtonCdParams`]).
+    Newton {
+        /// Most Newton iterations per step, `≥ 1`.
+        max_iterations: usize,
+        /// Stop once `‖t·Δu_c‖₂` is below this, `> 0`.
+        tolerance: f64,
+    },
+    /// The fast (reduced) solver ([`FastSolver`]): ARAP scenes.
     Fast(FastParams),
 }
 
-/// Simulates every frame of `scene` with the full-order solver of its material: frame 0 at
-/// rest, one step per following frame. ARAP runs the local/global solver ([`FullOrderSolver`],
-/// `iterations` local/global iterations); neo-Hookean runs Newton's method
-/// ([`NewtonCdSolver`], at most `iterations` Newton iterations, `tolerance` on the last step's
-/// length, default [`crate::dynamics::NEWTON_CD_TOLERANCE`]).
-pub fn simulate_full(scene: &Scene, iterations: usize, tolerance: Option<f64>) -> Result<Simulation> {
-    simulate(scene, SolverKind::Full, iterations, tolerance)
+impl SolverKind {
+    /// The full-order solver of material `model` at its default controls: local/global for ARAP
+    /// ([`LocalGlobalParams::default`]), Newton's method for neo-Hookean
+    /// ([`NewtonCdParams::default`]).
+    pub fn full_order(model: ElasticModel) -> Self {
+        match model {
+            ElasticModel::Arap => SolverKind::LocalGlobal(LocalGlobalParams::default()),
+            ElasticModel::NeoHookean => {
+                let d = NewtonCdParams::default();
+                SolverKind::Newton {
+                    max_iterations: d.max_iterations,
+                    tolerance: d.tolerance,
+                }
+            }
+        }
+    }
+
+    /// The name a user gives the solver (`local-global`, `newton`, `fast`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            SolverKind::LocalGlobal(_) => "local-global",
+            SolverKind::Newton { .. } => "newton",
+            SolverKind::Fast(_) => "fast",
+        }
+    }
 }
 
-/// Simulates every frame of `scene` with the chosen solver (see [`simulate_full`]); the time
-/// step and gravity come from the scene.
-pub fn simulate(scene: &Scene, kind: SolverKind, iterations: usize, tolerance: Option<f64>) -> Result<Simulation> {
-    simulate_with_sidecar(scene, kind, iterations, tolerance, None)
+/// Simulates every frame of `scene` with the full-order solver of its material at its default
+/// controls ([`SolverKind::full_order`]): frame 0 at rest, one step per following frame.
+pub fn simulate_full(scene: &Scene) -> Result<Simulation> {
+    simulate(scene, SolverKind::full_order(scene.model))
+}
+
+/// Simulates every frame of `scene` with the chosen solver; the time step and gravity come
+/// from the scene. Refuses a solver the scene's material model does not run on (ARAP:
+/// local/global or fast; neo-Hookean: Newton), and example poses with any solver but
+/// local/global.
+pub fn simulate(scene: &Scene, kind: SolverKind) -> Result<Simulation> {
+    simulate_with_sidecar(scene, kind, None)
 }
 
 /// As [`simulate`], with the fast solver's eigenmodes and clusters loaded from (or saved to) a
-/// sidecar file; the full solver ignores it.
-pub fn simulate_with_sidecar(
-    scene: &Scene,
-    kind: SolverKind,
-    iterations: usize,
-    tolerance: Option<f64>,
-    sidecar: Option<&std::path::Path>,
-) -> Result<Simulation> {
+/// sidecar file; the full-order solvers ignore it.
+pub fn simulate_with_sidecar(scene: &Scene, kind: SolverKind, sidecar: Option<&std::path::Path>) -> Result<Simulation> {
     let mut positions = Vec::with_capacity(scene.frames.len());
     let mut collect = |_: usize, frame: &[f64], _: &[f64]| -> Result<()> {
         positions.push(frame.to_vec());
         Ok(())
     };
-    let mut sim = simulate_streaming(scene, kind, iterations, tolerance, sidecar, &mut collect)?;
+    let mut sim = simulate_streaming(scene, kind, sidecar, &mut collect)?;
     sim.positions = positions;
     Ok(sim)
 }
@@ -185,12 +217,10 @@ pub type FrameCallback<'a> = dyn FnMut(usize, &[f64], &[f64]) -> Result<()> + 'a
 pub fn simulate_streaming(
     scene: &Scene,
     kind: SolverKind,
-    iterations: usize,
-    tolerance: Option<f64>,
     sidecar: Option<&std::path::Path>,
     on_frame: &mut FrameCallback,
 ) -> Result<Simulation> {
-    let (mut solver, precompute_ms) = build_solver(scene, kind, iterations, tolerance, sidecar)?;
+    let (mut solver, precompute_ms) = build_solver(scene, kind, sidecar)?;
     let run = run_frames(scene, solver.as_mut(), on_frame)?;
     Ok(Simulation {
         positions: Vec::new(),
@@ -209,33 +239,45 @@ pub fn simulate_streaming(
 fn build_solver(
     scene: &Scene,
     kind: SolverKind,
-    iterations: usize,
-    tolerance: Option<f64>,
     sidecar: Option<&std::path::Path>,
 ) -> Result<(Box<dyn CdSolver>, f64)> {
     scene.validate()?;
-    if scene.model != ElasticModel::Arap && kind != SolverKind::Full {
-        return Err(OvertoneError::Unsupported(format!(
-            "scene `{}` asks for the `{}` material; the fast solver implements `arap` only (use --solver full, or override the model with --model arap)",
-            scene.name,
-            scene.model.name()
-        )));
-    }
-    if scene.examples.is_some() && (kind != SolverKind::Full || scene.model != ElasticModel::Arap) {
-        return Err(OvertoneError::Unsupported(format!(
-            "scene `{}` has example poses; example-aware dynamics runs with the full ARAP solver only (use --solver full)",
-            scene.name
-        )));
-    }
+    check_pairing(scene, &kind)?;
     let t0 = Instant::now();
     let (rig, p0, dw) = rig_start(scene)?;
-    let params = scene
-        .dynamics
-        .solver_params(scene.dt, iterations, tolerance, scene.gravity.clone());
+    let params = scene.dynamics.solver_params(scene.dt, scene.gravity.clone());
     let solver = new_solver(scene, rig, &params, kind, &p0, &dw, sidecar)
         .map_err(|e| e.with_advice(mesh_advice(matches!(kind, SolverKind::Fast(_)))))?;
     let precompute_ms = t0.elapsed().as_secs_f64() * 1e3;
     Ok((solver, precompute_ms))
+}
+
+/// Refuses a solver that does not run the scene's material model (ARAP: local/global or fast;
+/// neo-Hookean: Newton) or its example poses (local/global only).
+fn check_pairing(scene: &Scene, kind: &SolverKind) -> Result<()> {
+    let runs = match kind {
+        SolverKind::LocalGlobal(_) | SolverKind::Fast(_) => scene.model == ElasticModel::Arap,
+        SolverKind::Newton { .. } => scene.model == ElasticModel::NeoHookean,
+    };
+    if !runs {
+        let (fits, override_model) = match scene.model {
+            ElasticModel::Arap => ("local-global or fast", "neohookean"),
+            ElasticModel::NeoHookean => ("newton", "arap"),
+        };
+        return Err(OvertoneError::Unsupported(format!(
+            "scene `{}` asks for the `{}` material, which the `{}` solver does not run (use --solver {fits}, or override the model with --model {override_model})",
+            scene.name,
+            scene.model.name(),
+            kind.name()
+        )));
+    }
+    if scene.examples.is_some() && !matches!(kind, SolverKind::LocalGlobal(_)) {
+        return Err(OvertoneError::Unsupported(format!(
+            "scene `{}` has example poses; example-aware dynamics runs with the local/global solver only (use --solver local-global)",
+            scene.name
+        )));
+    }
+    Ok(())
 }
 
 /// The advice the precompute of a scene's own mesh attaches when it does not converge (see
@@ -263,10 +305,10 @@ pub(crate) fn rig_start(scene: &Scene) -> Result<(LbsRig, Vec<f64>, Vec<f64>)> {
     Ok((rig, p0, dw))
 }
 
-/// The solver of `kind` for `scene`'s mesh, material and model, at rest in pose `p0`: the
-/// full-order kind runs Newton's method ([`NewtonCdSolver`]) for a neo-Hookean scene and ARAP
-/// local/global ([`FullOrderSolver`], with the scene's example poses) otherwise; the fast kind
-/// runs [`FastSolver`], its eigenmodes and clusters loaded from (or saved to) `sidecar`.
+/// The solver of `kind` for `scene`'s mesh and material, at rest in pose `p0`: Newton's method
+/// ([`NewtonCdSolver`]) on the neo-Hookean energy, ARAP local/global ([`FullOrderSolver`], with
+/// the scene's example poses), or [`FastSolver`], its eigenmodes and clusters loaded from (or
+/// saved to) `sidecar`.
 ///
 /// * `rig`: the scene's rig ([`Scene::rig`]); `p0`: its parameters of the first frame.
 /// * `dw`: the momentum weights (the diagonal of `D`, one `≥ 0` per vertex).
@@ -282,17 +324,24 @@ pub(crate) fn new_solver(
     sidecar: Option<&std::path::Path>,
 ) -> Result<Box<dyn CdSolver>> {
     Ok(match kind {
-        SolverKind::Full if scene.model == ElasticModel::NeoHookean => Box::new(NewtonCdSolver::new(
+        SolverKind::Newton {
+            max_iterations,
+            tolerance,
+        } => Box::new(NewtonCdSolver::new(
             &scene.mesh,
             rig,
             dw,
-            EnergyModel::NeoHookean,
             &scene.material,
             params,
+            &NewtonCdParams {
+                model: EnergyModel::NeoHookean,
+                max_iterations,
+                tolerance,
+            },
             p0,
         )?),
-        SolverKind::Full => {
-            let mut solver = FullOrderSolver::new(&scene.mesh, rig, dw, &scene.material, params, p0)?;
+        SolverKind::LocalGlobal(lg) => {
+            let mut solver = FullOrderSolver::new(&scene.mesh, rig, dw, &scene.material, params, lg, p0)?;
             if let Some(ex) = &scene.examples {
                 solver.set_examples(&ex.poses, ex.manifold.clone(), ex.beta)?;
             }

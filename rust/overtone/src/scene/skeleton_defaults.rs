@@ -13,17 +13,15 @@
 
 use nalgebra::{Matrix3, SymmetricEigen, Vector3};
 
-use crate::mesh::SimplexMesh;
-
 /// Core radius, in the character's normalised frame (longest half-extent 1): 0.06, about 5 cm
 /// on a 1.8 m figure.
-pub const CORE_RADIUS: f64 = 0.06;
+pub(crate) const CORE_RADIUS: f64 = 0.06;
 /// Young's modulus multiplier inside the core. 4 (it was 20): with the core's leak `d = 1` a
 /// limb already follows its bone; ×20 left 0.03-0.1 % of the diagonal of secondary motion on
 /// the Khronos figures and the mannequin (issue 13 asks for 0.2-6 %).
-pub const CORE_STIFFNESS: f64 = 4.0;
+pub(crate) const CORE_STIFFNESS: f64 = 4.0;
 
-/// The fields of [`skeleton_defaults`], per vertex.
+/// The skeleton-derived default fields, per vertex.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SkeletonDefaults {
     /// Leak `d_v ∈ [0, 1]`: `max(depth leak, core)`.
@@ -78,16 +76,11 @@ fn segment_distance(p: &[f64], a: &[f64; 3], b: &[f64; 3]) -> f64 {
     (0..3).map(|i| (ap[i] - t * ab[i]).powi(2)).sum::<f64>().sqrt()
 }
 
-/// The skeleton-derived default fields of a 3D character's lattice (`mesh` in the normalised
-/// frame, `weights` `n × m` row-major, `depth_leak` the depth-based default leak of
-/// [`crate::leak::default_momentum_weights`]). Other dimensions get the depth leak and a
-/// uniform stiffness.
-pub fn skeleton_defaults(mesh: &SimplexMesh, weights: &[f64], n_bones: usize, depth_leak: &[f64]) -> SkeletonDefaults {
-    skeleton_defaults_of_points(mesh.vertices(), mesh.dim(), weights, n_bones, depth_leak)
-}
-
-/// [`skeleton_defaults`] of a point set (`n × dim` row-major).
-pub fn skeleton_defaults_of_points(
+/// The skeleton defaults of a point set (`n × dim` row-major; `weights` `n × m` row-major,
+/// `depth_leak` the depth-based default leak): as [`skeleton_defaults_on_body`] with the points
+/// as their own body.
+#[cfg(test)]
+pub(crate) fn skeleton_defaults_of_points(
     x: &[f64],
     dim: usize,
     weights: &[f64],
@@ -97,7 +90,7 @@ pub fn skeleton_defaults_of_points(
     skeleton_defaults_on_body(x, x, dim, weights, n_bones, depth_leak)
 }
 
-/// [`skeleton_defaults_of_points`] with the distance to the skeleton measured on the body:
+/// The skeleton-derived default fields ([`SkeletonDefaults`]), the distance to the skeleton measured on the body:
 /// vertex `v` (at `x_v`, which also defines the bone axes) stands for the material at `body_v`
 /// (`n × dim`; for a lattice vertex outside the surface, its nearest surface point; otherwise
 /// `x_v` itself), and its distance is `r_v = min(r(x_v), r(body_v))`.
@@ -107,7 +100,7 @@ pub fn skeleton_defaults_of_points(
 /// thinner than the core radius would fall out of its own core at coarse lattices and into it
 /// at fine ones, and the limb's stiffness and leak, hence its secondary motion, would change
 /// with the resolution. Measured on the body, a thin limb is core at every resolution.
-pub fn skeleton_defaults_on_body(
+pub(crate) fn skeleton_defaults_on_body(
     x: &[f64],
     body: &[f64],
     dim: usize,

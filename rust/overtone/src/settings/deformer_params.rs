@@ -39,23 +39,11 @@ impl DeformerParams {
                 Solver::Fast => Some(FastParams {
                     modes: s.modes.unwrap_or(AUTO_MODES),
                     clusters: s.clusters,
+                    ..FastParams::default_for(3)
                 }),
                 Solver::Full => None,
             },
-            dynamics: SceneDynamics {
-                integrator: s.integrator,
-                substeps: s.substeps,
-                damping: s.damping,
-                frequency: s.frequency,
-                rest: s.rest,
-                stiffness: None,
-                fill: None,
-                time_scale: s.time_scale,
-                preroll: s.preroll,
-                strength: s.strength,
-                cut_distance: s.cut_distance,
-                max_displacement: s.max_displacement,
-            },
+            dynamics: SceneDynamics::from_settings(s),
             gravity: s.gravity,
         })
     }

@@ -100,11 +100,14 @@ pub struct Spec {
     /// A host may animate it: the deformer applies it per frame without a rebind
     /// ([`crate::deformer::SurfaceDeformer::set_controls`]).
     pub animatable: bool,
+    /// A scene row: a key of a scene file (`"damping": 0.3`) and a flag of the command line's
+    /// `run` and `bake` (`--damping 0.3`), held by [`crate::scene::SceneDynamics`].
+    pub scene: bool,
 }
 
 impl Spec {
     /// The fields every row starts from (the table overrides what differs).
-    pub const BASE: Spec = Spec {
+    pub(crate) const BASE: Spec = Spec {
         name: "",
         label: "",
         rust_type: "",
@@ -126,6 +129,7 @@ impl Spec {
         group: Group::Motion,
         precompute: false,
         animatable: false,
+        scene: false,
     };
 
     /// The command-line flag (`--time-scale`), without the dashes.
@@ -167,7 +171,7 @@ impl Spec {
     }
 
     /// Checks a number against the range (and finiteness); the error names the setting.
-    pub fn check_number(&self, x: f64) -> Result<()> {
+    pub(crate) fn check_number(&self, x: f64) -> Result<()> {
         let ok = x.is_finite()
             && self.min.is_none_or(|a| if self.min_exclusive { x > a } else { x >= a })
             && self.max.is_none_or(|b| if self.max_exclusive { x < b } else { x <= b });
@@ -273,7 +277,7 @@ impl Spec {
 }
 
 /// Shortest text that reads back as `x` (`0.1`, `25000`, `1e-12`).
-pub fn format_number(x: f64) -> String {
+pub(crate) fn format_number(x: f64) -> String {
     if x == x.trunc() && x.abs() < 1e15 {
         format!("{}", x as i64)
     } else {

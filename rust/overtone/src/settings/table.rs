@@ -94,44 +94,44 @@ settings_table! {
     /// gives a comparable jiggle on any character.
     frequency: Option<f64> = None, Spec {
         label: "Frequency", short: "frq", unit: "Hz", min: Some(0.0), min_exclusive: true,
-        soft_max: Some(20.0), unset_value: 4.0, unset: "none: Young's modulus as given",
+        soft_max: Some(20.0), unset_value: 4.0, unset: "none: Young's modulus as given", scene: true,
     };
     /// Damping ratio of the low jiggle modes: 0 rings on, 0.1 decays over a few swings, 1
     /// settles without swinging.
     damping: f64 = crate::dynamics::DEFAULT_DAMPING, Spec {
         label: "Damping", short: "dmp", min: Some(0.0), max: Some(10.0), soft_max: Some(1.0),
-        animatable: true,
+        animatable: true, scene: true,
     };
     /// Multiplier of the secondary motion (0 none, 2 twice).
     strength: f64 = 1.0, Spec {
-        label: "Strength", short: "str", min: Some(0.0), soft_max: Some(3.0), animatable: true,
+        label: "Strength", short: "str", min: Some(0.0), soft_max: Some(3.0), animatable: true, scene: true,
     };
     /// Physics seconds per animation second: 2 jiggles twice as fast.
     time_scale: f64 = 1.0, Spec {
         label: "Time Scale", short: "tsc", min: Some(0.0), min_exclusive: true, soft_min: Some(0.1),
-        soft_max: Some(4.0),
+        soft_max: Some(4.0), scene: true,
     };
     /// Seconds the rig is held at the first pose before the first frame, so the body settles
     /// (gravity) before the shot starts.
     preroll: f64 = 0.0, Spec {
-        label: "Pre-roll", short: "prl", unit: "s", min: Some(0.0), max: Some(60.0),
+        label: "Pre-roll", short: "prl", unit: "s", min: Some(0.0), max: Some(60.0), scene: true,
     };
     /// A rig jump between two frames larger than this fraction of the body's bounding-box
     /// diagonal restarts the simulation there (a camera cut, a teleport).
     cut_distance: Option<f64> = Some(crate::scene::DEFAULT_CUT_DISTANCE), Spec {
         label: "Cut Distance", short: "cut", unit: "fraction of the body's diagonal", min: Some(0.0),
-        min_exclusive: true, soft_max: Some(2.0), unset_value: 0.5, unset: "never",
+        min_exclusive: true, soft_max: Some(2.0), unset_value: 0.5, unset: "never", scene: true,
     };
     /// Largest displacement any vertex is shown with: a frame whose secondary motion exceeds it
     /// is scaled down as a whole (its shape kept) so a teleport or a violent move cannot fling
     /// the surface away. The simulation itself is not changed.
     max_displacement: Option<f64> = None, Spec {
         label: "Max Displacement", short: "mxd", unit: "fraction of the body's diagonal", min: Some(0.0),
-        min_exclusive: true, soft_max: Some(0.5), unset_value: 0.1, unset: "none: no limit",
+        min_exclusive: true, soft_max: Some(0.5), unset_value: 0.1, unset: "none: no limit", scene: true,
     };
     /// The elastic reference shape.
     rest: RestShape = RestShape::Rig, Spec {
-        label: "Rest Shape", short: "rst",
+        label: "Rest Shape", short: "rst", scene: true,
     };
     /// Gravity in the host's world frame (0, 0, -9.81 in a Z-up scene in metres).
     gravity: [f64; 3] = [0.0; 3], Spec {
@@ -164,12 +164,12 @@ settings_table! {
     };
     /// The time integrator.
     integrator: Integrator = Integrator::ImplicitMidpoint, Spec {
-        label: "Integrator", short: "int", group: Group::Solver,
+        label: "Integrator", short: "int", group: Group::Solver, scene: true,
     };
     /// Solver steps per frame (implicit midpoint).
     substeps: Option<usize> = None, Spec {
         label: "Substeps", short: "sub", min: Some(1.0), max: Some(crate::dynamics::MAX_SUBSTEPS as f64),
-        group: Group::Solver, unset_value: 8.0, unset: "automatic: from the frame rate and the stiffness (at most 1/120 s each)",
+        group: Group::Solver, unset_value: 8.0, unset: "automatic: from the frame rate and the stiffness (at most 1/120 s each)", scene: true,
     };
 }
 

@@ -34,7 +34,7 @@ use crate::error::{check_finite, InputError, OvertoneError, Result};
 
 /// Eigenvalues of a group's `LᵀL` below this fraction of its largest are dropped (per-unit and
 /// grouped scopes) or make the examples refused (global scope).
-pub const EXAMPLE_RANK_TOLERANCE: f64 = 1e-10;
+pub(crate) const EXAMPLE_RANK_TOLERANCE: f64 = 1e-10;
 
 /// Which units share one weight vector.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -265,20 +265,20 @@ impl ExampleManifold {
         self.k
     }
     /// Number of units.
-    pub fn n_units(&self) -> usize {
+    pub(crate) fn n_units(&self) -> usize {
         self.n_units
     }
     /// Number of examples `N`.
-    pub fn n_examples(&self) -> usize {
+    pub(crate) fn n_examples(&self) -> usize {
         self.n_examples
     }
     /// Number of weight vectors (1 for a global manifold).
-    pub fn n_groups(&self) -> usize {
+    pub(crate) fn n_groups(&self) -> usize {
         self.n_groups
     }
     /// The group of unit `u`.
     #[inline(always)]
-    pub fn group_of(&self, u: usize) -> usize {
+    pub(crate) fn group_of(&self, u: usize) -> usize {
         self.group_of[u]
     }
     /// Rank of `LᵀL` kept per group.
@@ -335,7 +335,7 @@ impl ExampleManifold {
     /// Weights of unit `u`'s own group computed from that unit alone (valid for the per-unit
     /// scope, where the group is the unit): `w` has `N` entries.
     #[inline(always)]
-    pub fn unit_weights(&self, u: usize, s: &[f64], w: &mut [f64]) {
+    pub(crate) fn unit_weights(&self, u: usize, s: &[f64], w: &mut [f64]) {
         let (k, ne) = (self.k, self.n_examples);
         let s0 = &self.rest[u * k..(u + 1) * k];
         let du = &self.diffs[u * ne * k..(u + 1) * ne * k];

@@ -76,7 +76,7 @@ impl Floor {
     /// Resolves contact for one particle at `x` with velocity `v` about to move by `h v`;
     /// returns whether it touches the floor this step.
     #[inline]
-    pub fn respond(&self, x: &[f64; 3], v: &mut [f64; 3], h: f64) -> bool {
+    pub(crate) fn respond(&self, x: &[f64; 3], v: &mut [f64; 3], h: f64) -> bool {
         let n = self.normal;
         let gap = n[0] * x[0] + n[1] * x[1] + n[2] * x[2] - self.offset;
         let vn = n[0] * v[0] + n[1] * v[1] + n[2] * v[2];

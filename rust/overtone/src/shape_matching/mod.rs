@@ -15,12 +15,11 @@ mod solver;
 pub mod stretch;
 
 pub use body::{read_pose, Body};
-pub use example_manifold::{ExampleManifold, ManifoldScope, EXAMPLE_RANK_TOLERANCE};
+pub use example_manifold::{ExampleManifold, ManifoldScope};
 pub use example_poses::{s_bend_pose, twist_pose};
 pub use floor::Floor;
 pub use params::ShapeMatchingParams;
 pub use regions::Regions;
-pub use rigid_motion::{damp_non_rigid_velocity, momenta, rigid_residual};
-pub use solver::{
-    ExampleGoal, ShapeMatchingSolver, EXAMPLE_VOLUME_LIMIT, PARALLEL_MIN_REGIONS, REGION_CONDITION_LIMIT,
-};
+pub use rigid_motion::{momenta, rigid_residual};
+pub(crate) use solver::EXAMPLE_VOLUME_LIMIT;
+pub use solver::{ExampleGoal, ShapeMatchingSolver};

@@ -20,14 +20,14 @@ pub struct Regions {
 
 impl Regions {
     /// The `rings`-ring regions of the edge graph of a simplicial mesh (triangles or tets).
-    pub fn from_mesh(mesh: &SimplexMesh, rings: usize) -> Result<Self> {
+    pub(crate) fn from_mesh(mesh: &SimplexMesh, rings: usize) -> Result<Self> {
         Self::from_cells(mesh.n_vertices(), mesh.elements(), mesh.dim() + 1, rings)
     }
 
     /// The `rings`-ring regions of the edge graph of `cells` (`c × width` row-major vertex
     /// indices, `width ≥ 2`: edges, triangles, tetrahedra or polygons of equal size), over
     /// `n_particles` particles. Every particle must belong to at least one cell.
-    pub fn from_cells(n_particles: usize, cells: &[usize], width: usize, rings: usize) -> Result<Self> {
+    pub(crate) fn from_cells(n_particles: usize, cells: &[usize], width: usize, rings: usize) -> Result<Self> {
         if rings == 0 {
             return Err(OvertoneError::setting(
                 "rings",
@@ -109,45 +109,6 @@ impl Regions {
         })
     }
 
-    /// Regions given explicitly, one list of particle indices per region (each sorted and
-    /// de-duplicated here). Every particle must belong to some region.
-    pub fn from_lists(n_particles: usize, lists: &[Vec<usize>]) -> Result<Self> {
-        let mut start = vec![0];
-        let mut members = Vec::new();
-        let mut covered = vec![false; n_particles];
-        for (r, list) in lists.iter().enumerate() {
-            let mut l = list.clone();
-            l.sort_unstable();
-            l.dedup();
-            if let Some(&v) = l.iter().find(|&&v| v >= n_particles) {
-                return Err(InputError::IndexOutOfRange {
-                    element: r,
-                    vertex: v,
-                    n_vertices: n_particles,
-                }
-                .into());
-            }
-            for &v in &l {
-                covered[v] = true;
-            }
-            members.extend(l);
-            start.push(members.len());
-        }
-        if let Some(v) = covered.iter().position(|c| !c) {
-            return Err(SettingError {
-                name: "regions".into(),
-                value: format!("particle {v}"),
-                reason: "belongs to no region".into(),
-            }
-            .into());
-        }
-        Ok(Self {
-            n_particles,
-            start,
-            members,
-        })
-    }
-
     /// Number of particles.
     pub fn n_particles(&self) -> usize {
         self.n_particles
@@ -161,19 +122,19 @@ impl Regions {
         self.members.len()
     }
     /// Members of region `r` (ascending particle indices).
-    pub fn members(&self, r: usize) -> &[usize] {
+    pub(crate) fn members(&self, r: usize) -> &[usize] {
         &self.members[self.start[r]..self.start[r + 1]]
     }
     /// Slot range of region `r`.
-    pub fn slot_range(&self, r: usize) -> std::ops::Range<usize> {
+    pub(crate) fn slot_range(&self, r: usize) -> std::ops::Range<usize> {
         self.start[r]..self.start[r + 1]
     }
     /// All slots' particles, region after region.
-    pub fn all_members(&self) -> &[usize] {
+    pub(crate) fn all_members(&self) -> &[usize] {
         &self.members
     }
     /// For each particle, the number of regions it belongs to.
-    pub fn membership_counts(&self) -> Vec<usize> {
+    pub(crate) fn membership_counts(&self) -> Vec<usize> {
         let mut c = vec![0; self.n_particles];
         for &v in &self.members {
             c[v] += 1;

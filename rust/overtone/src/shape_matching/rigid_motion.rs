@@ -65,7 +65,7 @@ pub fn rigid_residual(rest: &[[f64; 3]], pose: &[[f64; 3]], m: &[f64]) -> f64 {
 /// motion (Müller et al. 2007, PBD §3.5), with `ω = I⁻¹ L` about the centre of mass. Linear and
 /// angular momentum are unchanged (to round-off).
 #[inline(always)]
-pub fn damp_non_rigid_velocity(x: &[[f64; 3]], v: &mut [[f64; 3]], m: &[f64], k: f64) {
+pub(crate) fn damp_non_rigid_velocity(x: &[[f64; 3]], v: &mut [[f64; 3]], m: &[f64], k: f64) {
     if k == 0.0 {
         return;
     }

@@ -13,12 +13,12 @@ use crate::shape_matching::{ExampleManifold, ManifoldScope, Regions, ShapeMatchi
 const ROTATION_ACCURACY: f64 = 1e-10;
 /// A region's rest moment matrix `Σ m q qᵀ` with smallest/largest eigenvalue below this is
 /// refused as degenerate (flat or collinear rest particles).
-pub const REGION_CONDITION_LIMIT: f64 = 1e-6;
+pub(crate) const REGION_CONDITION_LIMIT: f64 = 1e-6;
 /// An example whose region map `A` has `det A / (‖A‖_F/√3)³` below this collapses or inverts the
 /// region and is refused.
-pub const EXAMPLE_VOLUME_LIMIT: f64 = 1e-3;
+pub(crate) const EXAMPLE_VOLUME_LIMIT: f64 = 1e-3;
 /// Region count from which the per-region work runs on several threads.
-pub const PARALLEL_MIN_REGIONS: usize = 8192;
+pub(crate) const PARALLEL_MIN_REGIONS: usize = 8192;
 /// Regions (or particles) per parallel task: a multiple of 4 (see `update_regions`).
 const PARALLEL_CHUNK: usize = 64;
 
@@ -396,11 +396,6 @@ impl ShapeMatchingSolver {
     /// Chooses how example goals are built (default [`ExampleGoal::Stretch`], the seed's).
     pub fn set_example_goal(&mut self, goal: ExampleGoal) {
         self.example_goal = goal;
-    }
-
-    /// Removes the examples (plain shape matching).
-    pub fn clear_examples(&mut self) {
-        self.manifold = None;
     }
 
     /// The example manifold, if any.
@@ -807,10 +802,6 @@ impl ShapeMatchingSolver {
     /// Particle masses.
     pub fn masses(&self) -> &[f64] {
         &self.mass
-    }
-    /// Rest positions, per particle.
-    pub fn rest_positions(&self) -> &[[f64; 3]] {
-        &self.rest
     }
     /// Current positions, per particle (`positions().as_flattened()` is `n × 3` row-major).
     pub fn positions(&self) -> &[[f64; 3]] {

@@ -15,7 +15,8 @@
 //! example projection (eq. 7) then measure stretch differences independently of the axes. (The
 //! seed only says "six numbers"; the `√2` weighting is our choice, see `example_manifold.rs`.)
 
-pub use crate::math::mat3::{det3, inverse3, mul3};
+pub use crate::math::mat3::det3;
+pub(crate) use crate::math::mat3::{inverse3, mul3};
 use crate::math::polar::{closest_rotation_2d, closest_rotation_3d};
 
 /// Numbers per stretch vector in dimension `dim`: 6 (3D) or 3 (2D).
@@ -28,14 +29,14 @@ const SQRT2: f64 = std::f64::consts::SQRT_2;
 /// Polar decomposition of a 3×3 row-major `a`: writes the rotation into `r` (row-major) and
 /// returns the stretch vector. `warm` is the rotation's warm start (unit quaternion), updated.
 #[inline]
-pub fn polar_stretch_3d(a: &[f64; 9], warm: &mut [f64; 4], r: &mut [f64; 9], accuracy: f64) -> [f64; 6] {
+pub(crate) fn polar_stretch_3d(a: &[f64; 9], warm: &mut [f64; 4], r: &mut [f64; 9], accuracy: f64) -> [f64; 6] {
     closest_rotation_3d(a, warm, r, accuracy);
     stretch_of_3d(a, r)
 }
 
 /// The stretch vector of `S = Rᵀ A` for a 3×3 row-major `a` and its polar rotation `r`.
 #[inline]
-pub fn stretch_of_3d(a: &[f64; 9], r: &[f64; 9]) -> [f64; 6] {
+pub(crate) fn stretch_of_3d(a: &[f64; 9], r: &[f64; 9]) -> [f64; 6] {
     // S = Rᵀ A
     let mut s = [0.0; 9];
     for i in 0..3 {
@@ -56,7 +57,7 @@ pub fn stretch_of_3d(a: &[f64; 9], r: &[f64; 9]) -> [f64; 6] {
 /// Polar decomposition of a 2×2 row-major `a`: writes the rotation into `r` and returns the
 /// stretch vector.
 #[inline]
-pub fn polar_stretch_2d(a: &[f64; 4], r: &mut [f64; 4]) -> [f64; 3] {
+pub(crate) fn polar_stretch_2d(a: &[f64; 4], r: &mut [f64; 4]) -> [f64; 3] {
     closest_rotation_2d(a, r);
     let s00 = r[0] * a[0] + r[2] * a[2];
     let s01 = r[0] * a[1] + r[2] * a[3];
@@ -67,20 +68,20 @@ pub fn polar_stretch_2d(a: &[f64; 4], r: &mut [f64; 4]) -> [f64; 3] {
 
 /// The symmetric 3×3 matrix (row-major) of a stretch vector.
 #[inline]
-pub fn stretch_matrix_3d(s: &[f64]) -> [f64; 9] {
+pub(crate) fn stretch_matrix_3d(s: &[f64]) -> [f64; 9] {
     let (a, b, c) = (s[3] / SQRT2, s[4] / SQRT2, s[5] / SQRT2);
     [s[0], a, b, a, s[1], c, b, c, s[2]]
 }
 
 /// The symmetric 2×2 matrix (row-major) of a stretch vector.
 #[inline]
-pub fn stretch_matrix_2d(s: &[f64]) -> [f64; 4] {
+pub(crate) fn stretch_matrix_2d(s: &[f64]) -> [f64; 4] {
     let a = s[2] / SQRT2;
     [s[0], a, a, s[1]]
 }
 
 /// The stretch vector of the identity (the rest state) in dimension `dim`.
-pub fn identity_stretch(dim: usize) -> Vec<f64> {
+pub(crate) fn identity_stretch(dim: usize) -> Vec<f64> {
     let mut s = vec![0.0; stretch_len(dim)];
     s[..dim].fill(1.0);
     s

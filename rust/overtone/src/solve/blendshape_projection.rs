@@ -11,7 +11,7 @@ use crate::solve::ConstrainedSolve;
 /// bone rows already impose) at or below this value mark a target the bones can already make or
 /// one dependent on other targets; the direction is dropped. The constraint violation this
 /// leaves is at most this fraction of `‖G_t‖ ‖u‖`.
-pub const BLENDSHAPE_RANK_TOLERANCE: f64 = 1e-10;
+pub(crate) const BLENDSHAPE_RANK_TOLERANCE: f64 = 1e-10;
 
 /// Adds the coupled constraint `G u = 0` (`G`: `T × d·n`, row `t` = `Δ_tᵀ M D`, see
 /// [`RigConstraint`](crate::rig::RigConstraint)) to a per-coordinate solve `S` that already
@@ -161,7 +161,7 @@ impl BlendshapeProjection {
 
     /// `u ← u − W' (V'ᵀ u)` for a coordinate-major field `u` (`d·n`) that already satisfies the
     /// bone rows: the result also satisfies `G u = 0`. Does not allocate.
-    pub fn project_in_place(&mut self, u: &mut [f64]) {
+    pub(crate) fn project_in_place(&mut self, u: &mut [f64]) {
         let dn = u.len();
         for k in 0..self.rank {
             self.tmp[k] = crate::math::kernels::dot(&self.v[k * dn..(k + 1) * dn], u);

@@ -54,7 +54,7 @@ pub struct ConstrainedEigenpairs {
 /// `1e-6` are accepted, then a dense solve for small meshes, then
 /// [`NumericalError::NotConverged`]. Progress and cancellation go through this thread's
 /// [`crate::progress`] scope.
-pub fn lowest_constrained_eigenpairs(
+pub(crate) fn lowest_constrained_eigenpairs(
     stiffness: &SparseColMat<usize, f64>,
     mass: &[f64],
     constraint: &[f64],

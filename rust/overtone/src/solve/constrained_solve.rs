@@ -1,7 +1,7 @@
 //! Equality-constrained SPD solve by a Schur complement over a prefactored sparse Cholesky.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatMut, MatRef, Par, Side};
+use faer::{Accum, Mat, MatMut, Par, Side};
 
 use crate::error::{NumericalError, OvertoneError, Result};
 use crate::solve::SparseCholesky;
@@ -9,7 +9,7 @@ use crate::solve::SparseCholesky;
 /// Singular values of the row-normalised constraint matrix below this fraction of the largest
 /// mark redundant constraints (rank revelation). Dropping such a direction leaves a violation of
 /// at most this fraction of `‖Â‖‖u‖`.
-pub const CONSTRAINT_RANK_TOLERANCE: f64 = 1e-12;
+pub(crate) const CONSTRAINT_RANK_TOLERANCE: f64 = 1e-12;
 
 /// Solves `min ½ uᵀĤu − bᵀu  s.t.  Â u = 0` for each column `b` of an `n × d` right-hand side.
 ///
@@ -117,7 +117,7 @@ impl ConstrainedSolve {
         self.rank
     }
     /// Number of constraint rows given.
-    pub fn n_constraints(&self) -> usize {
+    pub(crate) fn n_constraints(&self) -> usize {
         self.n_constraints
     }
     /// `U_r`, the orthonormal basis (`n × r`) of the constraint rows' span.
@@ -128,7 +128,7 @@ impl ConstrainedSolve {
     /// Overwrites the coordinate-major field `x` (`n·k`, `k ≤ max_rhs`) with the constrained
     /// minimiser for each of its `k` columns. Columns are independent and run in parallel on
     /// large meshes (bit-identical to the sequential result). Does not allocate.
-    pub fn solve_field_in_place(&mut self, x: &mut [f64]) {
+    pub(crate) fn solve_field_in_place(&mut self, x: &mut [f64]) {
         let n = self.chol.n();
         let (p, q, r) = (&self.p, &self.q, self.rank);
         if n >= PARALLEL_MIN_VERTICES {
@@ -153,32 +153,22 @@ impl ConstrainedSolve {
     /// [`solve_field_in_place`](Self::solve_field_in_place) already ends with it; applying it once
     /// more to a converged solution is one step of iterative refinement, which brings `‖Â u‖`
     /// down to round-off relative to `‖u‖` even when `u` is the small difference of large terms.
-    pub fn project_field_in_place(&mut self, x: &mut [f64]) {
+    pub(crate) fn project_field_in_place(&mut self, x: &mut [f64]) {
         let n = self.chol.n();
         for (col, t) in x.chunks_exact_mut(n).zip(self.tmp.iter_mut()) {
             project_column(&self.p, &self.q, self.rank, col, t);
         }
     }
-
-    /// `Ĥ⁻¹ rhs` without the constraint (for diagnostics and other unconstrained solves).
-    pub fn unconstrained_solve_in_place(&mut self, rhs: MatMut<'_, f64>) {
-        self.chol.solve_in_place(rhs);
-    }
-}
-
-/// View a coordinate-major field (`n·d` slice) as an `n × d` faer matrix.
-pub fn field_ref(x: &[f64], n: usize) -> MatRef<'_, f64> {
-    MatRef::from_column_major_slice(x, n, x.len() / n)
 }
 
 /// Mutable view of a coordinate-major field as an `n × d` faer matrix.
-pub fn field_mut(x: &mut [f64], n: usize) -> MatMut<'_, f64> {
+pub(crate) fn field_mut(x: &mut [f64], n: usize) -> MatMut<'_, f64> {
     let d = x.len() / n;
     MatMut::from_column_major_slice_mut(x, n, d)
 }
 
 /// Vertex count from which the columns of a field are solved on separate threads.
-pub const PARALLEL_MIN_VERTICES: usize = 1000;
+pub(crate) const PARALLEL_MIN_VERTICES: usize = 1000;
 
 /// `u ← u − Q (Pᵀ u)` for one column (`t`: `r` values of workspace).
 fn project_column(p: &[f64], q: &[f64], r: usize, u: &mut [f64], t: &mut [f64]) {

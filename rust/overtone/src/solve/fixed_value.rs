@@ -99,7 +99,8 @@ impl FixedValueSolve {
     }
 
     /// Number of free vertices.
-    pub fn n_free(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn n_free(&self) -> usize {
         self.free.len()
     }
 

@@ -12,12 +12,11 @@ mod newton;
 mod sparse_cholesky;
 pub mod thick_restart_lanczos;
 
-pub use blendshape_projection::{BlendshapeProjection, BLENDSHAPE_RANK_TOLERANCE};
-pub use constrained_eigen::{lowest_constrained_eigenpairs, ConstrainedEigenpairs};
-pub use constrained_solve::{
-    field_mut, field_ref, orthonormal_constraint_basis, ConstrainedSolve, CONSTRAINT_RANK_TOLERANCE,
-    PARALLEL_MIN_VERTICES,
-};
+pub use blendshape_projection::BlendshapeProjection;
+pub(crate) use constrained_eigen::lowest_constrained_eigenpairs;
+pub use constrained_eigen::ConstrainedEigenpairs;
+pub(crate) use constrained_solve::PARALLEL_MIN_VERTICES;
+pub use constrained_solve::{orthonormal_constraint_basis, ConstrainedSolve};
 pub use dense_eigen::{dense_generalized_eigen, Modes, DENSE_EIGEN_MAX_SIZE};
 pub use fixed_value::FixedValueSolve;
 pub use newton::{newton_minimize, NewtonIteration, NewtonParams, NewtonProblem, NewtonReport};

@@ -43,7 +43,7 @@ impl SparseCholesky {
     }
 
     /// [`new`](Self::new) for a borrowed matrix (e.g. a pattern with separately stored values).
-    pub fn new_ref(a: SparseColMatRef<'_, usize, f64>, max_rhs: usize, what: &str) -> Result<Self> {
+    pub(crate) fn new_ref(a: SparseColMatRef<'_, usize, f64>, max_rhs: usize, what: &str) -> Result<Self> {
         Self::with_params(a, max_rhs, what, Default::default())
     }
 
@@ -135,7 +135,7 @@ impl SparseCholesky {
     /// `x` on rayon's pool, where `solve(column)` overwrites a column with `A⁻¹ column`;
     /// `scratch[j]` is per-column user workspace. Columns never interact, so the result is the
     /// same on any number of threads. Does not allocate.
-    pub fn par_for_each_column<S, F>(&mut self, x: &mut [f64], f: F, scratch: &mut [S])
+    pub(crate) fn par_for_each_column<S, F>(&mut self, x: &mut [f64], f: F, scratch: &mut [S])
     where
         S: Send,
         F: Fn(&dyn Fn(&mut [f64]), &mut [f64], &mut S) + Sync,

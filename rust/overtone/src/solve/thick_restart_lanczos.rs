@@ -12,7 +12,7 @@
 //! exact. The number of operator applications is capped, the host's progress is told after
 //! every one and its cancellation is checked there.
 
-use faer::{Mat, MatRef, Side};
+use faer::{Mat, Side};
 
 use crate::error::{InputError, NumericalError, OvertoneError, Result};
 use crate::math::kernels::{dot_sequential as dot, norm_sequential as norm};
@@ -115,7 +115,7 @@ fn fresh(
 /// the run usually stops earlier) and is checked for cancellation after every application.
 /// Returns the best pairs found with `converged = false` when the cap is hit; errors only on a
 /// cancellation, a non-finite operator output or a failed small eigensolve.
-pub fn largest_eigenpairs(
+pub(crate) fn largest_eigenpairs(
     apply: &mut dyn FnMut(&[f64], &mut [f64]),
     n: usize,
     k: usize,
@@ -312,7 +312,8 @@ pub fn largest_eigenpairs(
 
 /// Convenience view used by tests: a dense symmetric matrix as an operator.
 #[doc(hidden)]
-pub fn dense_operator(a: MatRef<'_, f64>) -> impl FnMut(&[f64], &mut [f64]) + '_ {
+#[cfg(test)]
+pub(crate) fn dense_operator(a: faer::MatRef<'_, f64>) -> impl FnMut(&[f64], &mut [f64]) + '_ {
     move |x: &[f64], y: &mut [f64]| {
         for (i, yi) in y.iter_mut().enumerate() {
             *yi = (0..x.len()).map(|j| a[(i, j)] * x[j]).sum();

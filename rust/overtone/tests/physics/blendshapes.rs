@@ -103,8 +103,6 @@ fn box_scene(two_bones: bool) -> Scene {
 fn params() -> SolverParams {
     SolverParams {
         dt: DT,
-        iterations: 10,
-        tolerance: None,
         gravity: vec![0.0; 3],
         ..Default::default()
     }
@@ -137,7 +135,16 @@ fn full_solver_keeps_blendshape_and_bone_residuals_at_roundoff() {
         let rig = sc.rig().unwrap();
         let dw = sc.momentum_weights.clone().unwrap();
         let p0 = frame_params(&sc, &rig, 0);
-        let mut s = FullOrderSolver::new(&sc.mesh, rig.clone(), &dw, &sc.material, &params(), &p0).unwrap();
+        let mut s = FullOrderSolver::new(
+            &sc.mesh,
+            rig.clone(),
+            &dw,
+            &sc.material,
+            &params(),
+            Default::default(),
+            &p0,
+        )
+        .unwrap();
         assert_eq!(s.blendshape_rank(), (2, 2));
         let mut largest: f64 = 0.0;
         for k in 1..FRAMES {
@@ -219,7 +226,11 @@ fn fast_solver_subspace_is_orthogonal_to_blendshapes() {
         let rig = sc.rig().unwrap();
         let dw = sc.momentum_weights.clone().unwrap();
         let p0 = frame_params(&sc, &rig, 0);
-        let fp = FastParams { modes: 8, clusters: 24 };
+        let fp = FastParams {
+            modes: 8,
+            clusters: 24,
+            iterations: 10,
+        };
         let mut s = FastSolver::new(&sc.mesh, rig.clone(), &dw, &sc.material, &params(), fp, &p0).unwrap();
         let orth = s.precompute().structural_orthogonality;
         assert!(
@@ -264,7 +275,16 @@ fn blendshape_delta_is_projected_out() {
     let mass = masses(&sc);
     let rc = RigConstraint::new(&rig, &mass, &dw).unwrap();
     let p0 = frame_params(&sc, &rig, 0);
-    let mut s = FullOrderSolver::new(&sc.mesh, rig.clone(), &dw, &sc.material, &params(), &p0).unwrap();
+    let mut s = FullOrderSolver::new(
+        &sc.mesh,
+        rig.clone(),
+        &dw,
+        &sc.material,
+        &params(),
+        Default::default(),
+        &p0,
+    )
+    .unwrap();
     let bs = sc.blendshapes.as_ref().unwrap();
     for t in 0..2 {
         let delta = coordinate_major(&bs.deltas[t * n * 3..(t + 1) * n * 3]);
@@ -355,9 +375,9 @@ fn bad_blendshapes_are_refused_or_rank_revealed() {
         &sc.mesh,
         rig.clone(),
         &dw1,
-        overtone::energy::EnergyModel::NeoHookean,
         &sc.material,
         &params(),
+        &overtone::dynamics::NewtonCdParams::default(),
         &p0,
     )
     .err()
@@ -375,7 +395,16 @@ fn bad_blendshapes_are_refused_or_rank_revealed() {
         rig.params_from_pose(&sc.frames[0], &[(9.0 * t).sin(), 0.3 * (5.0 * t).sin(), t])
             .unwrap()
     };
-    let mut s = FullOrderSolver::new(&sc.mesh, rig.clone(), &dw, &sc.material, &params(), &p(0)).unwrap();
+    let mut s = FullOrderSolver::new(
+        &sc.mesh,
+        rig.clone(),
+        &dw,
+        &sc.material,
+        &params(),
+        Default::default(),
+        &p(0),
+    )
+    .unwrap();
     assert_eq!(s.blendshape_rank(), (1, 3));
     for k in 1..20 {
         let rep = s.step(&p(k)).unwrap();
@@ -398,10 +427,14 @@ fn scene_json_and_sidecar_key_cover_blendshapes() {
     assert_eq!(back.blendshapes, sc.blendshapes);
     // The simulation loop reports the blendshape residual of every step, for both solvers.
     for kind in [
-        SolverKind::Full,
-        SolverKind::Fast(FastParams { modes: 8, clusters: 24 }),
+        SolverKind::LocalGlobal(Default::default()),
+        SolverKind::Fast(FastParams {
+            modes: 8,
+            clusters: 24,
+            iterations: 10,
+        }),
     ] {
-        let sim = simulate(&back, kind, 10, None).unwrap();
+        let sim = simulate(&back, kind).unwrap();
         assert_eq!(sim.blendshape_relative_residual.len(), FRAMES - 1);
         let worst = sim.blendshape_relative_residual.iter().cloned().fold(0.0, f64::max);
         assert!(worst <= 1e-8, "{kind:?}: {worst:e}");
@@ -416,7 +449,11 @@ fn scene_json_and_sidecar_key_cover_blendshapes() {
     let rig = sc.rig().unwrap();
     let dw = vec![1.0; sc.mesh.n_vertices()];
     let rc = RigConstraint::new(&rig, &masses(&sc), &dw).unwrap();
-    let fp = FastParams { modes: 8, clusters: 24 };
+    let fp = FastParams {
+        modes: 8,
+        clusters: 24,
+        iterations: 10,
+    };
     let rows = rc.per_coordinate_rows();
     let mut deltas = rig.deltas().to_vec();
     let k1 = fast_precompute_key(&sc.mesh, &rows, &deltas, fp, &[], &[]);

@@ -252,7 +252,7 @@ fn subspace_is_structurally_rig_orthogonal_on_every_scene() {
         let solver = fast_solver(sc, fp).unwrap();
         let orth = solver.precompute().structural_orthogonality;
         assert!(orth <= 1e-10, "{}: structural orthogonality {orth:e}", sc.name);
-        let sim = simulate(sc, SolverKind::Fast(fp), 10, None).unwrap();
+        let sim = simulate(sc, SolverKind::Fast(fp)).unwrap();
         let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);
         assert!(worst <= 1e-8, "{}: residual {worst:e}", sc.name);
     }
@@ -281,12 +281,20 @@ fn fast_converges_to_full_and_reproduces_the_whip() {
     // The seeds' scheme: both solvers take the same backward-Euler step (the production
     // scheme gives each its own lowest mode, hence its own substeps and damping).
     sc.dynamics = overtone::scene::SceneDynamics::seed();
-    let full = simulate(&sc, SolverKind::Full, 10, None).unwrap();
+    let full = simulate(&sc, SolverKind::LocalGlobal(Default::default())).unwrap();
     let m = sc.mesh.n_elements();
     let errors: Vec<f64> = [3, 10, 30]
         .iter()
         .map(|&modes| {
-            let fast = simulate(&sc, SolverKind::Fast(FastParams { modes, clusters: m }), 10, None).unwrap();
+            let fast = simulate(
+                &sc,
+                SolverKind::Fast(FastParams {
+                    modes,
+                    clusters: m,
+                    ..FastParams::default_for(2)
+                }),
+            )
+            .unwrap();
             trajectory_error(&fast, &full)
         })
         .collect();
@@ -298,7 +306,7 @@ fn fast_converges_to_full_and_reproduces_the_whip() {
         errors[2]
     );
 
-    let fast = simulate(&sc, SolverKind::Fast(FastParams::default_for(2)), 10, None).unwrap();
+    let fast = simulate(&sc, SolverKind::Fast(FastParams::default_for(2))).unwrap();
     let (mf, mu) = (
         fast.max_displacement.iter().cloned().fold(0.0, f64::max),
         full.max_displacement.iter().cloned().fold(0.0, f64::max),
@@ -312,8 +320,8 @@ fn fast_is_deterministic() {
     let mut sc = load_scene(&reference_file("elephant", "json")).unwrap();
     sc.frames.truncate(10);
     let fp = FastParams::default_for(3);
-    let a = simulate(&sc, SolverKind::Fast(fp), 10, None).unwrap();
-    let b = simulate(&sc, SolverKind::Fast(fp), 10, None).unwrap();
+    let a = simulate(&sc, SolverKind::Fast(fp)).unwrap();
+    let b = simulate(&sc, SolverKind::Fast(fp)).unwrap();
     assert!(a.positions == b.positions);
 }
 
@@ -330,12 +338,27 @@ fn bad_settings_are_refused() {
     .unwrap();
     let m = sc.mesh.n_elements();
     for (fp, needle) in [
-        (FastParams { modes: 0, clusters: 4 }, "modes"),
-        (FastParams { modes: 2, clusters: 0 }, "clusters"),
+        (
+            FastParams {
+                modes: 0,
+                clusters: 4,
+                iterations: 10,
+            },
+            "modes",
+        ),
+        (
+            FastParams {
+                modes: 2,
+                clusters: 0,
+                iterations: 10,
+            },
+            "clusters",
+        ),
         (
             FastParams {
                 modes: 2,
                 clusters: m + 1,
+                iterations: 10,
             },
             "clusters",
         ),
@@ -356,7 +379,11 @@ fn bad_settings_are_refused() {
         &vec![1.0; n],
         &Default::default(),
         &SolverParams::default(),
-        FastParams { modes: 2, clusters: 2 },
+        FastParams {
+            modes: 2,
+            clusters: 2,
+            iterations: 10,
+        },
         &p0,
     )
     .err()

@@ -11,7 +11,7 @@ const RESIDUAL_BOUND: f64 = 1e-10;
 fn assert_contract(scene: &Scene, frames: usize) -> overtone::scene::Simulation {
     let mut sc = scene.clone();
     sc.frames.truncate(frames);
-    let sim = simulate_full(&sc, 10, None).unwrap();
+    let sim = simulate_full(&sc).unwrap();
     assert_eq!(sim.positions.len(), sc.frames.len());
     for (k, s) in sim.steps.iter().enumerate() {
         assert!(
@@ -80,10 +80,7 @@ fn constant_leak_scale_does_not_matter() {
     let mut b = a.clone();
     a.momentum_weights = Some(vec![1.0; a.mesh.n_vertices()]);
     b.momentum_weights = Some(vec![0.25; b.mesh.n_vertices()]);
-    let (sa, sb) = (
-        simulate_full(&a, 10, None).unwrap(),
-        simulate_full(&b, 10, None).unwrap(),
-    );
+    let (sa, sb) = (simulate_full(&a).unwrap(), simulate_full(&b).unwrap());
     let diff = sa
         .positions
         .iter()
@@ -100,8 +97,8 @@ fn two_runs_give_bit_identical_trajectories() {
     let sc = load_scene(&reference_file("fish", "json")).unwrap();
     let mut sc = sc;
     sc.frames.truncate(6);
-    let a = simulate_full(&sc, 10, None).unwrap();
-    let b = simulate_full(&sc, 10, None).unwrap();
+    let a = simulate_full(&sc).unwrap();
+    let b = simulate_full(&sc).unwrap();
     assert!(a.positions == b.positions);
 }
 

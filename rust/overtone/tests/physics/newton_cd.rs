@@ -1,7 +1,7 @@
 //! Complementary dynamics with the stable neo-Hookean energy (Newton) on the reference
 //! release's `neohookean` scene, the frog.
 
-use overtone::dynamics::{NewtonCdSolver, SolverParams};
+use overtone::dynamics::{NewtonCdParams, NewtonCdSolver, SolverParams};
 use overtone::energy::EnergyModel;
 use overtone::leak::default_momentum_weights;
 use overtone::rig::LbsRig;
@@ -23,7 +23,7 @@ fn frog_runs_with_neo_hookean_and_keeps_the_constraint() {
     scene.frames.truncate(8);
     // The production scheme (implicit midpoint, substeps, damping, rig rest) runs too and
     // keeps the contract at every frame.
-    let sim = simulate_full(&scene, 30, None).unwrap();
+    let sim = simulate_full(&scene).unwrap();
     assert!(sim.positions.iter().flatten().all(|v| v.is_finite()));
     for (k, s) in sim.steps.iter().enumerate() {
         assert!(
@@ -34,7 +34,7 @@ fn frog_runs_with_neo_hookean_and_keeps_the_constraint() {
     }
     // The seeds' scheme: one backward-Euler Newton solve per frame.
     scene.dynamics = overtone::scene::SceneDynamics::seed();
-    let sim = simulate_full(&scene, 30, None).unwrap();
+    let sim = simulate_full(&scene).unwrap();
     assert_eq!(sim.positions.len(), 8);
     for (k, s) in sim.steps.iter().enumerate() {
         assert!(
@@ -57,21 +57,15 @@ fn newton_steps_never_increase_the_energy_and_end_quadratically() {
     let dw = default_momentum_weights(&scene.mesh).unwrap();
     let params = SolverParams {
         dt: scene.dt,
-        iterations: 40,
-        tolerance: Some(1e-9),
         gravity: scene.gravity.clone(),
         ..Default::default()
     };
-    let mut s = NewtonCdSolver::new(
-        &scene.mesh,
-        rig,
-        &dw,
-        EnergyModel::NeoHookean,
-        &scene.material,
-        &params,
-        &p0,
-    )
-    .unwrap();
+    let newton = NewtonCdParams {
+        model: EnergyModel::NeoHookean,
+        max_iterations: 40,
+        tolerance: 1e-9,
+    };
+    let mut s = NewtonCdSolver::new(&scene.mesh, rig, &dw, &scene.material, &params, &newton, &p0).unwrap();
     for f in 1..3 {
         let p = s.rig().params_from_transforms(&scene.frames[f]).unwrap();
         s.step(&p).unwrap();
@@ -116,9 +110,9 @@ fn newton_behind_the_solver_trait_refuses_a_damping_change_and_keeps_its_state()
                 &scene.mesh,
                 rig.clone(),
                 &dw,
-                EnergyModel::NeoHookean,
                 &scene.material,
                 &params,
+                &NewtonCdParams::default(),
                 &p0,
             )
             .unwrap(),

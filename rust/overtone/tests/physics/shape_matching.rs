@@ -369,6 +369,7 @@ fn example_aware_cd_keeps_the_contract_and_moves_toward_the_example() {
             &vec![1.0; n],
             &Material::default(),
             &SolverParams::default(),
+            Default::default(),
             &p0,
         )
         .unwrap()

@@ -13,7 +13,7 @@
 //! (gravity then overflows the positions), and the twins are compared the same way after the
 //! sane time step is put back.
 
-use overtone::dynamics::{FastParams, FastSolver, FullOrderSolver, NewtonCdSolver, SolverParams};
+use overtone::dynamics::{FastParams, FastSolver, FullOrderSolver, NewtonCdParams, NewtonCdSolver, SolverParams};
 use overtone::energy::EnergyModel;
 use overtone::leak::default_momentum_weights;
 use overtone::mesh::tet_grid;
@@ -58,11 +58,9 @@ fn assert_step_failed(e: &OvertoneError, solver: &str) {
     );
 }
 
-fn params(scene: &Scene, iterations: usize) -> SolverParams {
+fn params(scene: &Scene) -> SolverParams {
     SolverParams {
         dt: scene.dt,
-        iterations,
-        tolerance: None,
         gravity: vec![0.0; 3],
         ..Default::default()
     }
@@ -73,10 +71,28 @@ fn full_order_step_failure_leaves_the_state_bit_identical() {
     let scene = sphere();
     let rig = LbsRig::new(3, scene.mesh.vertices(), &scene.weights, scene.n_bones).unwrap();
     let dw = default_momentum_weights(&scene.mesh).unwrap();
-    let pr = params(&scene, 10);
+    let pr = params(&scene);
     let p0 = pose(&scene, &rig, 0);
-    let mut a = FullOrderSolver::new(&scene.mesh, rig.clone(), &dw, &scene.material, &pr, &p0).unwrap();
-    let mut b = FullOrderSolver::new(&scene.mesh, rig.clone(), &dw, &scene.material, &pr, &p0).unwrap();
+    let mut a = FullOrderSolver::new(
+        &scene.mesh,
+        rig.clone(),
+        &dw,
+        &scene.material,
+        &pr,
+        Default::default(),
+        &p0,
+    )
+    .unwrap();
+    let mut b = FullOrderSolver::new(
+        &scene.mesh,
+        rig.clone(),
+        &dw,
+        &scene.material,
+        &pr,
+        Default::default(),
+        &p0,
+    )
+    .unwrap();
     for f in 1..6 {
         let p = pose(&scene, &rig, f);
         a.step(&p).unwrap();
@@ -116,23 +132,14 @@ fn newton_step_failure_leaves_the_state_bit_identical() {
     let scene = sphere();
     let rig = LbsRig::new(3, scene.mesh.vertices(), &scene.weights, scene.n_bones).unwrap();
     let dw = default_momentum_weights(&scene.mesh).unwrap();
-    let pr = SolverParams {
-        tolerance: Some(1e-8),
-        ..params(&scene, 20)
+    let pr = params(&scene);
+    let newton = NewtonCdParams {
+        model: EnergyModel::NeoHookean,
+        max_iterations: 20,
+        tolerance: 1e-8,
     };
     let p0 = pose(&scene, &rig, 0);
-    let new = || {
-        NewtonCdSolver::new(
-            &scene.mesh,
-            rig.clone(),
-            &dw,
-            EnergyModel::NeoHookean,
-            &scene.material,
-            &pr,
-            &p0,
-        )
-        .unwrap()
-    };
+    let new = || NewtonCdSolver::new(&scene.mesh, rig.clone(), &dw, &scene.material, &pr, &newton, &p0).unwrap();
     let (mut a, mut b) = (new(), new());
     for f in 1..6 {
         let p = pose(&scene, &rig, f);
@@ -179,9 +186,13 @@ fn fast_step_failure_leaves_the_state_bit_identical() {
     let scene = sphere();
     let rig = LbsRig::new(3, scene.mesh.vertices(), &scene.weights, scene.n_bones).unwrap();
     let dw = default_momentum_weights(&scene.mesh).unwrap();
-    let pr = params(&scene, 10);
+    let pr = params(&scene);
     let p0 = pose(&scene, &rig, 0);
-    let fast = FastParams { modes: 6, clusters: 20 };
+    let fast = FastParams {
+        modes: 6,
+        clusters: 20,
+        iterations: 10,
+    };
     let new = || FastSolver::new(&scene.mesh, rig.clone(), &dw, &scene.material, &pr, fast, &p0).unwrap();
     let (mut a, mut b) = (new(), new());
     for f in 1..6 {

@@ -43,7 +43,7 @@ fn tip_motion(sc: &Scene, kind: SolverKind) -> Vec<f64> {
         out.push(disp[tip * d]);
         Ok(())
     };
-    let sim = simulate_streaming(sc, kind, 10, None, None, &mut keep).unwrap();
+    let sim = simulate_streaming(sc, kind, None, &mut keep).unwrap();
     let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);
     assert!(worst < 1e-8, "relative residual {worst:.2e} ({kind:?})");
     out
@@ -100,8 +100,14 @@ fn dynamics(damping: f64) -> SceneDynamics {
 #[test]
 fn undamped_beam_keeps_ringing_at_24_fps_with_the_period_of_96_fps() {
     let settle = SWING_TIME + 0.05;
-    let u24 = tip_motion(&swing_beam(24.0, dynamics(0.0)), SolverKind::Full);
-    let u96 = tip_motion(&swing_beam(96.0, dynamics(0.0)), SolverKind::Full);
+    let u24 = tip_motion(
+        &swing_beam(24.0, dynamics(0.0)),
+        SolverKind::LocalGlobal(Default::default()),
+    );
+    let u96 = tip_motion(
+        &swing_beam(96.0, dynamics(0.0)),
+        SolverKind::LocalGlobal(Default::default()),
+    );
     let (p24, p96) = (period(&u24, 24.0, settle), period(&u96, 96.0, settle));
     let ex = extrema(&u24, 24.0, settle);
     let first = ex[0].1.abs();
@@ -110,7 +116,10 @@ fn undamped_beam_keeps_ringing_at_24_fps_with_the_period_of_96_fps() {
         .filter(|e| e.0 >= ex[0].0 + 1.0 - 0.5 * p24 && e.0 <= ex[0].0 + 1.0 + 0.5 * p24)
         .map(|e| e.1.abs())
         .fold(0.0, f64::max);
-    let be = tip_motion(&swing_beam(24.0, SceneDynamics::seed()), SolverKind::Full);
+    let be = tip_motion(
+        &swing_beam(24.0, SceneDynamics::seed()),
+        SolverKind::LocalGlobal(Default::default()),
+    );
     let be_ex = extrema(&be, 24.0, settle);
     eprintln!(
         "period 24 fps {p24:.4} s, 96 fps {p96:.4} s; amplitude first {first:.4e}, one second later {later:.4e} ({:.1}%); backward Euler first {:.3e}",
@@ -126,13 +135,14 @@ fn damping_ratio_of_the_lowest_mode_is_what_was_asked() {
     let settle = SWING_TIME + 0.05;
     for zeta in [0.05, 0.1, 0.3] {
         for (fps, kind) in [
-            (24.0, SolverKind::Full),
-            (96.0, SolverKind::Full),
+            (24.0, SolverKind::LocalGlobal(Default::default())),
+            (96.0, SolverKind::LocalGlobal(Default::default())),
             (
                 96.0,
                 SolverKind::Fast(FastParams {
                     modes: 20,
                     clusters: 60,
+                    iterations: 10,
                 }),
             ),
         ] {
@@ -163,10 +173,11 @@ fn the_fast_solver_vibrates_at_its_computed_lowest_frequency() {
     let kind = SolverKind::Fast(FastParams {
         modes: 20,
         clusters: 60,
+        iterations: 10,
     });
     let u = tip_motion(&sc, kind);
     let mut ignore = |_: usize, _: &[f64], _: &[f64]| -> overtone::Result<()> { Ok(()) };
-    let sim = simulate_streaming(&sc, kind, 10, None, None, &mut ignore).unwrap();
+    let sim = simulate_streaming(&sc, kind, None, &mut ignore).unwrap();
     let f1 = sim.fast.as_ref().unwrap().lowest_frequency_hz;
     let measured = 1.0 / period(&u, 96.0, SWING_TIME + 0.05);
     eprintln!("fast solver: computed f1 {f1:.4} Hz, measured {measured:.4} Hz");
@@ -182,12 +193,18 @@ fn the_fast_solver_vibrates_at_its_computed_lowest_frequency() {
 #[test]
 fn a_held_pose_far_from_bind_shows_no_secondary_motion_with_the_rig_rest() {
     for (rest, solver) in [
-        (overtone::dynamics::RestShape::Rig, SolverKind::Full),
+        (
+            overtone::dynamics::RestShape::Rig,
+            SolverKind::LocalGlobal(Default::default()),
+        ),
         (
             overtone::dynamics::RestShape::Rig,
             SolverKind::Fast(FastParams::default_for(2)),
         ),
-        (overtone::dynamics::RestShape::Bind, SolverKind::Full),
+        (
+            overtone::dynamics::RestShape::Bind,
+            SolverKind::LocalGlobal(Default::default()),
+        ),
     ] {
         let mut sc = swing_beam(24.0, dynamics(0.1));
         sc.dynamics.rest = rest;
@@ -204,7 +221,7 @@ fn a_held_pose_far_from_bind_shows_no_secondary_motion_with_the_rig_rest() {
             peak = peak.max(last);
             Ok(())
         };
-        simulate_streaming(&sc, solver, 10, None, None, &mut keep).unwrap();
+        simulate_streaming(&sc, solver, None, &mut keep).unwrap();
         eprintln!("{rest:?} {solver:?}: peak {peak:.3e}, after 2 s {last:.3e} (beam length 2)");
         if rest == overtone::dynamics::RestShape::Rig {
             assert!(peak < 1e-10, "{solver:?}: held pose moved by {peak:e}");
@@ -240,10 +257,13 @@ fn a_clip_that_starts_moving_does_not_kick_the_body() {
             peak = peak.max(m);
             Ok(())
         };
-        simulate_streaming(sc, solver, 10, None, None, &mut keep).unwrap();
+        simulate_streaming(sc, solver, None, &mut keep).unwrap();
         peak
     };
-    for solver in [SolverKind::Full, SolverKind::Fast(FastParams::default_for(2))] {
+    for solver in [
+        SolverKind::LocalGlobal(Default::default()),
+        SolverKind::Fast(FastParams::default_for(2)),
+    ] {
         let moving = peak(&clip(dynamics(0.1)), solver);
         let at_rest = peak(&clip(SceneDynamics::seed()), solver);
         eprintln!("{solver:?}: peak {moving:.3e} (production), {at_rest:.3e} (seeds' scheme, from rest)");
@@ -264,25 +284,17 @@ fn a_clip_that_starts_moving_does_not_kick_the_body() {
 fn bad_dynamics_settings_are_refused() {
     use overtone::scene::DynamicsKeys;
     let base = SceneDynamics::default();
-    let cases: Vec<(&str, DynamicsKeys)> = vec![
-        (
-            "integrator",
-            DynamicsKeys {
-                integrator: Some("rk4".into()),
-                ..Default::default()
-            },
-        ),
-        (
-            "rest",
-            DynamicsKeys {
-                rest: Some("pose".into()),
-                ..Default::default()
-            },
-        ),
-    ];
-    for (name, k) in cases {
-        let e = k.apply(&base).unwrap_err().to_string();
+    for (name, text) in [
+        ("integrator", "rk4"),
+        ("rest", "pose"),
+        ("damping", "-0.1"),
+        ("substeps", "0"),
+        ("cut_distance", "-0.5"),
+    ] {
+        let mut k = DynamicsKeys::default();
+        let e = k.set_text(name, text).unwrap_err().to_string();
         assert!(e.contains(name), "{name}: {e}");
+        assert_eq!(k.apply(&base).unwrap(), base, "{name}: a refused key changed the keys");
     }
     let n = 10;
     let bad: Vec<(&str, SceneDynamics)> = vec![
@@ -377,10 +389,16 @@ fn bad_dynamics_settings_are_refused() {
 /// first frame already shows it.
 #[test]
 fn time_scale_strength_and_preroll_do_what_they_say() {
-    let base = tip_motion(&swing_beam(48.0, dynamics(0.1)), SolverKind::Full);
+    let base = tip_motion(
+        &swing_beam(48.0, dynamics(0.1)),
+        SolverKind::LocalGlobal(Default::default()),
+    );
     // Time scale 2 at 24 fps: each frame advances 2/24 s of physics, so an animation whose
     // poses follow physics time 2k/24 is the unscaled run at 12 fps, frame for frame.
-    let base12 = tip_motion(&swing_beam(12.0, dynamics(0.1)), SolverKind::Full);
+    let base12 = tip_motion(
+        &swing_beam(12.0, dynamics(0.1)),
+        SolverKind::LocalGlobal(Default::default()),
+    );
     let mut sc = swing_beam(
         24.0,
         SceneDynamics {
@@ -392,7 +410,7 @@ fn time_scale_strength_and_preroll_do_what_they_say() {
         let t = (2.0 * k as f64 / 24.0).min(SWING_TIME);
         f[2] = SWING * 0.5 * (1.0 - (std::f64::consts::PI * t / SWING_TIME).cos());
     }
-    let scaled = tip_motion(&sc, SolverKind::Full);
+    let scaled = tip_motion(&sc, SolverKind::LocalGlobal(Default::default()));
     let err = (0..base12.len())
         .map(|k| (scaled[k] - base12[k]).abs())
         .fold(0.0, f64::max);
@@ -406,7 +424,7 @@ fn time_scale_strength_and_preroll_do_what_they_say() {
                 ..dynamics(0.1)
             },
         ),
-        SolverKind::Full,
+        SolverKind::LocalGlobal(Default::default()),
     );
     for (a, b) in strong.iter().zip(&base) {
         assert!((a - 2.5 * b).abs() <= 1e-12 * size.max(1e-300) + 1e-15);
@@ -420,7 +438,7 @@ fn time_scale_strength_and_preroll_do_what_they_say() {
         },
     );
     heavy.gravity = vec![-9.81, 0.0];
-    let sag = tip_motion(&heavy, SolverKind::Full);
+    let sag = tip_motion(&heavy, SolverKind::LocalGlobal(Default::default()));
     let settled = sag[sag.len() - 1];
     assert!(settled.abs() > 1e-4, "gravity sags the beam ({settled:e})");
     assert!(

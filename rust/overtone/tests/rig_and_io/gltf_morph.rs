@@ -224,8 +224,6 @@ fn lattice_residuals(sc: &Scene) -> [(f64, f64, f64); 2] {
     let dw = default_momentum_weights(&sc.mesh).unwrap();
     let params = SolverParams {
         dt: sc.dt,
-        iterations: 10,
-        tolerance: None,
         gravity: vec![0.0; 3],
         ..Default::default()
     };
@@ -234,7 +232,16 @@ fn lattice_residuals(sc: &Scene) -> [(f64, f64, f64); 2] {
         sc.frame_params_into(&rig, k, &mut p).unwrap();
         p
     };
-    let mut full = FullOrderSolver::new(&sc.mesh, rig.clone(), &dw, &sc.material, &params, &p(0)).unwrap();
+    let mut full = FullOrderSolver::new(
+        &sc.mesh,
+        rig.clone(),
+        &dw,
+        &sc.material,
+        &params,
+        Default::default(),
+        &p(0),
+    )
+    .unwrap();
     let mut fast = FastSolver::new(
         &sc.mesh,
         rig.clone(),
@@ -302,7 +309,7 @@ fn bake_frame_zero_equals_morph_then_skin() {
         ..CharacterSettings::default()
     };
     let ch = character_from_gltf(&path, &settings, None).unwrap();
-    let baked = bake_character(&ch, SolverKind::Full, None, &mut |_, _| {}).unwrap();
+    let baked = bake_character(&ch, SolverKind::LocalGlobal(Default::default()), None, &mut |_, _| {}).unwrap();
     let (pos, _) = box_surface();
     assert_eq!(baked.frames[0].len(), pos.len() * 3);
     for (v, p) in pos.iter().enumerate() {
@@ -406,8 +413,6 @@ fn empty_morph_targets_are_dropped_and_duplicates_keep_one_direction() {
     let dw = default_momentum_weights(&sc.mesh).unwrap();
     let params = SolverParams {
         dt: sc.dt,
-        iterations: 10,
-        tolerance: None,
         gravity: vec![0.0; 3],
         ..Default::default()
     };
@@ -416,7 +421,16 @@ fn empty_morph_targets_are_dropped_and_duplicates_keep_one_direction() {
         sc.frame_params_into(&rig, k, &mut p).unwrap();
         p
     };
-    let mut full = FullOrderSolver::new(&sc.mesh, rig.clone(), &dw, &sc.material, &params, &p(0)).unwrap();
+    let mut full = FullOrderSolver::new(
+        &sc.mesh,
+        rig.clone(),
+        &dw,
+        &sc.material,
+        &params,
+        Default::default(),
+        &p(0),
+    )
+    .unwrap();
     assert_eq!(full.blendshape_rank(), (1, 2));
     for k in 1..sc.frames.len() {
         full.step(&p(k)).unwrap();

@@ -160,7 +160,7 @@ fn a_sidecar_with_a_valid_checksum_but_impossible_shapes_is_rebuilt() {
     })
     .unwrap();
     let kind = SolverKind::Fast(FastParams::default_for(2));
-    let built = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+    let built = simulate_with_sidecar(&sc, kind, Some(&path)).unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     let h = read_sidecar_header(&bytes).unwrap();
     // bincode's standard configuration: the payload starts with the basis dimension as a
@@ -170,7 +170,7 @@ fn a_sidecar_with_a_valid_checksum_but_impossible_shapes_is_rebuilt() {
     let sum = payload_checksum(&bytes[h.header_len..]);
     bytes[h.header_len - 32..h.header_len].copy_from_slice(&sum);
     std::fs::write(&path, &bytes).unwrap();
-    let again = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+    let again = simulate_with_sidecar(&sc, kind, Some(&path)).unwrap();
     let status = again.fast.as_ref().unwrap().cache.to_string();
     assert_eq!(
         again.fast.as_ref().unwrap().cache.state(),
@@ -185,7 +185,7 @@ fn a_sidecar_with_a_valid_checksum_but_impossible_shapes_is_rebuilt() {
         again.positions == built.positions,
         "the rebuilt model must give the same motion"
     );
-    let loaded = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+    let loaded = simulate_with_sidecar(&sc, kind, Some(&path)).unwrap();
     assert_eq!(loaded.fast.unwrap().cache, CacheStatus::Loaded);
 }
 

@@ -123,7 +123,7 @@ fn bad_scenes_are_refused_with_a_reason() {
             Box::new(|v| {
                 v["typo"] = 1.into();
             }),
-            "unknown field `typo`",
+            "unknown key `typo`",
         ),
         (
             "short_vertex",

@@ -25,7 +25,7 @@ fn sidecar_is_reused_only_for_identical_inputs() {
     let fp = FastParams::default_for(2);
     let kind = SolverKind::Fast(fp);
 
-    let built = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+    let built = simulate_with_sidecar(&sc, kind, Some(&path)).unwrap();
     assert!(
         status(&built).starts_with("rebuilt (no sidecar yet)"),
         "{}",
@@ -37,20 +37,20 @@ fn sidecar_is_reused_only_for_identical_inputs() {
     assert_eq!(h.format_version, FORMAT_VERSION);
     assert_eq!(h.payload_len as usize, bytes.len() - h.header_len);
 
-    let loaded = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+    let loaded = simulate_with_sidecar(&sc, kind, Some(&path)).unwrap();
     assert_eq!(status(&loaded), CacheStatus::Loaded.to_string());
     assert!(loaded.positions == built.positions, "loading changed the result");
-    let plain = simulate(&sc, kind, 10, None).unwrap();
+    let plain = simulate(&sc, kind).unwrap();
     assert!(plain.positions == built.positions);
 
     // Any input the precompute depends on invalidates it: modes, leak field, material, time
     // step, mesh.
     let more_modes = SolverKind::Fast(FastParams { modes: 8, ..fp });
-    let s = simulate_with_sidecar(&sc, more_modes, 10, None, Some(&path)).unwrap();
+    let s = simulate_with_sidecar(&sc, more_modes, Some(&path)).unwrap();
     assert!(status(&s).contains("different inputs"), "{}", status(&s));
     let mut leak = sc.clone();
     leak.momentum_weights = Some(vec![1.0; sc.mesh.n_vertices()]);
-    let s = simulate_with_sidecar(&leak, kind, 10, None, Some(&path)).unwrap();
+    let s = simulate_with_sidecar(&leak, kind, Some(&path)).unwrap();
     assert!(status(&s).contains("different inputs"), "{}", status(&s));
     let other = metronome_beam(MetronomeBeam {
         w: 41,
@@ -58,7 +58,7 @@ fn sidecar_is_reused_only_for_identical_inputs() {
         ..Default::default()
     })
     .unwrap();
-    let s = simulate_with_sidecar(&other, kind, 10, None, Some(&path)).unwrap();
+    let s = simulate_with_sidecar(&other, kind, Some(&path)).unwrap();
     assert!(status(&s).contains("different inputs"), "{}", status(&s));
 }
 
@@ -74,7 +74,7 @@ fn corrupt_sidecars_are_rebuilt() {
     })
     .unwrap();
     let kind = SolverKind::Fast(FastParams::default_for(2));
-    let clean = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+    let clean = simulate_with_sidecar(&sc, kind, Some(&path)).unwrap();
     let good = std::fs::read(&path).unwrap();
     let h = read_sidecar_header(&good).unwrap();
     let mut flipped = good.clone();
@@ -92,12 +92,12 @@ fn corrupt_sidecars_are_rebuilt() {
     ];
     for (name, bytes) in variants {
         std::fs::write(&path, &bytes).unwrap();
-        let sim = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+        let sim = simulate_with_sidecar(&sc, kind, Some(&path)).unwrap();
         let st = status(&sim);
         assert!(st.starts_with("rebuilt"), "{name}: {st}");
         assert!(sim.positions == clean.positions, "{name}: rebuilt result differs");
         // After the run the sidecar is valid again.
-        let again = simulate_with_sidecar(&sc, kind, 10, None, Some(&path)).unwrap();
+        let again = simulate_with_sidecar(&sc, kind, Some(&path)).unwrap();
         assert!(
             status(&again) == CacheStatus::Loaded.to_string(),
             "{name}: {}",
@@ -115,7 +115,7 @@ fn unwritable_sidecar_is_reported() {
     })
     .unwrap();
     let path = PathBuf::from("/nonexistent-overtone-dir/beam.ovt");
-    let sim = simulate_with_sidecar(&sc, SolverKind::Fast(FastParams::default_for(2)), 10, None, Some(&path)).unwrap();
+    let sim = simulate_with_sidecar(&sc, SolverKind::Fast(FastParams::default_for(2)), Some(&path)).unwrap();
     assert!(
         status(&sim).starts_with("built; sidecar not written"),
         "{}",

@@ -23,7 +23,7 @@ use crate::error::{OvertoneError, Result};
 /// their means add up least (ties to the earlier cut). The first part keeps the label, the
 /// second takes the next one. Every group is non-empty. `O(n (f² + log n))` per cut of `n`
 /// points.
-pub fn bisection(points: &[f64], f: usize, k: usize) -> Result<Vec<usize>> {
+pub(crate) fn bisection(points: &[f64], f: usize, k: usize) -> Result<Vec<usize>> {
     let m = points.len().checked_div(f).unwrap_or(0);
     if k == 0 || k > m {
         return Err(OvertoneError::setting(

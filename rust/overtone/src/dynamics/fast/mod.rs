@@ -15,10 +15,11 @@ mod skinning_eigenmodes;
 mod solver;
 mod weight_space_constraint;
 
-pub use bisection::bisection;
-pub use model::{FastParams, FastPrecompute, ReducedModel, AUTO_MODES, SMALL_BODY_MODES, SMALL_BODY_TETS};
-pub use precompute::{build_fast_precompute, fast_precompute_key, FastPrecomputeData};
-pub use rotation_clusters::{element_features, RotationClusters};
+pub(crate) use bisection::bisection;
+pub use model::{FastParams, FastPrecompute, ReducedModel, AUTO_MODES, SMALL_BODY_MODES};
+pub(crate) use precompute::build_fast_precompute;
+pub use precompute::{fast_precompute_key, FastPrecomputeData};
+pub use rotation_clusters::RotationClusters;
 pub use skinning_basis::SkinningBasis;
 pub use skinning_eigenmodes::{skinning_eigenmodes, skinning_eigenmodes_of_material, SkinningEigenmodes};
 pub use solver::FastSolver;

@@ -24,9 +24,9 @@ pub const SMALL_BODY_MODES: usize = 64;
 /// for [`SMALL_BODY_MODES`] modes takes a few seconds (the tests' tube, 23k tetrahedra at 51
 /// cells: 4.5 s) and each step about a millisecond. The test characters' automatic lattices have
 /// 65k-119k tetrahedra.
-pub const SMALL_BODY_TETS: usize = 40_000;
+pub(crate) const SMALL_BODY_TETS: usize = 40_000;
 
-/// Size of the reduced space.
+/// The fast solver's controls: the size of the reduced space and its local/global iterations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FastParams {
     /// Skinning eigenmodes `k` (weight fields); the subspace has `k·d(d+1)` coordinates.
@@ -35,6 +35,9 @@ pub struct FastParams {
     pub modes: usize,
     /// Rotation clusters; default 20 in 2D, 100 in 3D. Must not exceed the element count.
     pub clusters: usize,
+    /// Local/global iterations per solve (clustered rotations, then one reduced linear solve),
+    /// `≥ 1`. Default 10 (the seed's); not part of the precompute.
+    pub iterations: usize,
 }
 
 impl FastParams {
@@ -44,11 +47,13 @@ impl FastParams {
             Self {
                 modes: 10,
                 clusters: 20,
+                iterations: 10,
             }
         } else {
             Self {
                 modes: 16,
                 clusters: 100,
+                iterations: 10,
             }
         }
     }
@@ -87,6 +92,13 @@ impl FastParams {
                 "modes",
                 0,
                 "the fast solver needs at least one skinning eigenmode",
+            ));
+        }
+        if self.iterations == 0 {
+            return Err(OvertoneError::setting(
+                "iterations",
+                0,
+                "at least one local/global iteration is needed",
             ));
         }
         if self.clusters == 0 || self.clusters > mesh.n_elements() {

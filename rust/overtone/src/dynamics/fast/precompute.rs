@@ -35,7 +35,7 @@ pub struct FastPrecomputeData {
 
 impl FastPrecomputeData {
     /// The weight fields as a matrix.
-    pub fn weight_matrix(&self) -> Mat<f64> {
+    pub(crate) fn weight_matrix(&self) -> Mat<f64> {
         Mat::from_fn(self.n_vertices, self.modes, |v, l| {
             self.weights[l * self.n_vertices + v]
         })
@@ -87,7 +87,7 @@ pub fn fast_precompute_key(
 /// Measured on the Blender tests' tube at 32 cells (a square lattice around a round tube has
 /// pairs of equal eigenvalues): the mirrored tube moved 0.10 % of the peak away from the plain
 /// one with 63 modes, 1.02 % with 64 and 7.57 % with 65 before this cut.
-pub fn modes_kept(values: &[f64], k: usize) -> usize {
+pub(crate) fn modes_kept(values: &[f64], k: usize) -> usize {
     if values.len() <= k {
         return k.min(values.len());
     }
@@ -102,7 +102,7 @@ pub fn modes_kept(values: &[f64], k: usize) -> usize {
 /// `vol_e · s_e` and effective `volumes`), the clusters of their element features. Reports to
 /// this thread's [`crate::progress`] scope (eigenmodes up to 85 %, clusters up to 100 %) and
 /// stops with [`crate::OvertoneError::Cancelled`] when it is cancelled.
-pub fn build_fast_precompute(
+pub(crate) fn build_fast_precompute(
     mesh: &SimplexMesh,
     a_hat: &Mat<f64>,
     fast: FastParams,

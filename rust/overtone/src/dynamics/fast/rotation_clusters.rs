@@ -8,7 +8,7 @@ use crate::mesh::SimplexMesh;
 
 /// Per-element features for clustering: the mean of the weight fields over the element's
 /// vertices (`m × k`, row-major). Elements that move alike in every mode get close features.
-pub fn element_features(mesh: &SimplexMesh, weights: &Mat<f64>) -> Vec<f64> {
+pub(crate) fn element_features(mesh: &SimplexMesh, weights: &Mat<f64>) -> Vec<f64> {
     let k = weights.ncols();
     let share = 1.0 / (mesh.dim() + 1) as f64;
     let mut f = vec![0.0; mesh.n_elements() * k];
@@ -54,7 +54,7 @@ impl RotationClusters {
     }
 
     /// One cluster per element (the full-order local step, for convergence studies).
-    pub fn per_element(n_elements: usize) -> Self {
+    pub(crate) fn per_element(n_elements: usize) -> Self {
         Self {
             labels: (0..n_elements).collect(),
             sizes: vec![1; n_elements],

@@ -93,7 +93,7 @@ impl SkinningBasis {
     }
 
     /// Columns per coordinate, `r̂`.
-    pub fn reduced_dim(&self) -> usize {
+    pub(crate) fn reduced_dim(&self) -> usize {
         self.reduced
     }
     /// Number of weight fields `k`.
@@ -114,7 +114,7 @@ impl SkinningBasis {
     /// Whether the stored arrays have the lengths their counts imply (`d ∈ {2, 3}`, rest
     /// `n × d`, weights `n × k`, coefficients `k(d+1) × r̂`) and hold finite numbers; a basis
     /// decoded from a file is used only when this holds.
-    pub fn shapes_consistent(&self) -> bool {
+    pub(crate) fn shapes_consistent(&self) -> bool {
         let (d, k, r) = (self.dim, self.n_fields, self.reduced);
         (d == 2 || d == 3)
             && self.rest.len() % d == 0
@@ -150,7 +150,7 @@ impl SkinningBasis {
     }
 
     /// `c_i = T z_i` for each coordinate, written into `c` (`d × k(d+1)`, row-major).
-    pub fn field_coefficients(&self, z: &[f64], c: &mut [f64]) {
+    pub(crate) fn field_coefficients(&self, z: &[f64], c: &mut [f64]) {
         let (d, r) = (self.dim, self.reduced);
         let cols = self.n_fields * (d + 1);
         for i in 0..d {
@@ -165,7 +165,7 @@ impl SkinningBasis {
     /// `out_v += u(v)` for every vertex, with `c` from [`field_coefficients`](Self::field_coefficients);
     /// `out` is `n × d` row-major. Parallel over vertices on large meshes (each vertex is
     /// independent, so the result does not depend on the thread count). Does not allocate.
-    pub fn add_reconstruction(&self, c: &[f64], out: &mut [f64]) {
+    pub(crate) fn add_reconstruction(&self, c: &[f64], out: &mut [f64]) {
         let (d, k) = (self.dim, self.n_fields);
         let cols = k * (d + 1);
         let vertex = |v: usize, o: &mut [f64]| {

@@ -122,7 +122,14 @@ struct FastWorkspace {
 impl FastSystem {
     /// The system of `model` (scaled by `mu`, lowest angular frequency `omega1`) for the time
     /// plan `plan` and the solver settings `params`.
-    fn new(model: &ReducedModel, params: &SolverParams, plan: &FramePlan, mu: f64, omega1: f64) -> Result<Self> {
+    fn new(
+        model: &ReducedModel,
+        params: &SolverParams,
+        iterations: usize,
+        plan: &FramePlan,
+        mu: f64,
+        omega1: f64,
+    ) -> Result<Self> {
         let d = model.dim();
         let tau = plan.solve_step();
         let damping = Damping::rayleigh_split(params.damping, omega1, mu * model.laplacian_rayleigh);
@@ -134,7 +141,7 @@ impl FastSystem {
         };
         Ok(Self {
             h: tau,
-            iterations: params.iterations,
+            iterations,
             gravity,
             rest: params.rest,
             damping,
@@ -219,7 +226,7 @@ impl FastSolver {
     /// As [`new`](Self::new), loading the eigenmodes and clusters from the sidecar file when it
     /// was built from exactly these inputs, and (re)writing it otherwise.
     #[allow(clippy::too_many_arguments)]
-    pub fn with_sidecar(
+    pub(crate) fn with_sidecar(
         mesh: &SimplexMesh,
         rig: LbsRig,
         momentum_weights: &[f64],
@@ -262,7 +269,7 @@ impl FastSolver {
 
         // The system.
         let plan = FramePlan::new(params, Some(omega1));
-        let system = FastSystem::new(&model, params, &plan, mu, omega1)?;
+        let system = FastSystem::new(&model, params, fast.iterations, &plan, mu, omega1)?;
         info.substeps = plan.substeps;
         info.lowest_frequency_hz = omega1 / std::f64::consts::TAU;
 
@@ -312,7 +319,7 @@ impl FastSolver {
     ///
     /// Errors: a pose of the wrong size or with NaN/Inf, or `dt` not finite and > 0 (nothing
     /// changes).
-    pub fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
+    pub(crate) fn match_rig_velocity(&mut self, p_next: &[f64], dt: f64) -> Result<()> {
         self.rig.check_params(p_next)?;
         crate::dynamics::time_integration::check_frame_length(dt)?;
         self.rig.extended_params_into(p_next, &mut self.state.pdot);
@@ -349,7 +356,7 @@ impl FastSolver {
     /// [`NumericalError::StepFailed`] when the solve produces a non-finite state. On every error
     /// the state (`z`, `ż`, rig parameters and their velocity, rotation warm starts) is
     /// bit-identical to before the call.
-    pub fn advance(&mut self, p_given: &[f64]) -> Result<usize> {
+    pub(crate) fn advance(&mut self, p_given: &[f64]) -> Result<usize> {
         self.rig.check_params(p_given)?;
         let mut frames = std::mem::take(&mut self.frames);
         let result = frames.advance(self, p_given);
@@ -555,7 +562,7 @@ impl FastSolver {
 
     /// `(‖Jᵀ M D B z‖₂, relative to ‖Jᵀ M D‖₂ ‖B z‖₂)` from the precomputed `ÂB̂`, `G_{t,i}B̂`
     /// and `B̂ᵀB̂` (bone and blendshape rows together).
-    pub fn constraint_residual(&self) -> (f64, f64) {
+    pub(crate) fn constraint_residual(&self) -> (f64, f64) {
         let (d, rr) = (self.model.dim(), self.model.rr);
         let c = self.model.a_b.len() / rr.max(1);
         let (mut num, mut den) = (self.blendshape_product_sq(), 0.0);

@@ -52,7 +52,7 @@ pub fn write_alembic(path: &Path, mesh: &AnimatedMesh) -> Result<()> {
 }
 
 /// The bytes of the Alembic file of `mesh`.
-pub fn alembic_bytes(mesh: &AnimatedMesh) -> Result<Vec<u8>> {
+pub(crate) fn alembic_bytes(mesh: &AnimatedMesh) -> Result<Vec<u8>> {
     mesh.validate()?;
     let n_samples = mesh.frames.len() as u32;
     let mut w = OgawaWriter::new();

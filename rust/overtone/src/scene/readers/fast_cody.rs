@@ -87,7 +87,7 @@ pub fn fast_cody_files(rig: &Path) -> Result<(PathBuf, PathBuf)> {
 /// * The LBS transform of bone `b` at frame `f` is `P[f,b] · p0[b]⁻¹` (world transforms).
 /// * Material and time step: those of the reference release's fish (`E = 7e5`, `ν = 0.4`,
 ///   `ρ = 1000`, `h = 0.01`).
-pub fn read_fast_cody_scene(mesh_path: &Path, rig_path: &Path, anim_path: &Path) -> Result<Scene> {
+pub(crate) fn read_fast_cody_scene(mesh_path: &Path, rig_path: &Path, anim_path: &Path) -> Result<Scene> {
     let mesh = std::fs::read(mesh_path).map_err(|e| OvertoneError::io(mesh_path, format!("cannot read: {e}")))?;
     let (rig, anim) = (read_text(rig_path)?, read_text(anim_path)?);
     parse_fast_cody_scene(mesh_path, &mesh, rig_path, &rig, anim_path, &anim)

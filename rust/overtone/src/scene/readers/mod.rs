@@ -6,9 +6,11 @@ mod fast_cody;
 mod overtone_json;
 mod reference_release;
 
-pub use fast_cody::{fast_cody_files, parse_fast_cody_scene, read_fast_cody_scene};
+pub(crate) use fast_cody::read_fast_cody_scene;
+pub use fast_cody::{fast_cody_files, parse_fast_cody_scene};
 pub use overtone_json::{read_overtone_scene, scene_to_json, write_overtone_scene, SCENE_FORMAT};
-pub use reference_release::{parse_reference_scene, read_reference_scene, NamedText, ReferenceSceneTexts};
+pub(crate) use reference_release::read_reference_scene;
+pub use reference_release::{parse_reference_scene, NamedText, ReferenceSceneTexts};
 
 use std::path::Path;
 

@@ -9,6 +9,7 @@ use crate::error::{OvertoneError, Result};
 use crate::io::write_atomically;
 use crate::mesh::SimplexMesh;
 use crate::scene::{DynamicsKeys, ElasticModel, Scene, SceneBlendshapes, SceneDynamics, SceneExamples};
+use crate::settings::Value;
 use crate::shape_matching::ManifoldScope;
 
 /// The value of the `format` key.
@@ -34,7 +35,6 @@ struct BlendshapesFile {
 }
 
 #[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct SceneFile {
     format: String,
     dim: usize,
@@ -57,31 +57,14 @@ struct SceneFile {
     example_manifold: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     blendshapes: Option<BlendshapesFile>,
-    // The dynamics keys (see [`DynamicsKeys`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    integrator: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    substeps: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    damping: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    frequency: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    rest: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stiffness: Option<Vec<f64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     fill: Option<Vec<f64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    time_scale: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    preroll: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    strength: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    cut_distance: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    max_displacement: Option<f64>,
+    /// Every other key: the settings table's scene rows by name (see [`dynamics_keys`]); any
+    /// other name is refused there.
+    #[serde(flatten)]
+    dynamics: serde_json::Map<String, serde_json::Value>,
 }
 
 fn flatten<T: Copy>(path: &Path, what: &str, rows: Vec<Vec<T>>, width: usize) -> Result<Vec<T>> {
@@ -107,12 +90,12 @@ fn flatten<T: Copy>(path: &Path, what: &str, rows: Vec<Vec<T>>, width: usize) ->
 /// for example-aware complementary dynamics) with optional `example_beta` (default 1) and
 /// `example_manifold` (`global`, default, or `per-element`), optional `blendshapes`
 /// {`deltas` (targets × n × d rest-space offsets), `weights` (frames × targets)}: morph targets
-/// applied before skinning, one extra rig column each. Optional dynamics keys (absent = the
-/// production default, [`SceneDynamics`]): `integrator` (`implicit_midpoint` | `backward_euler`,
-/// the latter with the seeds' defaults: no damping, bind rest, no cut detection), `substeps`,
-/// `damping` (ζ), `frequency` (Hz), `rest` (`rig` | `bind`), `stiffness` (n multipliers of
-/// Young's modulus), `time_scale`, `preroll` (s), `strength`, `cut_distance` (fraction of the
-/// diagonal, 0 = off). Unknown keys are refused.
+/// applied before skinning, one extra rig column each; optional `stiffness` (n multipliers of
+/// Young's modulus). Optional dynamics keys (absent = the production default,
+/// [`SceneDynamics`]): the settings table's scene rows by name ([`crate::scene::scene_rows`];
+/// the docs' settings page lists them), a given `integrator` bringing its own defaults
+/// (`backward_euler`: the seeds', no damping, bind rest, no cut detection). Unknown keys are
+/// refused.
 pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
     let f: SceneFile = serde_json::from_str(text).map_err(|e| OvertoneError::parse(path, format!("{e}")))?;
     if f.format != SCENE_FORMAT {
@@ -232,22 +215,9 @@ pub fn read_overtone_scene(path: &Path, text: &str) -> Result<Scene> {
         examples,
         blendshapes,
         normalisation: None,
-        dynamics: DynamicsKeys {
-            integrator: f.integrator,
-            substeps: f.substeps,
-            damping: f.damping,
-            frequency: f.frequency,
-            rest: f.rest,
-            stiffness: f.stiffness,
-            fill: f.fill,
-            time_scale: f.time_scale,
-            preroll: f.preroll,
-            strength: f.strength,
-            cut_distance: f.cut_distance,
-            max_displacement: f.max_displacement,
-        }
-        .apply(&SceneDynamics::default())
-        .map_err(|e| OvertoneError::parse(path, e.to_string()))?,
+        dynamics: dynamics_keys(path, f.dynamics, f.stiffness, f.fill)?
+            .apply(&SceneDynamics::default())
+            .map_err(|e| OvertoneError::parse(path, e.to_string()))?,
     };
     scene.validate()?;
     Ok(scene)
@@ -288,20 +258,63 @@ pub fn scene_to_json(scene: &Scene) -> String {
                 .collect(),
             weights: b.weights.clone(),
         }),
-        integrator: dk.integrator,
-        substeps: dk.substeps,
-        damping: dk.damping,
-        frequency: dk.frequency,
-        rest: dk.rest,
-        stiffness: dk.stiffness,
-        fill: dk.fill,
-        time_scale: dk.time_scale,
-        preroll: dk.preroll,
-        strength: dk.strength,
-        cut_distance: dk.cut_distance,
-        max_displacement: dk.max_displacement,
+        stiffness: dk.stiffness.clone(),
+        fill: dk.fill.clone(),
+        dynamics: dk
+            .values
+            .iter()
+            .map(|(name, v)| (name.to_string(), json_of(name, v)))
+            .collect(),
     };
     serde_json::to_string(&f).expect("scene serialisation cannot fail")
+}
+
+/// The dynamics keys of a scene file: `keys` (every key that is not one of the scene's own)
+/// must be scene rows of the settings table ([`crate::scene::scene_rows`]), each a number, a
+/// choice's name or the unset word (`"never"`, `"automatic"`, or `null`).
+fn dynamics_keys(
+    path: &Path,
+    keys: serde_json::Map<String, serde_json::Value>,
+    stiffness: Option<Vec<f64>>,
+    fill: Option<Vec<f64>>,
+) -> Result<DynamicsKeys> {
+    let mut out = DynamicsKeys {
+        stiffness,
+        fill,
+        ..DynamicsKeys::default()
+    };
+    for (name, value) in keys {
+        if !crate::scene::scene_rows().any(|s| s.name == name) {
+            return Err(OvertoneError::parse(
+                path,
+                format!(
+                    "unknown key `{name}`; a scene file has format, dim, vertices, elements, weights, frames, D, material, dt, gravity, examples, example_beta, example_manifold, blendshapes, stiffness, fill and the dynamics keys {}",
+                    crate::scene::scene_rows().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        let text = match &value {
+            serde_json::Value::String(t) => t.clone(),
+            serde_json::Value::Null => "none".into(),
+            other => other.to_string(),
+        };
+        out.set_text(&name, &text)
+            .map_err(|e| OvertoneError::parse(path, e.to_string()))?;
+    }
+    Ok(out)
+}
+
+/// The JSON form of scene row `name`'s value: a number, a choice's name, or the unset word.
+fn json_of(name: &str, v: &Value) -> serde_json::Value {
+    match *v {
+        Value::F64(x) => serde_json::json!(x),
+        Value::Count(n) => serde_json::json!(n),
+        Value::Bool(b) => serde_json::json!(b),
+        Value::Vec3(g) => serde_json::json!(g),
+        Value::Choice(_) | Value::Unset => {
+            serde_json::json!(crate::settings::spec(name).map_or_else(|_| String::new(), |s| s.format(v)))
+        }
+    }
 }
 
 /// Writes a scene as `overtone-scene/1` JSON, atomically.

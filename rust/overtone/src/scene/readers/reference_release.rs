@@ -40,7 +40,7 @@ pub struct ReferenceSceneTexts<'a> {
 
 /// Reads a reference-release scene; `json` is the parsed scene file at `path`; the files it
 /// names are read relative to its folder.
-pub fn read_reference_scene(path: &Path, json: &serde_json::Value) -> Result<Scene> {
+pub(crate) fn read_reference_scene(path: &Path, json: &serde_json::Value) -> Result<Scene> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let file = |k: &str| -> Result<(std::path::PathBuf, String)> {
         let name = json
