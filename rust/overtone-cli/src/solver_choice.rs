@@ -1,7 +1,7 @@
 //! The `--solver` flag: which algorithm runs a scene or a character.
 
 use clap::ValueEnum;
-use overtone::dynamics::{FastParams, LocalGlobalParams, NewtonCdParams};
+use overtone::dynamics::{FastParams, LocalGlobalParams};
 use overtone::scene::{ElasticModel, SolverKind};
 
 /// The solver a user names on the command line.
@@ -35,13 +35,7 @@ impl SolverChoice {
         let chosen = match self {
             SolverChoice::Full => SolverKind::full_order(model),
             SolverChoice::LocalGlobal => SolverKind::LocalGlobal(LocalGlobalParams::default()),
-            SolverChoice::Newton => {
-                let d = NewtonCdParams::default();
-                SolverKind::Newton {
-                    max_iterations: d.max_iterations,
-                    tolerance: d.tolerance,
-                }
-            }
+            SolverChoice::Newton => SolverKind::newton(),
             SolverChoice::Fast => SolverKind::Fast(fast),
         };
         match chosen {

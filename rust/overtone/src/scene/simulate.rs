@@ -65,13 +65,16 @@ impl SolverKind {
     pub fn full_order(model: ElasticModel) -> Self {
         match model {
             ElasticModel::Arap => SolverKind::LocalGlobal(LocalGlobalParams::default()),
-            ElasticModel::NeoHookean => {
-                let d = NewtonCdParams::default();
-                SolverKind::Newton {
-                    max_iterations: d.max_iterations,
-                    tolerance: d.tolerance,
-                }
-            }
+            ElasticModel::NeoHookean => Self::newton(),
+        }
+    }
+
+    /// Newton's method at its default controls ([`NewtonCdParams::default`]).
+    pub fn newton() -> Self {
+        let d = NewtonCdParams::default();
+        SolverKind::Newton {
+            max_iterations: d.max_iterations,
+            tolerance: d.tolerance,
         }
     }
 
