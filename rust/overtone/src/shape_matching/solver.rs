@@ -111,13 +111,17 @@ pub struct ShapeMatchingSolver {
     stretch_all: Vec<f64>,
     weights: Vec<f64>,
     contacts: usize,
-    /// Workspace: `x`, `v`, `state` and `weights` at the start of the step being taken, put
-    /// back when the step fails (sized in [`new`](Self::new) and
-    /// [`set_examples`](Self::set_examples), so a step does not allocate for them).
+    /// Workspace: `x` and `v` at the start of the step being taken, put back when the step
+    /// fails (sized in [`new`](Self::new), so a step does not allocate for them).
     x_start: Vec<[f64; 3]>,
     v_start: Vec<[f64; 3]>,
-    state_start: Vec<RegionState>,
-    weights_start: Vec<f64>,
+    /// The other buffer of `state`: a step writes the new region states into it (carrying over
+    /// what the step reads or may not rewrite: the warm starts and the stretches) and swaps it
+    /// in; a failed step swaps back, so the old states are never copied whole.
+    state_spare: Vec<RegionState>,
+    /// The other buffer of `weights`, swapped in by a step that recomputes them all (a global
+    /// or grouped manifold) and back on failure.
+    weights_spare: Vec<f64>,
 }
 
 impl ShapeMatchingSolver {
@@ -275,7 +279,7 @@ impl ShapeMatchingSolver {
             example_goal: ExampleGoal::Stretch,
             p_d: Vec::new(),
             region_w: Vec::new(),
-            state_start: state.clone(),
+            state_spare: state.clone(),
             state,
             goals: vec![[0.0; 12]; n_reg],
             stretch_all: Vec::new(),
@@ -283,7 +287,7 @@ impl ShapeMatchingSolver {
             contacts: 0,
             x_start: vec![[0.0; 3]; n],
             v_start: vec![[0.0; 3]; n],
-            weights_start: Vec::new(),
+            weights_spare: Vec::new(),
         })
     }
 
@@ -388,7 +392,7 @@ impl ShapeMatchingSolver {
         self.region_w = vec![0.0; n_reg * ne];
         self.stretch_all = vec![0.0; n_reg * 6];
         self.weights = vec![0.0; m.n_groups() * m.n_examples()];
-        self.weights_start = self.weights.clone();
+        self.weights_spare = self.weights.clone();
         self.manifold = Some(m);
         Ok(())
     }
@@ -632,12 +636,29 @@ impl ShapeMatchingSolver {
 
     #[inline(always)]
     fn step_impl<const SIMD: bool>(&mut self) -> Result<()> {
-        self.x_start.copy_from_slice(&self.x);
-        self.v_start.copy_from_slice(&self.v);
-        self.state_start.copy_from_slice(&self.state);
-        self.weights_start.copy_from_slice(&self.weights);
         let parallel = self.regions.n_regions() >= PARALLEL_MIN_REGIONS;
         let fused = self.manifold.as_ref().is_none_or(|m| m.n_groups() == m.n_units());
+        let shape_goal = self.example_goal == ExampleGoal::Shape && self.manifold.is_some();
+        if shape_goal && fused && self.manifold.as_ref().is_some_and(|m| m.n_examples() > 16) {
+            return Err(OvertoneError::Unsupported(
+                "ExampleGoal::Shape with a per-region manifold supports at most 16 examples".into(),
+            ));
+        }
+        self.x_start.copy_from_slice(&self.x);
+        self.v_start.copy_from_slice(&self.v);
+        // The new region states go to the spare buffer: what phase 1 reads (the warm starts)
+        // or does not always rewrite (the stretch, without a manifold) is carried over.
+        std::mem::swap(&mut self.state, &mut self.state_spare);
+        for (new, old) in self.state.iter_mut().zip(&self.state_spare) {
+            new.warm = old.warm;
+            new.prev = old.prev;
+            new.stretch = old.stretch;
+        }
+        // Phase 2 below rewrites every weight: it writes them to the spare buffer.
+        let swapped_weights = !fused;
+        if swapped_weights {
+            std::mem::swap(&mut self.weights, &mut self.weights_spare);
+        }
         // Phase 1: per region, the centroid, A, its polar decomposition and (fused) the goal map.
         let mut state = std::mem::take(&mut self.state);
         {
@@ -674,16 +695,9 @@ impl ShapeMatchingSolver {
                 }
             }
         }
-        let shape_goal = self.example_goal == ExampleGoal::Shape && self.manifold.is_some();
         if shape_goal {
             let m = self.manifold.as_ref().expect("checked");
             let (ne, beta) = (m.n_examples(), m.beta());
-            if ne > 16 && fused {
-                self.restore_step_start();
-                return Err(OvertoneError::Unsupported(
-                    "ExampleGoal::Shape with a per-region manifold supports at most 16 examples".into(),
-                ));
-            }
             for r in 0..self.state.len() {
                 for j in 0..ne {
                     self.region_w[r * ne + j] = beta
@@ -757,7 +771,7 @@ impl ShapeMatchingSolver {
             finite &= x.iter().chain(v.iter()).all(|c| c.is_finite());
         }
         if !finite {
-            self.restore_step_start();
+            self.restore_step_start(swapped_weights);
             return Err(NumericalError::StepFailed {
                 step: "shape-matching step".into(),
                 reason: "positions became non-finite; reduce dt or alpha".into(),
@@ -768,13 +782,17 @@ impl ShapeMatchingSolver {
         Ok(())
     }
 
-    /// Puts back what [`step_impl`](Self::step_impl) saved at its start. `goals`,
-    /// `stretch_all` and `region_w` need nothing: every step recomputes them before reading them.
-    fn restore_step_start(&mut self) {
+    /// Puts back the state [`step_impl`](Self::step_impl) started from: `x` and `v` from their
+    /// copies, the region states (and the weights, when the step swapped them) by swapping the
+    /// buffers back. `goals`, `stretch_all` and `region_w` need nothing: every step recomputes
+    /// them before reading them.
+    fn restore_step_start(&mut self, swapped_weights: bool) {
         self.x.copy_from_slice(&self.x_start);
         self.v.copy_from_slice(&self.v_start);
-        self.state.copy_from_slice(&self.state_start);
-        self.weights.copy_from_slice(&self.weights_start);
+        std::mem::swap(&mut self.state, &mut self.state_spare);
+        if swapped_weights {
+            std::mem::swap(&mut self.weights, &mut self.weights_spare);
+        }
     }
 
     /// Puts every particle back at its rest position with zero velocity.
