@@ -230,30 +230,14 @@ impl SolverParams {
                 self.gravity.len(),
             ));
         }
-        if let Some(s) = self.substeps {
-            if s == 0 || s > MAX_SUBSTEPS {
-                return Err(OvertoneError::setting(
-                    "substeps",
-                    s,
-                    format!("must be between 1 and {MAX_SUBSTEPS} (or automatic)"),
-                ));
-            }
+        // The ranges of the settings table's rows (one source for every caller).
+        let row = |name: &str| crate::settings::spec(name);
+        if let Some(n) = self.substeps {
+            row("substeps")?.check_number(n as f64)?;
         }
-        if !(self.damping.is_finite() && (0.0..=10.0).contains(&self.damping)) {
-            return Err(OvertoneError::setting(
-                "damping",
-                self.damping,
-                "the damping ratio must be between 0 (none) and 10 (1 = critical)",
-            ));
-        }
+        row("damping")?.check_number(self.damping)?;
         if let Some(f) = self.frequency {
-            if !(f.is_finite() && f > 0.0) {
-                return Err(OvertoneError::setting(
-                    "frequency",
-                    f,
-                    "must be a finite number of Hz > 0",
-                ));
-            }
+            row("frequency")?.check_number(f)?;
         }
         if let Some((v, s)) = self
             .stiffness
