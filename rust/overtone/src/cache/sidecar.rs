@@ -24,7 +24,7 @@ use crate::io::write_atomically;
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"OVTCACHE";
 /// Version of the layout and of every payload type; bump on any change.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 /// The library version a sidecar written by this build names (the crate's version).
 pub(crate) const LIBRARY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Longest library version string accepted in a header.

@@ -4,9 +4,9 @@ use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
 use rayon::prelude::*;
 
+use crate::dynamics::modal_damping::{ModalDamping, DAMPED_MODES};
 use crate::dynamics::time_integration::{
-    extrapolate_from, lowest_angular_frequency_full, restore_fields, save_fields, Damping, FramePlan, FrameStepper,
-    SubstepSolver, BAND_MODES,
+    extrapolate_from, restore_fields, save_fields, Damping, FramePlan, FrameStepper, FullModes, SubstepSolver,
 };
 use crate::dynamics::{
     validate_solver_inputs, ConstraintRank, LocalGlobalParams, Material, RestShape, SolverParams, StepReport,
@@ -88,8 +88,12 @@ pub struct FullOrderSolver {
     l_hat: Option<SparseColMat<usize, f64>>,
     /// Lowest angular frequency `ω₁` (rad/s) of the constrained body, when it was needed.
     omega1: Option<f64>,
-    /// `(ω₁, ρ_L)` of the lowest mode when it was computed (see [`Damping::rayleigh_split`]).
-    mode: Option<(f64, f64)>,
+    /// The modal part of the damping, over the lowest vibration modes when they were computed
+    /// (see `modal_damping`).
+    modal: Option<ModalDamping>,
+    /// `J p` at the start of the step in progress (the rig's velocity over it, for the modal
+    /// damping).
+    jp_start: Vec<f64>,
     frames: FrameStepper,
     // state
     /// Rig parameters of the current pose.
@@ -161,28 +165,32 @@ impl FullOrderSolver {
         // The lowest mode (when the plan or the damping needs it), of the linearised ARAP
         // stiffness under the constraint (see `lowest_angular_frequency_full`). `frequency`
         // rescales μ so that ω₁ = 2πf.
-        let mode = if FramePlan::needs_frequency(params) {
-            let (w1, rho) = lowest_angular_frequency_full(mesh, &jac, &element_weights, &mass, &rc, BAND_MODES)?;
-            Some(match params.frequency {
-                Some(f) => {
-                    let target = std::f64::consts::TAU * f;
-                    let scale = (target / w1).powi(2);
-                    for w in &mut element_weights {
-                        *w *= scale;
-                    }
-                    (target, rho * scale)
+        let modes = if FramePlan::needs_frequency(params) {
+            let mut modes = FullModes::new(mesh, &jac, &element_weights, &mass, &rc, DAMPED_MODES)?;
+            if let Some(f) = params.frequency {
+                let scale = (std::f64::consts::TAU * f / modes.omega1()).powi(2);
+                for w in &mut element_weights {
+                    *w *= scale;
                 }
-                None => (w1, rho),
-            })
+                modes.scale_stiffness(scale);
+            }
+            Some(modes)
         } else {
             None
         };
-        let omega1 = mode.map(|m| m.0);
+        let omega1 = modes.as_ref().map(FullModes::omega1);
         let plan = FramePlan::new(params, omega1);
         let tau = plan.solve_step();
-        let damping = mode.map_or(Damping::default(), |(w, rho)| {
-            Damping::rayleigh_split(params.damping, w, rho)
-        });
+        // Damping: every computed mode at the asked ratio (Rayleigh part in the step matrix,
+        // modal part on the velocity after each step).
+        let (modal, damping) = match modes {
+            Some(FullModes { modes, shapes }) => {
+                let weighted = shapes.iter().enumerate().map(|(q, phi)| mass[q % n] * phi).collect();
+                let (modal, damping) = ModalDamping::new(dim * n, shapes, weighted, modes, params.damping);
+                (Some(modal), damping)
+            }
+            None => (None, Damping::default()),
+        };
 
         let (solve, blend, l_hat) = global_system(&jac, &element_weights, &mass, &rc, dim, tau, damping)?;
         let constraint = rc;
@@ -212,7 +220,8 @@ impl FullOrderSolver {
             predict: plan.integrator != crate::dynamics::Integrator::BackwardEuler,
             l_hat,
             omega1,
-            mode,
+            modal,
+            jp_start: vec![0.0; n * dim],
             frames: FrameStepper::new(plan),
             p: p0.to_vec(),
             x: vec![0.0; n * dim],
@@ -240,45 +249,70 @@ impl FullOrderSolver {
         Ok(solver)
     }
 
-    /// Changes the damping ratio `ζ` of the lowest mode (≥ 0, dimensionless) from the next step
-    /// on, keeping the state: refactors the global step matrix
-    /// `(1 + β/τ) L̂ + (1/τ² + α/τ) M̂` with the new Rayleigh pair (one sparse factorization per
-    /// change; nothing when `ζ` is unchanged). Needs the lowest mode, which is computed at
-    /// construction unless the body was built with damping 0, fixed substeps and no frequency;
-    /// such a body can only be set to `ζ = 0`. On error the solver is unchanged.
+    /// Changes the damping ratio `ζ` (≥ 0, dimensionless) of the lowest vibration modes from
+    /// the next step on, keeping the state: recalibrates the modal rates and refactors the
+    /// global step matrix `(1 + β/τ) L̂ + M̂/τ²` with the new Rayleigh part `β` (one sparse
+    /// factorization per change; nothing when `β` is unchanged). Needs the modes, which are
+    /// computed at construction unless the body was built with damping 0, fixed substeps and no
+    /// frequency; such a body can only be set to `ζ = 0`. On error the solver is unchanged.
     pub fn set_damping(&mut self, zeta: f64) -> Result<()> {
         if !(zeta.is_finite() && zeta >= 0.0) {
             return Err(OvertoneError::setting("damping", zeta, "must be a finite number >= 0"));
         }
-        let damping = match self.mode {
-            Some((w, rho)) => Damping::rayleigh_split(zeta, w, rho),
+        let damping = match &self.modal {
+            Some(modal) => modal.rayleigh_for(zeta),
             None if zeta == 0.0 => Damping::default(),
             None => {
                 return Err(OvertoneError::setting(
                     "damping",
                     zeta,
                     "this full-order body was bound with damping 0, fixed substeps and no frequency, \
-                     so its lowest mode is unknown; bind it with damping > 0 or automatic substeps",
+                     so its vibration modes are unknown; bind it with damping > 0 or automatic substeps",
                 ))
             }
         };
-        if damping == self.damping {
-            return Ok(());
+        if damping != self.damping {
+            let (solve, blend, l_hat) = global_system(
+                &self.jac,
+                &self.element_weights,
+                &self.mass,
+                &self.constraint,
+                self.dim,
+                self.tau,
+                damping,
+            )?;
+            self.solve = solve;
+            self.blend = blend;
+            self.l_hat = l_hat;
+            self.damping = damping;
         }
-        let (solve, blend, l_hat) = global_system(
-            &self.jac,
-            &self.element_weights,
-            &self.mass,
-            &self.constraint,
-            self.dim,
-            self.tau,
-            damping,
-        )?;
-        self.solve = solve;
-        self.blend = blend;
-        self.l_hat = l_hat;
-        self.damping = damping;
+        if let Some(modal) = &mut self.modal {
+            modal.set_ratio(zeta);
+        }
         Ok(())
+    }
+
+    /// The modal damping (`None` when the modes were not computed).
+    #[cfg(test)]
+    pub(crate) fn modal_damping(&self) -> Option<&ModalDamping> {
+        self.modal.as_ref()
+    }
+
+    /// Test hook: `u_c = a φ_k` (damped mode `k`) at the current pose, at rest.
+    #[cfg(test)]
+    pub(crate) fn excite_mode(&mut self, k: usize, a: f64) {
+        let phi = self.modal.as_ref().expect("modes").shape(k);
+        for q in 0..self.u.len() {
+            self.u[q] = a * phi[q];
+            self.x[q] = self.jp[q] + self.u[q];
+        }
+        self.v.fill(0.0);
+    }
+
+    /// Test hook: the complementary displacement `u_c` (`n·d`, coordinate-major).
+    #[cfg(test)]
+    pub(crate) fn complementary(&self) -> &[f64] {
+        &self.u
     }
 
     /// Puts the body at rest in pose `p0`: `u_c = 0`, zero velocity.
@@ -910,5 +944,15 @@ impl SubstepSolver for FullOrderSolver {
         let m = self.warm.len();
         self.warm.copy_from_slice(&self.saved_warm[..m]);
         self.warm_rig.copy_from_slice(&self.saved_warm[2 * m..]);
+    }
+    fn mark_step_start(&mut self) {
+        if self.modal.is_some() {
+            self.jp_start.copy_from_slice(&self.jp);
+        }
+    }
+    fn damp_modes(&mut self, length: f64) {
+        if let Some(modal) = &self.modal {
+            modal.apply(&mut self.v, Some((&self.jp, &self.jp_start)), length);
+        }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod fast;
 mod full_order;
+mod modal_damping;
 mod newton_cd;
 mod params;
 mod solver;

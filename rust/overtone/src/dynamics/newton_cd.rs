@@ -4,8 +4,7 @@ use faer::sparse::{SparseColMat, SparseColMatRef};
 use faer::Mat;
 
 use crate::dynamics::time_integration::{
-    extrapolate_from, lowest_angular_frequency_full, restore_fields, save_fields, Damping, FramePlan, FrameStepper,
-    SubstepSolver,
+    extrapolate_from, restore_fields, save_fields, Damping, FramePlan, FrameStepper, FullModes, SubstepSolver,
 };
 use crate::dynamics::{validate_solver_inputs, ConstraintRank, Material, RestShape, SolverParams, StepReport};
 use crate::energy::{ElasticEnergy, EnergyModel};
@@ -144,7 +143,7 @@ impl NewtonCdSolver {
             let jac = DeformationJacobian::new(mesh);
             let w: Vec<f64> = vols.iter().map(|v| 2.0 * lame.mu * v).collect();
             let rc = RigConstraint::new(&rig, &mass, momentum_weights)?;
-            let (w1, _) = lowest_angular_frequency_full(mesh, &jac, &w, &mass, &rc, 1)?;
+            let w1 = FullModes::new(mesh, &jac, &w, &mass, &rc, 1)?.omega1();
             match params.frequency {
                 Some(f) => {
                     let target = std::f64::consts::TAU * f;
@@ -534,4 +533,7 @@ impl SubstepSolver for NewtonCdSolver {
             &mut [&mut self.x, &mut self.v, &mut self.u, &mut self.jp, &mut self.p],
         );
     }
+    // Newton's damping is mass-proportional, in its step matrix: nothing modal.
+    fn mark_step_start(&mut self) {}
+    fn damp_modes(&mut self, _length: f64) {}
 }

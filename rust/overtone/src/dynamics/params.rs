@@ -112,10 +112,9 @@ pub struct SolverParams {
     /// [`crate::dynamics::time_integration::auto_substeps`]). Default `Some(1)`.
     pub substeps: Option<usize>,
     /// Damping ratio `ζ ≥ 0` of the low vibration modes of the complementary motion
-    /// (0 none, 1 critical), realised as Rayleigh damping of the complementary velocity
-    /// `C = α M + β L` with `α = ζ ω₁` and `β` calibrated on the band of low modes
-    /// (the median over the modes up to 1.5 ω₁, see `Damping::band_laplacian_energy`;
-    /// ARAP solvers, higher modes are damped more) or `α = 2ζω₁` (Newton). Default 0.
+    /// (0 none, 1 critical): the ARAP solvers give each of their lowest vibration modes exactly
+    /// `ζ` (modal damping, see `modal_damping`; higher modes get a stiffness-proportional
+    /// part), Newton's method `C = 2ζω₁ M`. Default 0.
     pub damping: f64,
     /// If set, the lowest vibration mode's frequency in Hz: the stiffness (Young's modulus) is
     /// rescaled so the lowest mode vibrates at this rate. Default `None`.

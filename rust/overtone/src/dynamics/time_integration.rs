@@ -59,12 +59,6 @@ pub(crate) fn lowest_vibrating(values: impl Iterator<Item = f64> + Clone) -> Opt
         .fold(None, |a: Option<f64>, l| Some(a.map_or(l, |a| a.min(l))))
 }
 
-/// The modes that share the damping calibration: those with `ω ≤ BAND_WIDTH · ω₁` (see
-/// `Damping::band_laplacian_energy`).
-pub(crate) const BAND_WIDTH: f64 = 1.5;
-/// At most this many lowest vibrating modes calibrate the damping.
-pub(crate) const BAND_MODES: usize = 8;
-
 /// How a solver advances one frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FramePlan {
@@ -106,8 +100,9 @@ impl FramePlan {
     }
 }
 
-/// Rayleigh damping of the complementary velocity, `C = α M + β K` (`K` the solver's stiffness
-/// at rest): `α` in 1/s, `β` in s.
+/// Rayleigh damping of the complementary velocity, `C = α M + β L̂` (`L̂` the solver's
+/// Laplacian stiffness at rest): `α` in 1/s, `β` in s. The modal solvers combine it with
+/// per-mode rates (see `modal_damping`); Newton's method uses its mass term alone.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Damping {
     pub mass: f64,
@@ -115,66 +110,6 @@ pub struct Damping {
 }
 
 impl Damping {
-    /// Damping ratio `ζ` on the lowest mode `ω₁` (rad/s) split evenly between the two terms,
-    /// `α = ζω₁`, `β = ζ/ω₁`, for a stiffness term `K` whose energy on the lowest mode is `ω₁²`:
-    /// mode `ω` gets `ζ(ω₁/ω + ω/ω₁)/2`, so higher modes (numerical noise included) decay
-    /// faster than the lowest one.
-    #[cfg(test)]
-    pub(crate) fn rayleigh(zeta: f64, omega1: f64) -> Self {
-        Self::rayleigh_split(zeta, omega1, omega1 * omega1)
-    }
-
-    /// [`rayleigh`](Self::rayleigh) when the damping's stiffness matrix is not the one that
-    /// sets the frequency: the global step's Laplacian `L` resists rotations, so its energy on
-    /// the (bending-like) lowest mode, `ρ_L = u₁ᵀ L u₁` with `u₁ᵀ M u₁ = 1`, exceeds `ω₁²`.
-    /// `α = ζω₁`, `β = ζω₁/ρ_L`: the lowest mode gets `α/(2ω₁) + βρ_L/(2ω₁) = ζ`.
-    pub(crate) fn rayleigh_split(zeta: f64, omega1: f64, rho_l: f64) -> Self {
-        if zeta == 0.0 {
-            return Self::default();
-        }
-        Self {
-            mass: zeta * omega1,
-            stiffness: zeta * omega1 / rho_l,
-        }
-    }
-
-    /// The Laplacian energy `ρ_eff` to pass to [`rayleigh_split`](Self::rayleigh_split) so that
-    /// the ratio lands on the band of low modes a rig drives, not on the lowest mode alone.
-    ///
-    /// `modes` are `(ω_k, ρ_k)` of the lowest vibrating modes (rad/s, Laplacian energy of the
-    /// unit-mass mode), `modes[0]` the lowest. Mode `k` gets `ζ_k = (α + βρ_k)/(2ω_k)`; with
-    /// `α = ζω₁` it gets exactly `ζ` for `β_k = ζ(2ω_k − ω₁)/ρ_k`. The band is the modes with
-    /// `ω_k ≤` [`BAND_WIDTH`]` · ω₁` (at most [`BAND_MODES`]); `β` is the median of their `β_k`,
-    /// returned as `ρ_eff = ζω₁/β = ω₁ / median_k((2ω_k − ω₁)/ρ_k)`. With one mode in the band this
-    /// is `ρ₁` (the lowest mode gets `ζ`). Why: on a lattice the lowest mode can carry an
-    /// unusually high `ρ/ω²` (a torsion-like mode the rig barely excites), so calibrating on it
-    /// alone left the modes that move 15-30 % under-damped; the median keeps half the band at or
-    /// above `ζ` and does not over-damp the rest as a minimum would. Scales like `ρ` with `μ`.
-    /// An empty list gives `∞` (no stiffness-proportional term); the solvers always pass the
-    /// lowest mode.
-    pub(crate) fn band_laplacian_energy(modes: &[(f64, f64)]) -> f64 {
-        let Some(&(w1, rho1)) = modes.first() else {
-            return f64::INFINITY;
-        };
-        let mut per_mode: Vec<f64> = modes
-            .iter()
-            .take(BAND_MODES)
-            .filter(|(w, rho)| *w <= BAND_WIDTH * w1 && *rho > 0.0 && rho.is_finite())
-            .map(|(w, rho)| (2.0 * w - w1) / rho)
-            .collect();
-        if per_mode.is_empty() {
-            return rho1;
-        }
-        per_mode.sort_by(f64::total_cmp);
-        let m = per_mode.len();
-        let median = if m % 2 == 1 {
-            per_mode[m / 2]
-        } else {
-            0.5 * (per_mode[m / 2 - 1] + per_mode[m / 2])
-        };
-        w1 / median
-    }
-
     /// Mass-proportional damping only, `α = 2ζω₁` (mode `ω` gets `ζω₁/ω`).
     pub(crate) fn mass_proportional(zeta: f64, omega1: f64) -> Self {
         Self {
@@ -203,6 +138,12 @@ pub(crate) trait SubstepSolver {
     fn save_frame(&mut self);
     /// Restores what [`save_frame`](Self::save_frame) saved (a substep failed).
     fn restore_frame(&mut self);
+    /// Remembers what [`damp_modes`](Self::damp_modes) needs from the start of a step (the
+    /// rig's position, for its velocity over the step).
+    fn mark_step_start(&mut self);
+    /// Applies the modal part of the damping over a completed step of `length` seconds (see
+    /// `ModalDamping::apply`).
+    fn damp_modes(&mut self, length: f64);
 }
 
 /// Advances a [`SubstepSolver`] by one frame following a [`FramePlan`]. Holds the pose
@@ -227,7 +168,10 @@ impl FrameStepper {
     pub(crate) fn advance<S: SubstepSolver>(&mut self, solver: &mut S, p_next: &[f64]) -> Result<usize> {
         let plan = self.plan.expect("a frame stepper has a plan");
         if plan.integrator == Integrator::BackwardEuler {
-            return solver.substep(p_next);
+            solver.mark_step_start();
+            let it = solver.substep(p_next)?;
+            solver.damp_modes(plan.dt);
+            return Ok(it);
         }
         self.interpolator
             .prepare(solver.substep_rig(), solver.current_params(), p_next);
@@ -237,6 +181,7 @@ impl FrameStepper {
         let mut iterations = 0;
         for k in 0..plan.substeps {
             self.interpolator.pose_at((k as f64 + THETA) / s, &mut self.pose);
+            solver.mark_step_start();
             solver.begin_midpoint();
             match solver.substep(&self.pose) {
                 Ok(it) => iterations += it,
@@ -247,6 +192,7 @@ impl FrameStepper {
             }
             self.interpolator.pose_at((k + 1) as f64 / s, &mut self.pose);
             solver.finish_midpoint(&self.pose);
+            solver.damp_modes(plan.dt / s);
         }
         Ok(iterations)
     }
@@ -266,35 +212,12 @@ mod tests {
         assert_eq!(auto_substeps(1.0, Some(1e9)), MAX_SUBSTEPS);
     }
 
-    /// The band calibration: one mode gives its own energy (the lowest mode gets ζ exactly);
-    /// in a band the median mode gets ζ exactly, modes outside `1.5 ω₁` are ignored.
     #[test]
-    fn band_calibration_gives_the_median_mode_its_ratio() {
-        let zeta = 0.3;
-        let ratio = |w: f64, rho: f64, c: Damping| (c.mass + c.stiffness * rho) / (2.0 * w);
-        let one = [(6.0, 400.0)];
-        assert_eq!(Damping::band_laplacian_energy(&one), 400.0);
-        assert_eq!(Damping::band_laplacian_energy(&[]), f64::INFINITY);
-        // (ω, ρ): the lowest with a high ρ/ω², two band modes, one far above the band.
-        let band = [(6.0, 420.0), (6.2, 230.0), (7.8, 300.0), (20.0, 10.0)];
-        let c = Damping::rayleigh_split(zeta, 6.0, Damping::band_laplacian_energy(&band));
-        let z: Vec<f64> = band.iter().map(|&(w, rho)| ratio(w, rho, c)).collect();
-        // Per-mode β_k/ζ: 6/420 = 0.0143, 6.4/230 = 0.0278, 9.6/300 = 0.032; median 0.0278:
-        // mode 1 gets ζ, mode 0 more, mode 2 a little less; mode 3 (ω > 9) does not count.
-        assert!((z[1] - zeta).abs() < 1e-12, "{z:?}");
-        assert!(z[0] > zeta && z[2] < zeta && z[2] > 0.9 * zeta, "{z:?}");
-    }
-
-    #[test]
-    fn rayleigh_damping_gives_the_lowest_mode_its_ratio() {
+    fn mass_proportional_damping_gives_the_lowest_mode_its_ratio() {
         let (zeta, w1) = (0.1, 20.0);
-        let c = Damping::rayleigh(zeta, w1);
-        // ζ(ω) = α/(2ω) + βω/2
-        let z = |w: f64| c.mass / (2.0 * w) + c.stiffness * w / 2.0;
-        assert!((z(w1) - zeta).abs() < 1e-15);
-        assert!(z(4.0 * w1) > 2.0 * zeta);
         let m = Damping::mass_proportional(zeta, w1);
         assert!((m.mass / (2.0 * w1) - zeta).abs() < 1e-15);
+        assert_eq!(m.stiffness, 0.0);
     }
 }
 
@@ -393,59 +316,82 @@ pub(crate) fn lowest_ritz_pairs(
         .collect())
 }
 
-/// The lowest angular frequency `ω₁` (rad/s) of a full-order body: the lowest vibrating
-/// eigenvalue of the linearised ARAP stiffness ([`crate::fem::arap_rest_stiffness_matrix`],
-/// `w_e = μ vol_e s_e`) against the lumped mass, under the bone rows `Â u_i = 0` of every
-/// coordinate, by shift-invert Krylov–Schur on the `n·d` vector problem
-/// ([`crate::solve::lowest_constrained_eigenpairs`]). The lowest `d(d+1)/2 + band`
-/// eigenpairs are computed, so that the rigid drift a vanishing leak field leaves
-/// unconstrained (zero energy) is skipped and `band` vibrating modes are covered
-/// ([`BAND_MODES`] for the Rayleigh damping's calibration, 1 when only `ω₁` is wanted). The
-/// blendshape rows are left out of the estimate. Returns `(ω₁, ρ_eff)`: `ρ_eff` from the
-/// Laplacian energies `ρ_k = u_kᵀ(L̂ ⊗ I)u_k` of the unit-mass vibrating modes by
-/// `Damping::band_laplacian_energy` (see [`Damping::rayleigh_split`]).
-pub fn lowest_angular_frequency_full(
-    mesh: &crate::mesh::SimplexMesh,
-    jac: &crate::fem::DeformationJacobian,
-    w: &[f64],
-    mass: &[f64],
-    rc: &crate::rig::RigConstraint,
-    band: usize,
-) -> Result<(f64, f64)> {
-    let (n, d) = (mesh.n_vertices(), mesh.dim());
-    let k = crate::fem::arap_rest_stiffness_matrix(jac, w)?;
-    let c = rc.scalar.nrows();
-    let scalar = rc.rows();
-    let mut rows = vec![0.0; d * c * d * n];
-    for i in 0..d {
-        for r in 0..c {
-            let dst = (i * c + r) * d * n + i * n;
-            rows[dst..dst + n].copy_from_slice(&scalar[r * n..(r + 1) * n]);
+/// The lowest vibration modes of a full-order body: eigenpairs of the linearised ARAP
+/// stiffness ([`crate::fem::arap_rest_stiffness_matrix`], `w_e = μ vol_e s_e`) against the
+/// lumped mass, under the bone rows `Â u_i = 0` of every coordinate, by shift-invert
+/// Krylov–Schur on the `n·d` vector problem ([`crate::solve::lowest_constrained_eigenpairs`]).
+/// The lowest `d(d+1)/2 + count` eigenpairs are computed, so that the rigid drift a vanishing
+/// leak field leaves unconstrained (zero energy) is skipped and `count` vibrating modes are
+/// covered. The blendshape rows are left out.
+#[derive(Clone, Debug)]
+pub(crate) struct FullModes {
+    /// `(ω_k, ρ_k)` of the vibrating modes, ascending: angular frequency (rad/s) and Laplacian
+    /// energy `ρ_k = φ_kᵀ(L̂ ⊗ I)φ_k` of the unit-mass mode (1/s²).
+    pub modes: Vec<(f64, f64)>,
+    /// The mode shapes `φ_k` (`K × n·d`, coordinate-major, `φ_kᵀ M φ_k = 1`).
+    pub shapes: Vec<f64>,
+}
+
+impl FullModes {
+    /// The lowest `count` (at least one) vibrating modes of the body.
+    pub(crate) fn new(
+        mesh: &crate::mesh::SimplexMesh,
+        jac: &crate::fem::DeformationJacobian,
+        w: &[f64],
+        mass: &[f64],
+        rc: &crate::rig::RigConstraint,
+        count: usize,
+    ) -> Result<Self> {
+        let (n, d) = (mesh.n_vertices(), mesh.dim());
+        let k = crate::fem::arap_rest_stiffness_matrix(jac, w)?;
+        let c = rc.scalar.nrows();
+        let scalar = rc.rows();
+        let mut rows = vec![0.0; d * c * d * n];
+        for i in 0..d {
+            for r in 0..c {
+                let dst = (i * c + r) * d * n + i * n;
+                rows[dst..dst + n].copy_from_slice(&scalar[r * n..(r + 1) * n]);
+            }
+        }
+        let mass_d: Vec<f64> = (0..d * n).map(|q| mass[q % n]).collect();
+        let rigid = d * (d + 1) / 2;
+        let want = (rigid + count.max(1)).min(d * n - 1).max(1);
+        let eig = crate::solve::lowest_constrained_eigenpairs(&k, &mass_d, &rows, want)?;
+        let lambda = lowest_vibrating(eig.values.iter().cloned()).ok_or_else(|| NumericalError::Eigensolve {
+            problem: "lowest vibration mode".into(),
+            reason: "the constrained stiffness has no positive eigenvalue".into(),
+        })?;
+        let first = eig.values.iter().position(|&v| v == lambda).unwrap_or(0);
+        let l = crate::fem::scalar_stiffness(jac, w)?;
+        let last = eig.values.len().min(first + count.max(1));
+        let mut shapes = Vec::with_capacity((last - first) * d * n);
+        let modes = (first..last)
+            .map(|j| {
+                let mut rho = 0.0;
+                for i in 0..d {
+                    let ui = faer::Mat::from_fn(n, 1, |v, _| eig.vectors[(i * n + v, j)]);
+                    let lu = &l * &ui;
+                    rho += (0..n).map(|v| ui[(v, 0)] * lu[(v, 0)]).sum::<f64>();
+                }
+                shapes.extend((0..d * n).map(|q| eig.vectors[(q, j)]));
+                (eig.values[j].max(0.0).sqrt(), rho)
+            })
+            .collect();
+        Ok(Self { modes, shapes })
+    }
+
+    /// Lowest angular frequency `ω₁` (rad/s).
+    pub(crate) fn omega1(&self) -> f64 {
+        self.modes[0].0
+    }
+
+    /// Scales the stiffness by `s`: `ω_k → √s ω_k`, `ρ_k → s ρ_k` (shapes unchanged).
+    pub(crate) fn scale_stiffness(&mut self, s: f64) {
+        for (w, rho) in &mut self.modes {
+            *w *= s.sqrt();
+            *rho *= s;
         }
     }
-    let mass_d: Vec<f64> = (0..d * n).map(|q| mass[q % n]).collect();
-    let rigid = d * (d + 1) / 2;
-    let want = (rigid + band.max(1)).min(d * n - 1).max(1);
-    let eig = crate::solve::lowest_constrained_eigenpairs(&k, &mass_d, &rows, want)?;
-    let lambda = lowest_vibrating(eig.values.iter().cloned()).ok_or_else(|| NumericalError::Eigensolve {
-        problem: "lowest vibration mode".into(),
-        reason: "the constrained stiffness has no positive eigenvalue".into(),
-    })?;
-    let first = eig.values.iter().position(|&v| v == lambda).unwrap_or(0);
-    let l = crate::fem::scalar_stiffness(jac, w)?;
-    // (ω_k, ρ_k) of the vibrating modes from the lowest on (ascending).
-    let modes: Vec<(f64, f64)> = (first..eig.values.len())
-        .map(|j| {
-            let mut rho = 0.0;
-            for i in 0..d {
-                let ui = faer::Mat::from_fn(n, 1, |v, _| eig.vectors[(i * n + v, j)]);
-                let lu = &l * &ui;
-                rho += (0..n).map(|v| ui[(v, 0)] * lu[(v, 0)]).sum::<f64>();
-            }
-            (eig.values[j].max(0.0).sqrt(), rho)
-        })
-        .collect();
-    Ok((lambda.sqrt(), Damping::band_laplacian_energy(&modes)))
 }
 
 /// Refuses a frame length that is not a finite number > 0 (seconds).

@@ -1,5 +1,5 @@
 //! Frame-rate independence and damping of the production time integration (implicit midpoint
-//! with substeps, Rayleigh damping), measured on the seed's metronome beam after one swing.
+//! with substeps, modal damping), measured on the seed's metronome beam after one swing.
 
 use overtone::dynamics::FastParams;
 use overtone::scene::{metronome_beam, simulate_streaming, MetronomeBeam, Scene, SceneDynamics, SolverKind};

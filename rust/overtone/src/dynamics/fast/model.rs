@@ -8,7 +8,7 @@ use faer::Mat;
 
 use crate::cache::{load_or_build, CacheStatus};
 use crate::dynamics::fast::{build_fast_precompute, fast_precompute_key, SkinningBasis};
-use crate::dynamics::time_integration::{Damping, BAND_MODES};
+use crate::dynamics::modal_damping::DAMPED_MODES;
 use crate::dynamics::{ConstraintRank, Material, SolverParams};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian, Lame};
@@ -253,10 +253,13 @@ pub struct ReducedModel {
     /// `ω₁²` per unit shear modulus: the lowest vibrating eigenvalue of the model's own
     /// linearised stiffness in the subspace ([`clustered_arap_stiffness`]).
     pub(super) arap_lambda: f64,
-    /// The damping's calibration energy `ρ_eff` per unit shear modulus: the Laplacian energies
-    /// of the model's lowest vibrating modes combined over the band by
-    /// [`Damping::band_laplacian_energy`] (see [`Damping::rayleigh_split`]).
-    pub(super) laplacian_rayleigh: f64,
+    /// The model's lowest vibrating modes, for the damping (see `modal_damping`): eigenvalues
+    /// `ω_k²` and Laplacian energies `ρ_k = Σ_i φ_k,iᵀ(B̂ᵀL̂B̂)φ_k,i` per unit shear modulus,
+    /// ascending (`mode_lambda[0] = arap_lambda`), and the shapes `φ_k` on the reduced
+    /// coordinates (`K × d·r̂`, row `k`, coordinate-major, `φ_kᵀ(I_d ⊗ B̂ᵀM̂B̂)φ_k = 1`).
+    pub(super) mode_lambda: Vec<f64>,
+    pub(super) mode_rho: Vec<f64>,
+    pub(super) mode_shapes: Vec<f64>,
     /// Per cluster `K̂_c` (`d × r̂`, row-major), concatenated (scaled by `μ`).
     pub(super) k_basis: Vec<f64>,
     /// Per cluster `K̂ᴶ_c` (`d × c`), concatenated (scaled by `μ`).
@@ -328,6 +331,15 @@ impl ReducedModel {
             return Err(format!(
                 "lowest-mode eigenvalue {} is not a positive number",
                 self.arap_lambda
+            ));
+        }
+        let k = self.mode_lambda.len();
+        len("vibration mode eigenvalues", &self.mode_lambda, &[k])?;
+        len("vibration mode energies", &self.mode_rho, &[k])?;
+        len("vibration mode shapes", &self.mode_shapes, &[k, d, rr])?;
+        if k == 0 || self.mode_lambda.iter().chain(&self.mode_rho).any(|&x| !(x >= 0.0)) {
+            return Err(format!(
+                "{k} vibration modes, or a negative eigenvalue or energy among them"
             ));
         }
         len("cluster stiffness (basis)", &self.k_basis, &[nc, d, rr])?;
@@ -508,25 +520,25 @@ fn build_reduced_model(
             0.0
         }
     });
-    let pairs = crate::dynamics::time_integration::lowest_ritz_pairs(&gram, &stiffness, BAND_MODES)?;
+    let pairs = crate::dynamics::time_integration::lowest_ritz_pairs(&gram, &stiffness, DAMPED_MODES)?;
     let arap_lambda = pairs[0].0;
-    // (ω_k, ρ_k) per unit shear modulus, ρ_k = Σ_i c_iᵀ (B̂ᵀL̂B̂) c_i of the unit-mass mode; the
-    // damping's calibration energy over the band (see `Damping::band_laplacian_energy`).
-    let modes: Vec<(f64, f64)> = pairs
+    // Per mode: λ_k, ρ_k = Σ_i c_iᵀ (B̂ᵀL̂B̂) c_i of the unit-mass mode, and the shape.
+    let mode_lambda: Vec<f64> = pairs.iter().map(|(lambda, _)| lambda.max(0.0)).collect();
+    let mode_rho: Vec<f64> = pairs
         .iter()
-        .map(|(lambda, coeff)| {
-            let rho = (0..d)
+        .map(|(_, coeff)| {
+            (0..d)
                 .map(|i| {
                     let ci = &coeff[i * rr..(i + 1) * rr];
                     (0..rr)
                         .map(|a| (0..rr).map(|b| ci[a] * btlb_sym[a * rr + b] * ci[b]).sum::<f64>())
                         .sum::<f64>()
                 })
-                .sum();
-            (lambda.max(0.0).sqrt(), rho)
+                .sum::<f64>()
+                .max(0.0)
         })
         .collect();
-    let laplacian_rayleigh = Damping::band_laplacian_energy(&modes);
+    let mode_shapes: Vec<f64> = pairs.iter().flat_map(|(_, coeff)| coeff.iter().copied()).collect();
     stage("lowest vibration mode");
     let ab = a_hat * &bd;
     let bb = bd.transpose() * &bd;
@@ -565,7 +577,9 @@ fn build_reduced_model(
         btlb: btlb_sym,
         bmb,
         arap_lambda,
-        laplacian_rayleigh,
+        mode_lambda,
+        mode_rho,
+        mode_shapes,
         k_basis,
         k_rig,
         bmj: row_major(&bmj_m),

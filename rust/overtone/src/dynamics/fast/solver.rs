@@ -11,6 +11,7 @@ use crate::dynamics::fast::kernels::{
     rotations_into, rows_times_coordinates, subtract_transposed_product, ClusterSpace, DenseCholesky, RigRows,
 };
 use crate::dynamics::fast::model::{FastOperators, FastParams, FastPrecompute, ReducedModel};
+use crate::dynamics::modal_damping::ModalDamping;
 use crate::dynamics::time_integration::{
     extrapolate_from, restore_fields, save_fields, Damping, FramePlan, FrameStepper, SubstepSolver,
 };
@@ -70,8 +71,8 @@ struct FastSystem {
     damping: Damping,
     /// Start each solve from the inertial prediction (substepped integrators).
     predict: bool,
-    /// The lowest mode's Laplacian energy `μ ρ_L` (see [`Damping::rayleigh_split`]).
-    rho_l: f64,
+    /// The modal part of the damping over the model's lowest modes (see `modal_damping`).
+    modal: ModalDamping,
     /// Lowest angular frequency `ω₁` of the subspace (rad/s).
     omega1: f64,
     /// Cholesky factor of `(1 + β/τ) μB̂ᵀL̂B̂ + (1/τ² + α/τ) I` (`r̂ × r̂`).
@@ -132,7 +133,7 @@ impl FastSystem {
     ) -> Result<Self> {
         let d = model.dim();
         let tau = plan.solve_step();
-        let damping = Damping::rayleigh_split(params.damping, omega1, mu * model.laplacian_rayleigh);
+        let (modal, damping) = Self::modal_damping(model, mu, params.damping);
         let (chol, cluster_space) = Self::factor(model, damping, tau)?;
         let gravity = if params.gravity.is_empty() {
             vec![0.0; d]
@@ -146,11 +147,36 @@ impl FastSystem {
             rest: params.rest,
             damping,
             predict: plan.integrator != crate::dynamics::Integrator::BackwardEuler,
-            rho_l: mu * model.laplacian_rayleigh,
+            modal,
             omega1,
             chol,
             cluster_space,
         })
+    }
+
+    /// The modal damping of `model`'s vibration modes at shear modulus `mu` (`ω_k = √(μλ_k)`,
+    /// energies `μρ_k`) for ratio `zeta`, and its Rayleigh part. The modes' mass products are
+    /// `(I_d ⊗ B̂ᵀM̂B̂) φ_k`.
+    fn modal_damping(model: &ReducedModel, mu: f64, zeta: f64) -> (ModalDamping, Damping) {
+        let (d, rr) = (model.dim(), model.rr);
+        let len = d * rr;
+        let modes = model
+            .mode_lambda
+            .iter()
+            .zip(&model.mode_rho)
+            .map(|(l, rho)| ((mu * l).sqrt(), mu * rho))
+            .collect();
+        let weighted = model
+            .mode_shapes
+            .chunks(len)
+            .flat_map(|phi| {
+                (0..len).map(move |q| {
+                    let (i, a) = (q / rr, q % rr);
+                    dot(&model.bmb[a * rr..(a + 1) * rr], &phi[i * rr..(i + 1) * rr])
+                })
+            })
+            .collect();
+        ModalDamping::new(len, model.mode_shapes.clone(), weighted, modes, zeta)
     }
 
     /// Factors `(1 + β/τ) μB̂ᵀL̂B̂ + (1/τ² + α/τ) B̂ᵀM̂B̂` for the Rayleigh pair of `damping`,
@@ -290,23 +316,23 @@ impl FastSolver {
         Ok(solver)
     }
 
-    /// Changes the damping ratio `ζ` of the lowest mode (≥ 0, dimensionless) from the next step
-    /// on, keeping the state: refactors the `r̂ × r̂` system
-    /// `(1 + β/τ) μB̂ᵀL̂B̂ + (1/τ² + α/τ) B̂ᵀM̂B̂` with the new Rayleigh pair `(α, β)` (and the
-    /// cluster-space operators when they are used). Nothing is refactored when `ζ` is unchanged.
-    /// On error the solver is unchanged.
+    /// Changes the damping ratio `ζ` (≥ 0, dimensionless) of the lowest vibration modes from the
+    /// next step on, keeping the state: recalibrates the modal rates and refactors the
+    /// `r̂ × r̂` system `(1 + β/τ) μB̂ᵀL̂B̂ + B̂ᵀM̂B̂/τ²` with the new Rayleigh part `β` (and the
+    /// cluster-space operators when they are used); nothing is refactored when `β` is
+    /// unchanged. On error the solver is unchanged.
     pub fn set_damping(&mut self, zeta: f64) -> Result<()> {
         if !(zeta.is_finite() && zeta >= 0.0) {
             return Err(OvertoneError::setting("damping", zeta, "must be a finite number >= 0"));
         }
-        let damping = Damping::rayleigh_split(zeta, self.system.omega1, self.system.rho_l);
-        if damping == self.system.damping {
-            return Ok(());
+        let damping = self.system.modal.rayleigh_for(zeta);
+        if damping != self.system.damping {
+            let (chol, cluster_space) = FastSystem::factor(&self.model, damping, self.system.h)?;
+            self.system.cluster_space = cluster_space;
+            self.system.chol = chol;
+            self.system.damping = damping;
         }
-        let (chol, cluster_space) = FastSystem::factor(&self.model, damping, self.system.h)?;
-        self.system.cluster_space = cluster_space;
-        self.system.chol = chol;
-        self.system.damping = damping;
+        self.system.modal.set_ratio(zeta);
         Ok(())
     }
 
@@ -328,6 +354,28 @@ impl FastSolver {
         }
         self.state.zdot.fill(0.0);
         Ok(())
+    }
+
+    /// The modal damping.
+    #[cfg(test)]
+    pub(crate) fn modal_damping(&self) -> &ModalDamping {
+        &self.system.modal
+    }
+
+    /// Test hook: `z = a φ_k` (damped mode `k`, reduced coordinates), at rest.
+    #[cfg(test)]
+    pub(crate) fn excite_mode(&mut self, k: usize, a: f64) {
+        let phi = self.system.modal.shape(k);
+        for (z, p) in self.state.z.iter_mut().zip(phi) {
+            *z = a * p;
+        }
+        self.state.zdot.fill(0.0);
+    }
+
+    /// Test hook: the reduced coordinates `z` (`d·r̂`, coordinate-major).
+    #[cfg(test)]
+    pub(crate) fn reduced(&self) -> &[f64] {
+        &self.state.z
     }
 
     /// Puts the body at rest in pose `p0`.
@@ -400,7 +448,7 @@ impl FastSolver {
             for a in 0..rr {
                 let mut s = (zi[a] + h * st.zdot[i * rr + a]) / h2 + m.bm1[a] * sys.gravity[i];
                 if ds != 0.0 || dm != 0.0 {
-                    // Rayleigh damping of ż: + (α B̂ᵀM̂B̂ + β μB̂ᵀL̂B̂) z_n / τ (B̂ᵀM̂B̂ = I).
+                    // Rayleigh part of the damping of ż: + (α B̂ᵀM̂B̂ + β μB̂ᵀL̂B̂) z_n / τ (B̂ᵀM̂B̂ = I).
                     s += dm * zi[a] + ds * dot(&m.btlb[a * rr..(a + 1) * rr], zi);
                 }
                 w.base[i * rr + a] = s;
@@ -699,5 +747,10 @@ impl SubstepSolver for FastSolver {
         let nc = self.model.n_clusters;
         self.state.warm.copy_from_slice(&self.work.saved_warm[..nc]);
         self.state.warm_rig.copy_from_slice(&self.work.saved_warm[nc..]);
+    }
+    // `ż` is the complementary velocity itself: nothing to remember of the rig.
+    fn mark_step_start(&mut self) {}
+    fn damp_modes(&mut self, length: f64) {
+        self.system.modal.apply(&mut self.state.zdot, None, length);
     }
 }
