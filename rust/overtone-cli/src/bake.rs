@@ -333,7 +333,7 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
         });
     }
     if let Some(g) = o.dynamics.gravity(3)? {
-        ch.scene.gravity = g.iter().map(|x| x / ch.scale).collect();
+        ch.scene.gravity = ch.frame.vector_to_scene(&g);
     }
     ch.scene.validate()?;
     let mut n_output = (ch.scene.frames.len() - 1) / clock.per_frame + 1;
@@ -357,8 +357,8 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
     let auto = match &ch.resolution_choice {
         Some(c) => format!(
             " (chosen: thin parts {:.3} across, bulk {:.3}, {} cells wanted{})",
-            c.thin_diameter * ch.scale,
-            c.bulk_diameter * ch.scale,
+            c.thin_diameter * ch.frame.scale,
+            c.bulk_diameter * ch.frame.scale,
             c.wanted,
             if c.resolution < c.wanted {
                 ", capped by the tet budget"
@@ -382,8 +382,8 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
     let lattice_report = json!({
         "resolution": ch.lattice_resolution,
         "automatic": ch.resolution_choice.is_some(),
-        "thin_diameter": ch.resolution_choice.as_ref().map(|c| c.thin_diameter * ch.scale),
-        "bulk_diameter": ch.resolution_choice.as_ref().map(|c| c.bulk_diameter * ch.scale),
+        "thin_diameter": ch.resolution_choice.as_ref().map(|c| c.thin_diameter * ch.frame.scale),
+        "bulk_diameter": ch.resolution_choice.as_ref().map(|c| c.bulk_diameter * ch.frame.scale),
         "automatic_tets": ch.automatic_tets,
         "wanted_resolution": ch.resolution_choice.as_ref().map(|c| c.wanted),
         "vertices": ch.scene.mesh.n_vertices(),
@@ -628,7 +628,7 @@ fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f
         "animation_sampling_hz": sampling_rate,
         "common_physics_clock": common_clock,
         "substeps": sim.fast.as_ref().map(|f| f.substeps),
-        "lowest_frequency_hz": sim.fast.as_ref().map(|f| f.lowest_frequency_hz),
+        "lowest_frequency_hz": sim.lowest_frequency_hz,
         "flags": o
             .dynamics
             .table

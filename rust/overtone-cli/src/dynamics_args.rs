@@ -140,16 +140,18 @@ impl DynamicsArgs {
     }
 
     /// Applies the flags to a scene whose vertices are the input's (`run`, tet-mesh bakes):
-    /// dynamics keys, a stiffness field per scene vertex, and gravity (divided by the scene's
-    /// normalisation scale when its positions were rescaled from the file's).
+    /// dynamics keys, a stiffness field per scene vertex, and gravity (into the scene's
+    /// normalised frame when its positions were moved from the file's).
     pub fn apply_to_scene(&self, sc: &mut Scene) -> Result<()> {
         sc.dynamics = self.keys()?.apply(&sc.dynamics)?;
         if let Some(p) = &self.stiffness {
             sc.dynamics.stiffness = Some(read_field(p, "stiffness")?);
         }
         if let Some(g) = self.gravity(sc.mesh.dim())? {
-            let s = sc.normalisation.map_or(1.0, |n| n.scale);
-            sc.gravity = g.iter().map(|x| x / s).collect();
+            sc.gravity = match &sc.normalisation {
+                Some(n) => n.vector_to_scene(&g),
+                None => g,
+            };
         }
         sc.validate()?;
         Ok(())

@@ -7,7 +7,7 @@ use crate::cache::CacheStatus;
 use crate::dynamics::{CdSolver, LocalGlobalParams, StepReport};
 use crate::error::{check_finite, OvertoneError, Result};
 use crate::progress::Progress;
-use crate::rig::{compose_affine, limit_displacement, normalisation_pair, RigJump};
+use crate::rig::{compose_affine, limit_displacement, RigJump};
 use crate::scene::{Character, SceneDynamics, SolverKind, SurfaceMorphs};
 use crate::settings::{DeformerParams, Settings, Solver, SETTINGS};
 
@@ -267,8 +267,8 @@ impl SurfaceDeformer {
             ..settings.dynamics.clone()
         };
         dynamics.validate(sc.mesh.n_vertices())?;
-        // World length units → the normalised frame (lengths divided by the scale).
-        let gravity = settings.gravity.iter().map(|g| g / character.scale).collect();
+        // World length units and axes → the body frame (turned, lengths divided by the scale).
+        let gravity = character.frame.vector_to_scene(&settings.gravity);
         let params = dynamics.solver_params(sc.dt, gravity);
         let kind = settings
             .fast
@@ -283,7 +283,7 @@ impl SurfaceDeformer {
             .map_or(CacheStatus::NotRequested, |f| f.cache.clone());
         crate::progress::check()?;
         crate::progress::report(1.0, "ready");
-        let (to_normalised, from_normalised) = normalisation_pair(character.centre, character.scale);
+        let (to_normalised, from_normalised) = character.frame.affine_pair();
         let n_lattice = sc.mesh.n_vertices();
         let jump = dynamics.cut_distance.map(|c| (RigJump::new(solver.rig()), c));
         let preroll_frames = (dynamics.preroll / sc.dt).round() as usize;
@@ -474,8 +474,11 @@ impl SurfaceDeformer {
         self.params_prev.copy_from_slice(&self.params);
         out.fill(0.0);
         self.character.embedding.add_to_surface(&self.lattice_u, out);
-        let s = self.character.scale * self.strength;
-        out.iter_mut().for_each(|x| *x *= s);
+        // Body frame → world units and axes, times the strength.
+        for u in out.chunks_exact_mut(3) {
+            let local = [self.strength * u[0], self.strength * u[1], self.strength * u[2]];
+            self.character.frame.vector_to_file(&local, u);
+        }
         if let Some(limit) = self.settings.max_displacement {
             limit_displacement(out, limit * self.diagonal);
         }

@@ -112,6 +112,11 @@ pub trait CdSolver: Send + Sync {
     fn fast_precompute(&self) -> Option<&FastPrecompute> {
         None
     }
+    /// The lowest vibration frequency (Hz) the solver computed for its time plan, damping or
+    /// `frequency` control (`None` when it needed none, and for Newton's method).
+    fn lowest_frequency_hz(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Frame output of the full-order solvers, whose state is coordinate-major (`x`, `u`: `n·d`):
@@ -201,6 +206,9 @@ impl CdSolver for FullOrderSolver {
     fn blendshape_residual(&self) -> (f64, f64) {
         FullOrderSolver::blendshape_residual(self)
     }
+    fn lowest_frequency_hz(&self) -> Option<f64> {
+        self.lowest_angular_frequency().map(|w| w / std::f64::consts::TAU)
+    }
 }
 
 impl CdSolver for NewtonCdSolver {
@@ -225,5 +233,8 @@ impl CdSolver for FastSolver {
     }
     fn fast_precompute(&self) -> Option<&FastPrecompute> {
         Some(self.precompute())
+    }
+    fn lowest_frequency_hz(&self) -> Option<f64> {
+        Some(self.lowest_angular_frequency() / std::f64::consts::TAU)
     }
 }

@@ -30,28 +30,6 @@ pub(crate) fn invert_affine(m: &[f64]) -> Option<[f64; 12]> {
     }))
 }
 
-/// The normalisation `x' = (x − c)/s` and its inverse, as affine maps.
-pub(crate) fn normalisation_pair(centre: [f64; 3], scale: f64) -> ([f64; 12], [f64; 12]) {
-    let to = [
-        1.0 / scale,
-        0.0,
-        0.0,
-        -centre[0] / scale,
-        0.0,
-        1.0 / scale,
-        0.0,
-        -centre[1] / scale,
-        0.0,
-        0.0,
-        1.0 / scale,
-        -centre[2] / scale,
-    ];
-    let from = [
-        scale, 0.0, 0.0, centre[0], 0.0, scale, 0.0, centre[1], 0.0, 0.0, scale, centre[2],
-    ];
-    (to, from)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,8 +42,21 @@ mod tests {
             let want = if k % 4 == k / 4 { 1.0 } else { 0.0 };
             assert!((x - want).abs() < 1e-14);
         }
-        let (to, from) = normalisation_pair([1.0, -2.0, 3.0], 4.0);
+        let r = nalgebra::Rotation3::from_euler_angles(0.3, -1.1, 2.0).into_inner();
+        let norm = crate::scene::Normalisation {
+            centre: [1.0, -2.0, 3.0],
+            scale: 4.0,
+            rotation: std::array::from_fn(|k| r[(k / 3, k % 3)]),
+        };
+        let (to, from) = norm.affine_pair();
         let id = compose_affine(&to, &from);
+        // `to` maps a file point as `to_scene` does.
+        let (x, mut y) = ([0.5, 7.0, -2.0], [0.0; 3]);
+        norm.to_scene(&x, &mut y);
+        for i in 0..3 {
+            let t = to[i * 4 + 3] + (0..3).map(|j| to[i * 4 + j] * x[j]).sum::<f64>();
+            assert!((t - y[i]).abs() < 1e-14);
+        }
         for (k, x) in id.iter().enumerate() {
             assert!((x - if k % 4 == k / 4 { 1.0 } else { 0.0 }).abs() < 1e-15);
         }

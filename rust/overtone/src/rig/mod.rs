@@ -8,7 +8,7 @@ mod pose_interpolation;
 mod pull_back;
 mod rig_jump;
 
-pub(crate) use affine::{compose_affine, invert_affine, normalisation_pair};
+pub(crate) use affine::{compose_affine, invert_affine};
 pub use lbs::{lbs_basis, lbs_jacobian, LbsRig};
 pub use limit_displacement::{bounding_box_diagonal, limit_displacement};
 pub use orthogonality::{spectral_norm, RigConstraint};

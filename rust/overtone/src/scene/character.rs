@@ -8,7 +8,7 @@ use crate::dynamics::{FastParams, Material};
 use crate::embed::{embed_surface, Embedding, DEFAULT_LATTICE_RESOLUTION};
 use crate::error::{InputError, OvertoneError, Result};
 use crate::io::{read_gltf_character_with, RigInterpolation};
-use crate::rig::{compose_affine, normalisation_pair};
+use crate::rig::compose_affine;
 use crate::scene::{
     extend_harmonic, extend_weights_inward, simulate_streaming, ElasticModel, Scene, Simulation, SolverKind,
 };
@@ -69,9 +69,9 @@ pub struct Character {
     pub file_triangles: Vec<usize>,
     /// Per frame, per bone, world-space skin transforms (`3 × 4`).
     pub world_frames: Vec<Vec<f64>>,
-    /// Normalisation `x' = (x − centre)/scale`.
-    pub centre: [f64; 3],
-    pub scale: f64,
+    /// The body frame the lattice scene is in: `x' = Rᵀ(x − centre)/scale` (see
+    /// [`crate::scene::Normalisation`]; the same as `scene.normalisation`).
+    pub frame: crate::scene::Normalisation,
     /// Things a TD should know about the input (e.g. an open surface), for the report.
     pub warnings: Vec<String>,
     /// Morph targets of the surface (bind space, the file's units), if any.
@@ -421,7 +421,7 @@ impl Character {
         let ns = vertices.len() / 3;
         let m = n_bones;
         check_surface_input(vertices, triangles, weights, m, &world_frames, morphs.as_ref())?;
-        let (centre, scale, normalised) = normalise_surface(name, vertices)?;
+        let (frame, normalised) = crate::scene::body_frame(name, vertices)?;
         crate::progress::check()?;
         let (embedding, lattice_resolution, resolution_choice, automatic_tets) =
             embed_normalised(settings, &normalised, triangles)?;
@@ -440,8 +440,8 @@ impl Character {
         let columns = bone_of_column.len();
         let bone_of_column: Vec<usize> = bone_of_column.iter().map(|&pb| pb % m).collect();
         let painted_leak = painted_leak_on_lattice(momentum_weights_surface, ns, &near, lat, fixed)?;
-        let frames = normalised_frames(&world_frames, m, centre, scale, &bone_of_column)?;
-        let blendshapes = lattice_blendshapes(morphs.as_ref(), ns, scale, &near, lat, fixed)?;
+        let frames = normalised_frames(&world_frames, m, &frame, &bone_of_column)?;
+        let blendshapes = lattice_blendshapes(morphs.as_ref(), ns, &frame, &near, lat, fixed)?;
         let mut scene = Scene {
             name: name.to_string(),
             mesh: lat.clone(),
@@ -451,7 +451,7 @@ impl Character {
             momentum_weights: None,
             examples: None,
             blendshapes,
-            normalisation: Some(crate::scene::Normalisation { centre, scale }),
+            normalisation: Some(frame),
             // The cubes the surface crosses carry only the part of the body inside them.
             dynamics: crate::scene::SceneDynamics {
                 fill: Some(embedding.material_share.clone()),
@@ -481,8 +481,7 @@ impl Character {
             original_to_welded: (0..ns).collect(),
             file_triangles: triangles.to_vec(),
             world_frames,
-            centre,
-            scale,
+            frame,
             morphs,
             lattice_resolution,
             resolution_choice,
@@ -598,23 +597,6 @@ fn check_surface_input(
     Ok(())
 }
 
-/// The surface in its normalised frame: bounding-box centre at the origin, longest half-extent
-/// 1. Returns `(centre, scale, normalised n × 3)`; a surface of zero extent is refused.
-fn normalise_surface(name: &str, vertices: &[f64]) -> Result<([f64; 3], f64, Vec<f64>)> {
-    let (lo, hi) = crate::mesh::bounding_box(vertices);
-    let centre: [f64; 3] = std::array::from_fn(|i| 0.5 * (lo[i] + hi[i]));
-    let scale = (0..3).map(|i| 0.5 * (hi[i] - lo[i])).fold(0.0, f64::max);
-    if !(scale > 0.0) {
-        return Err(OvertoneError::setting("surface", name, "has zero extent"));
-    }
-    let normalised: Vec<f64> = vertices
-        .iter()
-        .enumerate()
-        .map(|(k, x)| (x - centre[k % 3]) / scale)
-        .collect();
-    Ok((centre, scale, normalised))
-}
-
 /// Embeds the normalised surface in its lattice at the settings' resolution (chosen from the
 /// geometry when automatic). Returns the embedding, the resolution used, how it was chosen
 /// (when automatic) and the automatic lattice's tetrahedra (always: the body's size).
@@ -644,6 +626,10 @@ fn embed_normalised(
     Ok((embedding, lattice_resolution, resolution_choice, automatic_tets))
 }
 
+/// Squared distances within this fraction of each other count as a tie (see
+/// `nearest_surface_vertices`).
+const NEAREST_TIE: f64 = 1e-9;
+
 /// Per lattice vertex of the surface cubes (`embedding.surface_lattice_vertices`), the nearest
 /// surface vertex of its own piece (overlapping pieces, e.g. a joint inside a limb, do not mix),
 /// in the normalised frame.
@@ -665,15 +651,18 @@ fn nearest_surface_vertices(embedding: &Embedding, normalised: &[f64], triangles
         } else {
             &by_piece[piece]
         };
-        candidates
-            .iter()
-            .copied()
-            .min_by(|&a, &b| {
-                let da: f64 = (0..3).map(|i| (normalised[3 * a + i] - p[i]).powi(2)).sum();
-                let db: f64 = (0..3).map(|i| (normalised[3 * b + i] - p[i]).powi(2)).sum();
-                da.total_cmp(&db)
-            })
-            .expect("non-empty surface")
+        // The nearest, ties (equal to round-off: a symmetric body has many) to the lowest
+        // index, so that the same body in another placement, whose distances differ by
+        // round-off, picks the same vertex.
+        let mut best = (f64::INFINITY, usize::MAX);
+        for &c in candidates {
+            let d: f64 = (0..3).map(|i| (normalised[3 * c + i] - p[i]).powi(2)).sum();
+            if d < best.0 * (1.0 - NEAREST_TIE) || (d <= best.0 * (1.0 + NEAREST_TIE) && c < best.1) {
+                best = (d.min(best.0), c);
+            }
+        }
+        assert!(best.1 != usize::MAX, "non-empty surface");
+        best.1
     };
     let fixed = &embedding.surface_lattice_vertices;
     // Nearest surface vertex of each lattice vertex on the surface cubes, in chunks (a
@@ -777,11 +766,10 @@ fn painted_leak_on_lattice(
 fn normalised_frames(
     world_frames: &[Vec<f64>],
     m: usize,
-    centre: [f64; 3],
-    scale: f64,
+    frame: &crate::scene::Normalisation,
     bone_of_column: &[usize],
 ) -> Result<Vec<Vec<f64>>> {
-    let (n_to, n_from) = normalisation_pair(centre, scale);
+    let (n_to, n_from) = frame.affine_pair();
     let mut frames = Vec::with_capacity(world_frames.len());
     for (f, fr) in world_frames.iter().enumerate() {
         if fr.len() != 12 * m {
@@ -806,7 +794,7 @@ fn normalised_frames(
 fn lattice_blendshapes(
     morphs: Option<&SurfaceMorphs>,
     ns: usize,
-    scale: f64,
+    frame: &crate::scene::Normalisation,
     near: &[usize],
     lat: &crate::mesh::SimplexMesh,
     fixed: &[usize],
@@ -818,8 +806,8 @@ fn lattice_blendshapes(
             // Known values per fixed lattice vertex: 3T components (target-major).
             let known: Vec<f64> = near
                 .iter()
-                .flat_map(|&sv| (0..nt).flat_map(move |t| (0..3).map(move |i| (t, i, sv))))
-                .map(|(t, i, sv)| mo.deltas[(t * ns + sv) * 3 + i] / scale)
+                .flat_map(|&sv| (0..nt).map(move |t| (t, sv)))
+                .flat_map(|(t, sv)| frame.vector_to_scene(&mo.deltas[(t * ns + sv) * 3..(t * ns + sv + 1) * 3]))
                 .collect();
             let ext = extend_harmonic(lat, fixed, &known, 3 * nt, "morph deltas")?;
             let nl = lat.n_vertices();
@@ -942,15 +930,20 @@ pub fn bake_character(
         surface_u.fill(0.0);
         ch.embedding.add_to_surface(disp, &mut surface_u);
         let skinned = ch.skinned_surface(k);
+        // The lattice frame's displacement in world units and axes.
+        for u in surface_u.chunks_exact_mut(3) {
+            let local = [u[0], u[1], u[2]];
+            ch.frame.vector_to_file(&local, u);
+        }
         let welded: Vec<[f64; 3]> = (0..ns)
-            .map(|s| std::array::from_fn(|i| skinned[3 * s + i] + ch.scale * surface_u[3 * s + i]))
+            .map(|s| std::array::from_fn(|i| skinned[3 * s + i] + surface_u[3 * s + i]))
             .collect();
         frames.push(ch.original_to_welded.iter().flat_map(|&s| welded[s]).collect());
         displacements.push(
             ch.original_to_welded
                 .iter()
                 .flat_map(|&s| (0..3).map(move |i| (s, i)))
-                .map(|(s, i)| ch.scale * surface_u[3 * s + i])
+                .map(|(s, i)| surface_u[3 * s + i])
                 .collect(),
         );
         progress(k + 1, total);

@@ -34,10 +34,7 @@ impl DisplaySurface {
                 scene.name
             )));
         }
-        let normalisation = scene.normalisation.unwrap_or(Normalisation {
-            centre: [0.0; 3],
-            scale: 1.0,
-        });
+        let normalisation = scene.normalisation.unwrap_or(Normalisation::similarity([0.0; 3], 1.0));
         let mut local = vec![0.0; vertices.len()];
         for (x, o) in vertices.chunks_exact(3).zip(local.chunks_exact_mut(3)) {
             normalisation.to_scene(x, o);
@@ -80,6 +77,9 @@ impl DisplaySurface {
     /// displacement of one frame (`n × 3` row-major, scene units).
     pub fn displacements(&self, disp: &[f64], out: &mut [f64]) {
         self.embedding.interpolate(disp, 3, 3, out);
-        out.iter_mut().for_each(|x| *x *= self.normalisation.scale);
+        for x in out.chunks_exact_mut(3) {
+            let u = [x[0], x[1], x[2]];
+            self.normalisation.vector_to_file(&u, x);
+        }
     }
 }

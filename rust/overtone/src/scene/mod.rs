@@ -1,5 +1,6 @@
 //! Scenes: a rest mesh, a rig with its animation, a material and time-stepping settings.
 
+mod body_frame;
 mod character;
 mod display_surface;
 mod extend_weights;
@@ -10,6 +11,7 @@ mod simulate;
 mod skeleton_defaults;
 mod surface_field;
 
+pub(crate) use body_frame::body_frame;
 pub(crate) use character::lattice_advice;
 pub use character::{
     bake_character, character_from_gltf, character_from_gltf_meshes, Character, CharacterBake, CharacterMesh,
@@ -96,28 +98,86 @@ pub struct Scene {
     pub dynamics: SceneDynamics,
 }
 
-/// A normalisation `x_scene = (x_file − centre)/scale` (readers that centre and rescale, as the
-/// reference release's demo does).
+/// A similarity normalisation `x_scene = Rᵀ(x_file − centre)/scale`: readers that centre and
+/// rescale (as the reference release's demo does) use `R = I`; a character's lattice scene uses
+/// its body frame ([`body_frame`]), so a body moved or turned anywhere in the world gets the
+/// same lattice and moves the same.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Normalisation {
-    /// Bounding-box centre, file units.
+    /// Centre, file units.
     pub centre: [f64; 3],
     /// File units per scene unit (> 0).
     pub scale: f64,
+    /// `R` (`3 × 3` row-major, a rotation): its columns are the scene axes in file coordinates.
+    /// 2D scenes use the identity.
+    pub rotation: [f64; 9],
 }
 
+/// The `3 × 3` identity, row-major.
+pub(crate) const IDENTITY3: [f64; 9] = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+
 impl Normalisation {
-    /// File position → scene position (`d` components).
-    pub(crate) fn to_scene(&self, x: &[f64], out: &mut [f64]) {
-        for (i, (o, v)) in out.iter_mut().zip(x).enumerate() {
-            *o = (v - self.centre[i]) / self.scale;
+    /// `x_scene = (x_file − centre)/scale` (no rotation).
+    pub fn similarity(centre: [f64; 3], scale: f64) -> Self {
+        Self {
+            centre,
+            scale,
+            rotation: IDENTITY3,
         }
     }
-    /// Scene position → file position (`d` components).
-    pub(crate) fn to_file(&self, x: &[f64], out: &mut [f64]) {
-        for (i, (o, v)) in out.iter_mut().zip(x).enumerate() {
-            *o = self.centre[i] + self.scale * v;
+    /// File position → scene position (`d` components): `Rᵀ(x − c)/s`.
+    pub fn to_scene(&self, x: &[f64], out: &mut [f64]) {
+        let d = x.len().min(out.len());
+        for (i, o) in out.iter_mut().enumerate().take(d) {
+            *o = (0..d)
+                .map(|j| self.rotation[j * 3 + i] * (x[j] - self.centre[j]))
+                .sum::<f64>()
+                / self.scale;
         }
+    }
+    /// Scene position → file position (`d` components): `c + s R x`.
+    pub fn to_file(&self, x: &[f64], out: &mut [f64]) {
+        let d = x.len().min(out.len());
+        for (i, o) in out.iter_mut().enumerate().take(d) {
+            *o = self.centre[i] + self.scale * (0..d).map(|j| self.rotation[i * 3 + j] * x[j]).sum::<f64>();
+        }
+    }
+    /// A scene-frame vector (a displacement, `d` components) in file units and axes: `s R u`.
+    pub fn vector_to_file(&self, u: &[f64], out: &mut [f64]) {
+        let d = u.len().min(out.len());
+        for (i, o) in out.iter_mut().enumerate().take(d) {
+            *o = self.scale * (0..d).map(|j| self.rotation[i * 3 + j] * u[j]).sum::<f64>();
+        }
+    }
+    /// A file-frame vector (a displacement, gravity; `d` components) in the scene frame:
+    /// `Rᵀ u / s`.
+    pub fn vector_to_scene(&self, u: &[f64]) -> Vec<f64> {
+        let d = u.len();
+        (0..d)
+            .map(|i| (0..d).map(|j| self.rotation[j * 3 + i] * u[j]).sum::<f64>() / self.scale)
+            .collect()
+    }
+    /// The normalisation and its inverse as 3D affine maps (`3 × 4` row-major):
+    /// `[Rᵀ/s | −Rᵀc/s]` and `[sR | c]`.
+    pub(crate) fn affine_pair(&self) -> ([f64; 12], [f64; 12]) {
+        let (r, c, s) = (&self.rotation, &self.centre, self.scale);
+        let to = std::array::from_fn(|k| {
+            let (i, j) = (k / 4, k % 4);
+            if j == 3 {
+                -(0..3).map(|l| r[l * 3 + i] * c[l]).sum::<f64>() / s
+            } else {
+                r[j * 3 + i] / s
+            }
+        });
+        let from = std::array::from_fn(|k| {
+            let (i, j) = (k / 4, k % 4);
+            if j == 3 {
+                c[i]
+            } else {
+                s * r[i * 3 + j]
+            }
+        });
+        (to, from)
     }
 }
 

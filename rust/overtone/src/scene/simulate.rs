@@ -30,6 +30,9 @@ pub struct Simulation {
     pub max_displacement: Vec<f64>,
     /// The fast solver's precompute (eigenvalues, clusters, structural orthogonality, stages).
     pub fast: Option<FastPrecompute>,
+    /// The lowest vibration frequency (Hz) the solver computed (see
+    /// [`CdSolver::lowest_frequency_hz`]).
+    pub lowest_frequency_hz: Option<f64>,
     /// Per step, `‖G u_c‖/(‖G‖‖u_c‖)` against the blendshape columns alone (empty without
     /// blendshapes).
     pub blendshape_relative_residual: Vec<f64>,
@@ -233,6 +236,7 @@ pub fn simulate_streaming(
         constraint_rank: solver.constraint_rank(),
         max_displacement: run.max_displacement,
         fast: solver.fast_precompute().cloned(),
+        lowest_frequency_hz: solver.lowest_frequency_hz(),
         blendshape_relative_residual: run.blendshape_residual,
         cuts: run.cuts,
     })

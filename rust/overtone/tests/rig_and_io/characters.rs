@@ -143,7 +143,9 @@ fn partly_painted_leak_adjusts_the_default_only_where_painted() {
     let mut far_below = 0.0f64;
     let mut on_paint = 1.0f64;
     for v in 0..mesh.n_vertices() {
-        let y = mesh.vertex(v)[1] * ch.scale + ch.centre[1];
+        let mut world = [0.0; 3];
+        ch.frame.to_file(mesh.vertex(v), &mut world);
+        let y = world[1];
         if y < at(0.25) {
             far_below = far_below.max((d[v] - dd[v]).abs());
         }

@@ -15,12 +15,18 @@ use nalgebra::DMatrix;
 
 use crate::error::{OvertoneError, Result};
 
+/// Values within this fraction of each other (spreads, cut costs) or of a group's range
+/// (projections) count as equal, so that round-off (the same body in another placement) does
+/// not decide between exactly tied choices of a symmetric body.
+const TIE: f64 = 1e-9;
+
 /// Labels (`m` entries in `0..k`) of a partition of `points` (`m × f`, row-major,
 /// `1 ≤ k ≤ m`) into `k` groups. Starting from one group, the group with the largest sum of
 /// squared distances to its mean (ties to the lower label) is split, `k − 1` times: its points
 /// are ordered by their projection on the principal direction of their covariance (equal
 /// projections by point index) and cut where the two parts' sums of squared distances to
-/// their means add up least (ties to the earlier cut). The first part keeps the label, the
+/// their means add up least (ties to the earlier cut). Ties are counted to a relative `1e-9`,
+/// so round-off never decides them. The first part keeps the label, the
 /// second takes the next one. Every group is non-empty. `O(n (f² + log n))` per cut of `n`
 /// points.
 pub(crate) fn bisection(points: &[f64], f: usize, k: usize) -> Result<Vec<usize>> {
@@ -42,7 +48,7 @@ pub(crate) fn bisection(points: &[f64], f: usize, k: usize) -> Result<Vec<usize>
         let Some(target) = (0..groups.len()).filter(|&g| groups[g].members.len() > 1).fold(
             None,
             |best: Option<usize>, g| match best {
-                Some(b) if groups[b].spread >= groups[g].spread => Some(b),
+                Some(b) if groups[b].spread >= groups[g].spread * (1.0 - TIE) => Some(b),
                 _ => Some(g),
             },
         ) else {
@@ -99,19 +105,27 @@ fn cut(points: &[f64], f: usize, members: &[usize]) -> (Group, Group) {
             .map(|(x, d)| x * d)
             .sum()
     };
-    let mut keyed: Vec<(f64, usize)> = members.iter().map(|&i| (along(i), i)).collect();
-    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    // Projections equal to round-off (a symmetric body has many) order by index: keys are
+    // counted in steps of `TIE` times the range.
+    let projections: Vec<f64> = members.iter().map(|&i| along(i)).collect();
+    let (lo, hi) = projections
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    let step = (TIE * (hi - lo)).max(f64::MIN_POSITIVE);
+    let mut keyed: Vec<(i64, usize)> = members
+        .iter()
+        .zip(&projections)
+        .map(|(&i, &x)| (((x - lo) / step).round() as i64, i))
+        .collect();
+    keyed.sort_unstable();
     let mut low: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
     let head = running_spreads(points, f, low.iter().copied());
     let tail = running_spreads(points, f, low.iter().rev().copied());
-    // Cut after p points (1 ≤ p ≤ n − 1): head[p − 1] + tail[n − p − 1].
-    let best = (1..n).fold(1, |best, p| {
-        if head[p - 1] + tail[n - p - 1] < head[best - 1] + tail[n - best - 1] {
-            p
-        } else {
-            best
-        }
-    });
+    // Cut after p points (1 ≤ p ≤ n − 1): head[p − 1] + tail[n − p − 1]; the earliest of the
+    // cuts within `TIE` of the least.
+    let cost = |p: usize| head[p - 1] + tail[n - p - 1];
+    let least = (1..n).map(cost).fold(f64::INFINITY, f64::min);
+    let best = (1..n).find(|&p| cost(p) <= least + TIE * least.abs()).unwrap_or(1);
     let high = low.split_off(best);
     (
         Group {
@@ -126,7 +140,8 @@ fn cut(points: &[f64], f: usize, members: &[usize]) -> (Group, Group) {
 }
 
 /// The unit eigenvector (`f` entries) of the largest eigenvalue of the covariance of the
-/// points `part`, signed so that its largest-magnitude component is positive. Rotating the
+/// points `part`, signed so that its largest-magnitude component (the first of equal ones) is
+/// positive. Rotating the
 /// feature space rotates it with the points, so the cut does not depend on the basis the
 /// features come in (an eigensolver's basis of a repeated eigenvalue is arbitrary).
 fn principal_direction(points: &[f64], f: usize, part: &[usize]) -> Vec<f64> {
@@ -164,7 +179,8 @@ fn principal_direction(points: &[f64], f: usize, part: &[usize]) -> Vec<f64> {
         }
     });
     let mut v: Vec<f64> = eigen.eigenvectors.column(top).iter().copied().collect();
-    let lead = (1..f).fold(0, |best, j| if v[j].abs() > v[best].abs() { j } else { best });
+    let largest = v.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    let lead = (0..f).find(|&j| v[j].abs() >= largest * (1.0 - TIE)).unwrap_or(0);
     if v[lead] < 0.0 {
         v.iter_mut().for_each(|x| *x = -*x);
     }

@@ -7,7 +7,7 @@ use crate::dynamics::Material;
 use crate::error::{InputError, OvertoneError, Result};
 use crate::io::{parse_gmsh, read_text};
 use crate::mesh::{boundary_vertices, SimplexMesh};
-use crate::rig::{compose_affine, invert_affine, normalisation_pair};
+use crate::rig::{compose_affine, invert_affine};
 use crate::scene::{extend_weights_inward, ElasticModel, Scene};
 
 /// Material and time step used for `fast_cody` characters: those of the reference release's
@@ -203,7 +203,7 @@ pub fn parse_fast_cody_scene(
                 .ok_or_else(|| OvertoneError::parse(rig_path, format!("p0 of bone {b} is singular")))
         })
         .collect::<Result<_>>()?;
-    let (n_to, n_from) = normalisation_pair(c, s);
+    let (n_to, n_from) = crate::scene::Normalisation::similarity(c, s).affine_pair();
     let mut frames = Vec::with_capacity(frames_json.len());
     for (f, fr) in frames_json.iter().enumerate() {
         let flat = serde_json::Value::Array(
@@ -240,7 +240,7 @@ pub fn parse_fast_cody_scene(
         momentum_weights: None,
         examples: None,
         blendshapes: None,
-        normalisation: Some(crate::scene::Normalisation { centre: c, scale: s }),
+        normalisation: Some(crate::scene::Normalisation::similarity(c, s)),
         dynamics: crate::scene::SceneDynamics::default(),
         model: ElasticModel::Arap,
         material: MATERIAL,

@@ -164,7 +164,7 @@ pub fn parse_reference_scene(path: &Path, json: &serde_json::Value, files: &Refe
         gravity: vec![0.0; 3],
         examples: None,
         blendshapes: None,
-        normalisation: Some(Normalisation { centre, scale: s }),
+        normalisation: Some(Normalisation::similarity(centre, s)),
         dynamics: crate::scene::SceneDynamics::default(),
     };
     scene.validate()?;
