@@ -5,9 +5,12 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use crate::solver_choice::{IterationFlags, SolverChoice};
+use crate::stage_clock::StageClock;
 use anyhow::{bail, Context, Result};
 use overtone::dynamics::{FastParams, AUTO_MODES};
-use overtone::scene::{bake_character, character_from_gltf_meshes, simulate_streaming, CharacterSettings, SolverKind};
+use overtone::scene::{
+    bake_character_motion, character_from_gltf_meshes, simulate_streaming, CharacterSettings, SolverKind,
+};
 use overtone::settings::{SettingValue, Value};
 use serde_json::json;
 
@@ -184,6 +187,8 @@ struct Baked {
 }
 
 pub fn bake(o: BakeOptions) -> Result<()> {
+    let clock = StageClock::new();
+    clock.mark("checking the outputs and reading the leak field");
     check_outputs(&o)?;
     let leak = o.leak.as_deref().map(read_leak).transpose()?;
     let t_prepare = std::time::Instant::now();
@@ -194,9 +199,9 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         o.input.display()
     );
     let baked = if is_gltf {
-        bake_gltf(&o, leak, t_prepare)?
+        bake_gltf(&o, leak, t_prepare, &clock)?
     } else {
-        bake_scene(&o, leak)?
+        bake_scene(&o, leak, &clock)?
     };
     let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
     let mesh = overtone::io::AnimatedMesh {
@@ -206,9 +211,12 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         fps: baked.fps,
         start_frame: start as f64,
     };
+    clock.mark("writing the caches");
     let (written, cache_write_ms) = write_caches(&o, &baked, &mesh, start)?;
+    clock.mark("writing the previews");
     write_previews(&o, &baked, &mesh)?;
-    write_report(&o, &baked, is_gltf, cache_write_ms)?;
+    clock.mark("writing the report");
+    write_report(&o, &baked, is_gltf, cache_write_ms, &clock)?;
     out!(
         "baked {} frames of {} points to {} (median step {:.3} ms, max relative residual {:.1e})",
         baked.frames.len(),
@@ -255,7 +263,12 @@ fn check_outputs(o: &BakeOptions) -> Result<()> {
 /// Bakes the glTF character `o.input` (its meshes, with the painted `leak`) on the physics
 /// clock: output frames and displacements of the file's own vertices at the output rate.
 /// `t_prepare` started before the character was read (for `prepare_ms`).
-fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Instant) -> Result<Baked> {
+fn bake_gltf(
+    o: &BakeOptions,
+    leak: Option<Vec<f64>>,
+    t_prepare: std::time::Instant,
+    stages: &StageClock,
+) -> Result<Baked> {
     let mut mesh_outputs: Vec<(String, std::ops::Range<usize>)> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
     if let Some(s) = &o.surface {
@@ -291,8 +304,13 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
     settings.animation = o.animation;
     settings.rig_interpolation = o.rig_interpolation;
     material_overrides(o, &mut settings.material)?;
-    let (mut ch, meshes) = character_from_gltf_meshes(&o.input, &settings, leak.as_deref(), &o.meshes)
-        .with_context(|| format!("preparing {}", o.input.display()))?;
+    // The glTF is read and its rig sampled before the core reports its first stage.
+    stages.mark("reading the glTF and sampling the rig");
+    let (mut ch, meshes) = overtone::progress::scoped(stages, || {
+        character_from_gltf_meshes(&o.input, &settings, leak.as_deref(), &o.meshes)
+    })
+    .with_context(|| format!("preparing {}", o.input.display()))?;
+    stages.mark("dynamics flags, painted fields and frame range");
     if meshes.len() > 1 || out_names_a_folder(o) {
         anyhow::ensure!(
             o.out.is_dir() || !o.out.exists(),
@@ -412,6 +430,7 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
         o.solver
             .kind(ch.scene.model, fast_params(o, 3), IterationFlags::default())
     };
+    stages.mark("the physics clock's samples");
     let samples = clock.physics_samples(n_output, ch.scene.frames.len());
     let physics = physics_character(&ch, &samples, clock.physics_dt());
     let bar = progress_bar(samples.len());
@@ -420,7 +439,10 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
             b.set_position(k as u64);
         }
     };
-    let baked = bake_character(&physics, kind, o.sidecar.as_deref(), &mut tick)?;
+    stages.mark("simulation (precompute, steps, carrying the motion to the surface)");
+    let (physics_displacements, sim) = overtone::progress::scoped(stages, || {
+        bake_character_motion(&physics, kind, o.sidecar.as_deref(), &mut tick)
+    })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -428,12 +450,13 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
     let step_of_frame = Some(clock);
     let sampling_rate = Some(clock.sampling_rate);
     let common_clock = Some(clock.common);
-    let (frames, displacements) = output_frames(&ch, &clock, n_output, &baked.displacements);
+    stages.mark("output frames (skinned pose plus interpolated motion)");
+    let (frames, displacements) = output_frames(&ch, &clock, n_output, &physics_displacements);
     Ok(Baked {
         frames,
         displacements,
         fps: output_fps,
-        sim: baked.simulation,
+        sim,
         n_points: ch.original_to_welded.len(),
         name: ch.scene.name.clone(),
         triangles: ch.file_triangles.clone(),
@@ -452,9 +475,10 @@ fn bake_gltf(o: &BakeOptions, leak: Option<Vec<f64>>, t_prepare: std::time::Inst
 
 /// Bakes the tet-mesh scene `o.input` (with the painted `leak`), its frames and displacements
 /// on the display surface when one is given, else on the tet mesh's vertices (padded to 3D).
-fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>) -> Result<Baked> {
+fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>, stages: &StageClock) -> Result<Baked> {
     let mut warnings: Vec<String> = Vec::new();
     let mut surface_report = serde_json::Value::Null;
+    stages.mark("reading the scene");
     let mut sc = crate::scenes::load(&o.input.to_string_lossy())?;
     if let Some(d) = leak {
         sc.momentum_weights = Some(d);
@@ -470,6 +494,7 @@ fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>) -> Result<Baked> {
         sc.select_frames(a, b)?;
     }
     let n_blendshapes = sc.blendshapes.as_ref().map_or(0, |b| b.n_targets);
+    stages.mark("dynamics flags, frame range and display surface");
     let mut triangles = crate::cache_format::surface_triangles(&sc.mesh);
     let display = match &o.surface {
         None => None,
@@ -517,7 +542,10 @@ fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>) -> Result<Baked> {
         }
         Ok(())
     };
-    let sim = simulate_streaming(&sc, kind, o.sidecar.as_deref(), &mut keep)?;
+    stages.mark("simulation (precompute, steps, carrying the motion to the surface)");
+    let sim = overtone::progress::scoped(stages, || {
+        simulate_streaming(&sc, kind, o.sidecar.as_deref(), &mut keep)
+    })?;
     let fps = o.fps.unwrap_or(1.0 / sc.dt);
     let n_points = display
         .as_ref()
@@ -602,7 +630,7 @@ fn write_previews(o: &BakeOptions, baked: &Baked, mesh: &overtone::io::AnimatedM
 
 /// Writes the JSON report `o.report` (when asked): the run's settings, timings, residuals,
 /// caches and per-frame motion.
-fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f64) -> Result<()> {
+fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f64, stages: &StageClock) -> Result<()> {
     let Baked {
         frames,
         displacements,
@@ -656,6 +684,13 @@ fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f
             "sidecar": sim.fast.as_ref().map(|f| f.cache.clone()),
             "precompute_stage_ms": sim.fast.as_ref().map(|f| f.stage_ms.iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>()),
             "prepare_ms": prepare_ms,
+            // Every stage of the bake in order (the report's own writing is the last, up to
+            // now), the wall time so far, and the simulation's physics: its precompute and
+            // the sum of its steps (the rest of the simulation stage is the per-frame work
+            // around the steps: carrying the motion to the surface, progress).
+            "stage_ms": stages.stages().iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>(),
+            "wall_ms": stages.elapsed_ms(),
+            "physics_ms": {"precompute": sim.precompute_ms, "steps": sim.step_ms.iter().sum::<f64>()},
             "dynamics": dynamics_report,
             "cuts": sim.cuts,
             "cache_write_ms": cache_write_ms,

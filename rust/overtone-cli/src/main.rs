@@ -20,6 +20,7 @@ mod preview;
 mod report;
 mod scenes;
 mod solver_choice;
+mod stage_clock;
 
 use std::path::{Path, PathBuf};
 

@@ -130,7 +130,7 @@ thread_local! {
 
 /// Runs `f` with `progress` installed as this thread's current progress (nested calls stack and
 /// restore the previous one, also on panic).
-pub(crate) fn scoped<R>(progress: &dyn Progress, f: impl FnOnce() -> R) -> R {
+pub fn scoped<R>(progress: &dyn Progress, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<*const (dyn Progress + 'static)>);
     impl Drop for Restore {
         fn drop(&mut self) {

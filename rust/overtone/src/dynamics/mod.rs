@@ -18,6 +18,6 @@ pub use full_order::FullOrderSolver;
 pub use newton_cd::{NewtonCdParams, NewtonCdSolver};
 pub use params::{Integrator, LocalGlobalParams, Material, RestShape, SolverParams};
 pub(crate) use params::{DEFAULT_DAMPING, MAX_SUBSTEPS};
-pub(crate) use solver::validate_solver_inputs;
+pub(crate) use solver::{max_norm, validate_solver_inputs};
 pub use solver::{CdSolver, ConstraintRank, StepReport};
 pub use time_integration::{Damping, FramePlan};

@@ -10,7 +10,7 @@ use crate::error::{InputError, OvertoneError, Result};
 use crate::io::{read_gltf_character_with, RigInterpolation};
 use crate::rig::compose_affine;
 use crate::scene::{
-    extend_harmonic, extend_weights_inward, simulate_streaming, ElasticModel, Scene, Simulation, SolverKind,
+    extend_harmonic, extend_weights_inward, simulate_streaming_output, ElasticModel, Scene, Simulation, SolverKind,
 };
 
 /// Settings of a character bake; every field documents its default.
@@ -921,24 +921,53 @@ pub fn bake_character(
     sidecar: Option<&Path>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<CharacterBake> {
+    let (displacements, simulation) = bake_character_motion(ch, kind, sidecar, progress)?;
+    let ns = ch.surface.len() / 3;
+    let frames = displacements
+        .iter()
+        .enumerate()
+        .map(|(k, u)| {
+            let skinned = ch.skinned_surface(k);
+            ch.original_to_welded
+                .iter()
+                .enumerate()
+                .flat_map(|(o, &s)| (0..3).map(move |i| (o, s, i)))
+                .map(|(o, s, i)| {
+                    debug_assert!(s < ns);
+                    skinned[3 * s + i] + u[3 * o + i]
+                })
+                .collect()
+        })
+        .collect();
+    Ok(CharacterBake {
+        frames,
+        displacements,
+        simulation,
+    })
+}
+
+/// The secondary motion of [`bake_character`] alone: per frame, the complementary
+/// displacement of every original vertex (world units and axes, `n × 3`), and the simulation.
+/// Neither the lattice nor the surface is skinned (a caller that places the motion on its own
+/// pose, as the command line's bake does at its output rate, needs only this).
+pub fn bake_character_motion(
+    ch: &Character,
+    kind: SolverKind,
+    sidecar: Option<&Path>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Vec<Vec<f64>>, Simulation)> {
     let ns = ch.surface.len() / 3;
     let total = ch.scene.frames.len();
-    let mut frames = Vec::with_capacity(total);
     let mut displacements = Vec::with_capacity(total);
     let mut surface_u = vec![0.0; ns * 3];
     let mut on_frame = |k: usize, _: &[f64], disp: &[f64]| -> Result<()> {
         surface_u.fill(0.0);
         ch.embedding.add_to_surface(disp, &mut surface_u);
-        let skinned = ch.skinned_surface(k);
         // The lattice frame's displacement in world units and axes.
         for u in surface_u.chunks_exact_mut(3) {
             let local = [u[0], u[1], u[2]];
             ch.frame.vector_to_file(&local, u);
         }
-        let welded: Vec<[f64; 3]> = (0..ns)
-            .map(|s| std::array::from_fn(|i| skinned[3 * s + i] + surface_u[3 * s + i]))
-            .collect();
-        frames.push(ch.original_to_welded.iter().flat_map(|&s| welded[s]).collect());
         displacements.push(
             ch.original_to_welded
                 .iter()
@@ -953,11 +982,7 @@ pub fn bake_character(
         SolverKind::Fast(fp) => SolverKind::Fast(ch.fast_params(fp)),
         other => other,
     };
-    let simulation = simulate_streaming(&ch.scene, kind, sidecar, &mut on_frame)
+    let simulation = simulate_streaming_output(&ch.scene, kind, sidecar, false, &mut on_frame)
         .map_err(|e| e.with_advice(lattice_advice(matches!(kind, SolverKind::Fast(_)))))?;
-    Ok(CharacterBake {
-        frames,
-        displacements,
-        simulation,
-    })
+    Ok((displacements, simulation))
 }

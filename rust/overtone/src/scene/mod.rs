@@ -14,8 +14,8 @@ mod surface_field;
 pub(crate) use body_frame::body_frame;
 pub(crate) use character::lattice_advice;
 pub use character::{
-    bake_character, character_from_gltf, character_from_gltf_meshes, Character, CharacterBake, CharacterMesh,
-    CharacterSettings, SurfaceMorphs,
+    bake_character, bake_character_motion, character_from_gltf, character_from_gltf_meshes, Character, CharacterBake,
+    CharacterMesh, CharacterSettings, SurfaceMorphs,
 };
 pub use display_surface::DisplaySurface;
 pub(crate) use extend_weights::{extend_harmonic, extend_weights_inward};
@@ -26,7 +26,7 @@ pub use readers::{
 };
 pub(crate) use scene_dynamics::DEFAULT_CUT_DISTANCE;
 pub use scene_dynamics::{scene_rows, DynamicsKeys, SceneDynamics};
-pub(crate) use simulate::{new_solver, rig_start};
+pub(crate) use simulate::{new_solver, rig_start, simulate_streaming_output};
 pub use simulate::{
     simulate, simulate_full, simulate_streaming, simulate_with_sidecar, FrameCallback, Simulation, SolverKind,
 };

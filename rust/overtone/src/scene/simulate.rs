@@ -146,9 +146,17 @@ fn apply_strength(s: f64, frame: &mut [f64], disp: &mut [f64], d: usize) {
 /// The scene's [`SceneDynamics`](crate::scene::SceneDynamics) apply here: `preroll` seconds of
 /// steps at the first pose before frame 0, a restart (`reset`) at a frame whose rig jump
 /// exceeds `cut_distance` × the body's diagonal, and `strength` on every output displacement.
-fn run_frames(scene: &Scene, solver: &mut dyn CdSolver, on_frame: &mut FrameCallback) -> Result<FrameRun> {
+fn run_frames(
+    scene: &Scene,
+    solver: &mut dyn CdSolver,
+    positions: bool,
+    on_frame: &mut FrameCallback,
+) -> Result<FrameRun> {
     let (n, d) = (scene.mesh.n_vertices(), scene.mesh.dim());
+    // The precompute is done (a progress observer sees where its stages end).
+    crate::progress::report(1.0, "stepping the frames");
     let dyn_ = &scene.dynamics;
+    // Without positions the callback gets them as zeros (only the displacement is written).
     let mut frame = vec![0.0; n * 3];
     let mut disp = vec![0.0; n * d];
     let mut p = vec![0.0; solver.rig().n_params()];
@@ -166,7 +174,7 @@ fn run_frames(scene: &Scene, solver: &mut dyn CdSolver, on_frame: &mut FrameCall
         scene.frame_params_into(solver.rig(), 1, &mut p)?;
         solver.match_rig_velocity(&p, frame_length)?;
     }
-    let md = solver.write_frame(&mut frame, &mut disp);
+    let md = write_output(solver, positions, &mut frame, &mut disp);
     apply_strength(dyn_.strength, &mut frame, &mut disp, d);
     on_frame(0, &frame, &disp)?;
     let mut run = FrameRun {
@@ -206,12 +214,23 @@ fn run_frames(scene: &Scene, solver: &mut dyn CdSolver, on_frame: &mut FrameCall
         if has_blendshapes {
             run.blendshape_residual.push(solver.blendshape_residual().1);
         }
-        let md = solver.write_frame(&mut frame, &mut disp);
+        let md = write_output(solver, positions, &mut frame, &mut disp);
         apply_strength(dyn_.strength, &mut frame, &mut disp, d);
         run.max_displacement.push(md * dyn_.strength);
         on_frame(k, &frame, &disp)?;
     }
     Ok(run)
+}
+
+/// The solver's displacement into `disp` (and its final positions into `frame` when
+/// `positions`); returns the largest displacement `max_v ‖u_v‖`.
+fn write_output(solver: &mut dyn CdSolver, positions: bool, frame: &mut [f64], disp: &mut [f64]) -> f64 {
+    if positions {
+        solver.write_frame(frame, disp)
+    } else {
+        solver.write_displacement(disp);
+        crate::dynamics::max_norm(disp, solver.dim())
+    }
 }
 
 /// Receives `(frame index, final positions n × 3, complementary displacement n × d)`.
@@ -226,8 +245,21 @@ pub fn simulate_streaming(
     sidecar: Option<&std::path::Path>,
     on_frame: &mut FrameCallback,
 ) -> Result<Simulation> {
+    simulate_streaming_output(scene, kind, sidecar, true, on_frame)
+}
+
+/// [`simulate_streaming`] with the final positions written only when `positions` (without,
+/// `on_frame` gets zeros for them: for bakes that need the displacement alone, which skips
+/// skinning the whole mesh every frame).
+pub(crate) fn simulate_streaming_output(
+    scene: &Scene,
+    kind: SolverKind,
+    sidecar: Option<&std::path::Path>,
+    positions: bool,
+    on_frame: &mut FrameCallback,
+) -> Result<Simulation> {
     let (mut solver, precompute_ms) = build_solver(scene, kind, sidecar)?;
-    let run = run_frames(scene, solver.as_mut(), on_frame)?;
+    let run = run_frames(scene, solver.as_mut(), positions, on_frame)?;
     Ok(Simulation {
         positions: Vec::new(),
         steps: run.steps,
