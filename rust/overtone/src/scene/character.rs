@@ -628,7 +628,7 @@ fn embed_normalised(
 
 /// Squared distances within this fraction of each other count as a tie (see
 /// `nearest_surface_vertices`).
-const NEAREST_TIE: f64 = 1e-9;
+const NEAREST_TIE: f64 = 1e-6;
 
 /// Per lattice vertex of the surface cubes (`embedding.surface_lattice_vertices`), the nearest
 /// surface vertex of its own piece (overlapping pieces, e.g. a joint inside a limb, do not mix),

@@ -18,15 +18,15 @@ use crate::error::{OvertoneError, Result};
 /// Values within this fraction of each other (spreads, cut costs) or of a group's range
 /// (projections) count as equal, so that round-off (the same body in another placement) does
 /// not decide between exactly tied choices of a symmetric body.
-const TIE: f64 = 1e-9;
+const TIE: f64 = 1e-6;
 
 /// Labels (`m` entries in `0..k`) of a partition of `points` (`m × f`, row-major,
 /// `1 ≤ k ≤ m`) into `k` groups. Starting from one group, the group with the largest sum of
 /// squared distances to its mean (ties to the lower label) is split, `k − 1` times: its points
 /// are ordered by their projection on the principal direction of their covariance (equal
 /// projections by point index) and cut where the two parts' sums of squared distances to
-/// their means add up least (ties to the earlier cut). Ties are counted to a relative `1e-9`,
-/// so round-off never decides them. The first part keeps the label, the
+/// their means add up least (ties to the earlier cut). Ties are counted to a relative `1e-6`,
+/// so round-off (a host's float32 data, 1e-7) never decides them. The first part keeps the label, the
 /// second takes the next one. Every group is non-empty. `O(n (f² + log n))` per cut of `n`
 /// points.
 pub(crate) fn bisection(points: &[f64], f: usize, k: usize) -> Result<Vec<usize>> {
