@@ -156,7 +156,7 @@ fn run_frames(
     // The precompute is done (a progress observer sees where its stages end).
     crate::progress::report(1.0, "stepping the frames");
     let dyn_ = &scene.dynamics;
-    // Without positions the callback gets them as zeros (only the displacement is written).
+    // Without positions only the displacement is written (`frame` then holds no positions).
     let mut frame = vec![0.0; n * 3];
     let mut disp = vec![0.0; n * d];
     let mut p = vec![0.0; solver.rig().n_params()];
@@ -248,9 +248,9 @@ pub fn simulate_streaming(
     simulate_streaming_output(scene, kind, sidecar, true, on_frame)
 }
 
-/// [`simulate_streaming`] with the final positions written only when `positions` (without,
-/// `on_frame` gets zeros for them: for bakes that need the displacement alone, which skips
-/// skinning the whole mesh every frame).
+/// [`simulate_streaming`] with the final positions written only when `positions` (without, the
+/// positions `on_frame` gets are meaningless: for bakes that need the displacement alone, which
+/// skips skinning the whole mesh every frame).
 pub(crate) fn simulate_streaming_output(
     scene: &Scene,
     kind: SolverKind,
