@@ -31,30 +31,19 @@ pub(crate) const DAMPED_MODES: usize = 12;
 /// Laplacian energy of the unit-mass mode (1/s², in the solver's current stiffness units).
 pub(crate) type ModeEnergy = (f64, f64);
 
-/// The Rayleigh part and the per-mode rates for ratio `zeta` on `modes` (ascending `ω`):
-/// `β = ζ · min_k 2ω_k/ρ_k` (s) and `c_k = max(0, 2ζω_k − βρ_k)` (1/s). `ζ = 0` gives no damping.
-pub(crate) fn calibrate(zeta: f64, modes: &[ModeEnergy]) -> (Damping, Vec<f64>) {
-    if zeta == 0.0 || modes.is_empty() {
-        return (Damping::default(), vec![0.0; modes.len()]);
-    }
+/// The Rayleigh part for ratio `zeta` on `modes`: `β = ζ · min_k 2ω_k/ρ_k` (s), the largest
+/// that over-damps none of them (`ζ = 0`, or no mode with `ρ > 0`: none).
+fn rayleigh_part(zeta: f64, modes: &[ModeEnergy]) -> Damping {
     let beta = zeta
         * modes
             .iter()
             .filter(|(w, rho)| *w > 0.0 && *rho > 0.0 && rho.is_finite())
             .map(|(w, rho)| 2.0 * w / rho)
             .fold(f64::INFINITY, f64::min);
-    let beta = if beta.is_finite() { beta } else { 0.0 };
-    let rates = modes
-        .iter()
-        .map(|(w, rho)| (2.0 * zeta * w - beta * rho).max(0.0))
-        .collect();
-    (
-        Damping {
-            mass: 0.0,
-            stiffness: beta,
-        },
-        rates,
-    )
+    Damping {
+        mass: 0.0,
+        stiffness: if beta.is_finite() { beta } else { 0.0 },
+    }
 }
 
 /// The modal part of the damping: `K` mass-orthonormal mode shapes of a field of length `len`
@@ -86,29 +75,30 @@ impl ModalDamping {
     ) -> (Self, Damping) {
         debug_assert_eq!(shapes.len(), modes.len() * len);
         debug_assert_eq!(weighted.len(), modes.len() * len);
-        let (rayleigh, rates) = calibrate(zeta, &modes);
-        (
-            Self {
-                len,
-                shapes,
-                weighted,
-                modes,
-                rates,
-            },
-            rayleigh,
-        )
+        let mut modal = Self {
+            len,
+            shapes,
+            weighted,
+            rates: vec![0.0; modes.len()],
+            modes,
+        };
+        let rayleigh = modal.set_ratio(zeta);
+        (modal, rayleigh)
     }
 
-    /// Recalibrates for ratio `zeta`; returns the new Rayleigh part.
+    /// Recalibrates for ratio `zeta` (rates `c_k = max(0, 2ζω_k − βρ_k)`, 1/s); returns the new
+    /// Rayleigh part. Does not allocate.
     pub(crate) fn set_ratio(&mut self, zeta: f64) -> Damping {
-        let (rayleigh, rates) = calibrate(zeta, &self.modes);
-        self.rates = rates;
+        let rayleigh = self.rayleigh_for(zeta);
+        for (c, (w, rho)) in self.rates.iter_mut().zip(&self.modes) {
+            *c = (2.0 * zeta * w - rayleigh.stiffness * rho).max(0.0);
+        }
         rayleigh
     }
 
-    /// The Rayleigh part and rates `zeta` would give, without changing anything.
+    /// The Rayleigh part `zeta` would give, without changing anything.
     pub(crate) fn rayleigh_for(&self, zeta: f64) -> Damping {
-        calibrate(zeta, &self.modes).0
+        rayleigh_part(zeta, &self.modes)
     }
 
     /// `(ω_k, ρ_k)` of the damped modes, lowest first.
@@ -175,7 +165,14 @@ mod tests {
         let zeta = 0.1;
         // (ω, ρ): a bending-like lowest mode with ρ/ω² = 195, then ordinary ones.
         let modes = [(2.41, 1133.0), (8.7, 600.0), (11.6, 900.0), (18.3, 2400.0)];
-        let (r, c) = calibrate(zeta, &modes);
+        let unit = |k: usize| {
+            (0..modes.len())
+                .map(|j| f64::from(u8::from(j == k)))
+                .collect::<Vec<_>>()
+        };
+        let shapes: Vec<f64> = (0..modes.len()).flat_map(unit).collect();
+        let (mut md, r) = ModalDamping::new(modes.len(), shapes.clone(), shapes, modes.to_vec(), zeta);
+        let c = md.rates.clone();
         for (k, &(w, rho)) in modes.iter().enumerate() {
             assert!(c[k] >= 0.0);
             let ratio = (r.stiffness * rho + c[k]) / (2.0 * w);
@@ -183,9 +180,8 @@ mod tests {
         }
         assert_eq!(r.mass, 0.0);
         assert!(c[0] == 0.0, "{c:?}");
-        let (r0, c0) = calibrate(0.0, &modes);
-        assert_eq!(r0, Damping::default());
-        assert!(c0.iter().all(|&c| c == 0.0));
+        assert_eq!(md.set_ratio(0.0), Damping::default());
+        assert!(md.rates.iter().all(|&c| c == 0.0));
     }
 
     /// A single undamped unit-mass oscillator `q̈ = −ω²q` stepped exactly between damping

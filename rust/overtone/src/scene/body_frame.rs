@@ -47,18 +47,13 @@ pub(crate) fn body_frame(name: &str, vertices: &[f64]) -> Result<(Normalisation,
     }
     let axes = principal_axes(&(second / n as f64), &m1, &m2).ok_or_else(degenerate)?;
     // Bounding box in the body frame.
-    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
     let local: Vec<f64> = (0..n)
         .flat_map(|v| {
             let r = point(v) - mean;
-            let y: [f64; 3] = std::array::from_fn(|i| axes.column(i).dot(&r));
-            for i in 0..3 {
-                lo[i] = lo[i].min(y[i]);
-                hi[i] = hi[i].max(y[i]);
-            }
-            y
+            std::array::from_fn::<f64, 3, _>(|i| axes.column(i).dot(&r))
         })
         .collect();
+    let (lo, hi) = crate::mesh::bounding_box(&local);
     let mid: [f64; 3] = std::array::from_fn(|i| 0.5 * (lo[i] + hi[i]));
     let scale = (0..3).map(|i| 0.5 * (hi[i] - lo[i])).fold(0.0, f64::max);
     if !(scale > 0.0 && scale.is_finite()) {
