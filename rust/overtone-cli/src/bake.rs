@@ -427,8 +427,7 @@ fn bake_gltf(
         );
         SolverKind::Fast(fp)
     } else {
-        o.solver
-            .kind(ch.scene.model, fast_params(o, 3), IterationFlags::default())
+        o.solver.kind(&ch.scene, fast_params(o, 3), IterationFlags::default())
     };
     stages.mark("the physics clock's samples");
     let samples = clock.physics_samples(n_output, ch.scene.frames.len());
@@ -518,7 +517,7 @@ fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>, stages: &StageClock) -> R
     };
     let kind = o
         .solver
-        .kind(sc.model, fast_params(o, sc.mesh.dim()), IterationFlags::default());
+        .kind(&sc, fast_params(o, sc.mesh.dim()), IterationFlags::default());
     let d = sc.mesh.dim();
     let (mut frames, mut displacements) = (Vec::new(), Vec::new());
     let mut keep = |_: usize, frame: &[f64], disp: &[f64]| -> overtone::Result<()> {

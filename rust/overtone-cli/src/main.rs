@@ -266,7 +266,7 @@ fn real_main() -> Result<()> {
             let mut fp = FastParams::default_for(sc.mesh.dim());
             fp.modes = modes.unwrap_or(fp.modes);
             fp.clusters = clusters.unwrap_or(fp.clusters);
-            let kind = solver.kind(sc.model, fp, IterationFlags { iterations, tolerance });
+            let kind = solver.kind(&sc, fp, IterationFlags { iterations, tolerance });
             run(&sc, kind, &out, report.as_deref(), sidecar.as_deref())?;
             Ok(())
         }

@@ -2,7 +2,7 @@
 
 use clap::ValueEnum;
 use overtone::dynamics::{FastParams, LocalGlobalParams};
-use overtone::scene::{ElasticModel, SolverKind};
+use overtone::scene::{Scene, SolverKind};
 
 /// The solver a user names on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -21,20 +21,23 @@ pub enum SolverChoice {
 /// The iteration controls given on the command line (each `None` when not given).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IterationFlags {
-    /// `--iterations`: local/global iterations (default 10), or most Newton iterations
-    /// (default 30).
+    /// `--iterations`: local/global iterations (default 10; up to 100 to convergence on a
+    /// backward-Euler scene), or most Newton iterations (default 30).
     pub iterations: Option<usize>,
     /// `--tolerance`: the local/global relative update, or Newton's step length.
     pub tolerance: Option<f64>,
 }
 
 impl SolverChoice {
-    /// The solver for a scene of material `model`; `fast` is the fast solver's size (its
-    /// iterations are replaced by `flags`' when given).
-    pub fn kind(self, model: ElasticModel, fast: FastParams, flags: IterationFlags) -> SolverKind {
+    /// The solver for `scene` (the full-order one of [`SolverKind::full_order_for`]); `fast` is
+    /// the fast solver's size (its iterations are replaced by `flags`' when given).
+    pub fn kind(self, scene: &Scene, fast: FastParams, flags: IterationFlags) -> SolverKind {
         let chosen = match self {
-            SolverChoice::Full => SolverKind::full_order(model),
-            SolverChoice::LocalGlobal => SolverKind::LocalGlobal(LocalGlobalParams::default()),
+            SolverChoice::Full => SolverKind::full_order_for(scene),
+            SolverChoice::LocalGlobal => match SolverKind::full_order_for(scene) {
+                lg @ SolverKind::LocalGlobal(_) => lg,
+                _ => SolverKind::LocalGlobal(LocalGlobalParams::default()),
+            },
             SolverChoice::Newton => SolverKind::newton(),
             SolverChoice::Fast => SolverKind::Fast(fast),
         };

@@ -93,6 +93,38 @@ pub fn default_momentum_weights_in_body(mesh: &SimplexMesh, outside: &[bool]) ->
     Ok(phi.into_iter().map(|p| 1.0 - p).collect())
 }
 
+/// The leak field of the reference C++ release (its "Poisson mask"): `d_v = m_v z_v / max(m z)`
+/// with `m` the unit-density lumped mass and `z` the solution of the Poisson problem `K z = m`
+/// (`K` the P1 stiffness, the negated cotangent Laplacian) with `z = 0` on the boundary vertices.
+///
+/// The release's constraint `Aᵀ M Φ u = 0` with `Φ = diag(M z) ⊗ I₃` is Overtone's
+/// `Jᵀ M D u = 0` with this `d` (the constraint is homogeneous, so the scale of `d` does not
+/// matter; it is scaled to a largest value of 1). Zero on the surface, largest deep inside, and
+/// proportional to the local element size through `m`. Returns `n` values in `[0, 1]`.
+/// Errors: a mesh without boundary vertices or with a piece that touches no boundary.
+pub fn poisson_momentum_weights(mesh: &SimplexMesh) -> Result<Vec<f64>> {
+    let n = mesh.n_vertices();
+    let boundary = boundary_vertices(mesh);
+    if boundary.is_empty() {
+        return Err(OvertoneError::Unsupported(
+            "the Poisson leak field needs a mesh with a boundary".into(),
+        ));
+    }
+    let vols = element_volumes(mesh);
+    let m = lumped_mass(mesh, &vols, 1.0);
+    let g = DeformationJacobian::new(mesh);
+    let k = scalar_stiffness_triplets(&g, &vols);
+    let mut solve = FixedValueSolve::new(n, k, &boundary, 1, "Poisson leak matrix K")?;
+    let z = solve.solve_with_load(&vec![0.0; boundary.len()], &m, 1)?;
+    let mut d: Vec<f64> = m.iter().zip(&z).map(|(mv, zv)| (mv * zv).max(0.0)).collect();
+    let top = d.iter().fold(0.0f64, |a, &x| a.max(x));
+    if top > 0.0 {
+        d.iter_mut().for_each(|x| *x /= top);
+    }
+    check_finite("Poisson leak field", &d, 1)?;
+    Ok(d)
+}
+
 /// Validates a user-given (painted) field `d`: one finite value `≥ 0` per vertex, not all zero.
 pub(crate) fn validate_momentum_weights(d: &[f64], n_vertices: usize) -> Result<()> {
     if d.len() != n_vertices {
@@ -173,6 +205,33 @@ mod tests {
             }
         }
         SimplexMesh::new(2, v, t).unwrap()
+    }
+
+    /// On a `21 × 21` grid of unit squares (side `L = 20`) every interior vertex has unit mass
+    /// and the P1 stiffness is the 5-point Laplacian, so `d = z / max z` makes
+    /// `4 d_v − Σ_neighbours d` the same constant `1/max z` at every interior vertex; and `max z`
+    /// is the torsion function's peak of the square, `0.0736713 L²`, within 1% (the 5-point
+    /// scheme's error at this resolution). Zero on the boundary, one at the centre.
+    #[test]
+    fn poisson_field_solves_the_torsion_problem_of_a_square() {
+        let w = 21;
+        let mesh = grid(w, w);
+        let d = poisson_momentum_weights(&mesh).unwrap();
+        for v in boundary_vertices(&mesh) {
+            assert_eq!(d[v], 0.0, "boundary vertex {v}");
+        }
+        assert!((d[10 * w + 10] - 1.0).abs() < 1e-12, "centre {}", d[10 * w + 10]);
+        let lap = |v: usize| 4.0 * d[v] - d[v - 1] - d[v + 1] - d[v - w] - d[v + w];
+        let c = lap(w + 1);
+        for j in 1..w - 1 {
+            for i in 1..w - 1 {
+                let v = j * w + i;
+                assert!((lap(v) - c).abs() < 1e-12, "vertex {v}: {} vs {c}", lap(v));
+            }
+        }
+        let peak = 1.0 / c;
+        let want = 0.0736713 * 400.0;
+        assert!((peak / want - 1.0).abs() < 0.01, "max z = {peak}, continuum {want}");
     }
 
     /// On a 1D-like strip the discrete heat step is monotone: the field is 1 on the boundary,

@@ -172,6 +172,21 @@ impl Default for LocalGlobalParams {
 }
 
 impl LocalGlobalParams {
+    /// Iterations to convergence: up to 100, stopping once the relative update is below
+    /// `1e-4`. The full-order default of a scene stepped by backward Euler
+    /// ([`crate::scene::SolverKind::full_order_for`]): one large implicit step per frame
+    /// starts far from its minimiser, where the fixed 10 iterations (enough for the short
+    /// substeps of the implicit midpoint, started from the inertial prediction) stop short.
+    /// Measured on the reference release's elephant (frames 1-20 against an independent
+    /// solve to round-off): 10 iterations differ by 3.5% of the motion and peak 10% low;
+    /// these by 0.12% and 0.3%.
+    pub fn converged() -> Self {
+        Self {
+            iterations: 100,
+            tolerance: Some(1e-4),
+        }
+    }
+
     /// Refuses no iteration and a negative or non-finite tolerance.
     pub fn validate(&self) -> Result<()> {
         if self.iterations == 0 {

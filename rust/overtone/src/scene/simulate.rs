@@ -72,6 +72,19 @@ impl SolverKind {
         }
     }
 
+    /// The full-order solver of `scene`: [`full_order`](Self::full_order) of its material,
+    /// with local/global iterated to convergence ([`LocalGlobalParams::converged`]) when the
+    /// scene is stepped by backward Euler (one large step per frame, as the seeds and the
+    /// reference release step).
+    pub fn full_order_for(scene: &Scene) -> Self {
+        match Self::full_order(scene.model) {
+            SolverKind::LocalGlobal(_) if scene.dynamics.integrator == Integrator::BackwardEuler => {
+                SolverKind::LocalGlobal(LocalGlobalParams::converged())
+            }
+            kind => kind,
+        }
+    }
+
     /// Newton's method at its default controls ([`NewtonCdParams::default`]).
     pub fn newton() -> Self {
         let d = NewtonCdParams::default();
@@ -91,10 +104,10 @@ impl SolverKind {
     }
 }
 
-/// Simulates every frame of `scene` with the full-order solver of its material at its default
-/// controls ([`SolverKind::full_order`]): frame 0 at rest, one step per following frame.
+/// Simulates every frame of `scene` with its full-order solver at its default controls
+/// ([`SolverKind::full_order_for`]): frame 0 at rest, one step per following frame.
 pub fn simulate_full(scene: &Scene) -> Result<Simulation> {
-    simulate(scene, SolverKind::full_order(scene.model))
+    simulate(scene, SolverKind::full_order_for(scene))
 }
 
 /// Simulates every frame of `scene` with the chosen solver; the time step and gravity come

@@ -109,6 +109,25 @@ impl FixedValueSolve {
     /// Fixed rows are returned as given. Errors: wrong sizes, more columns than the `max_rhs`
     /// given to `new`, non-finite values.
     pub fn solve(&mut self, known: &[f64], q: usize) -> Result<Vec<f64>> {
+        self.solve_loaded(known, None, q)
+    }
+
+    /// As [`solve`](Self::solve), minimising `½ xᵀ A x − fᵀ x` with the load `f` (`n × q`,
+    /// row-major; the rows of fixed vertices are ignored): the free part solves
+    /// `A_ff x_f = f_f − A_fb x_b`. A Poisson problem `A x = f` with `x_b` given.
+    pub fn solve_with_load(&mut self, known: &[f64], load: &[f64], q: usize) -> Result<Vec<f64>> {
+        if load.len() != self.n * q {
+            return Err(OvertoneError::size(
+                format!("{}: load", self.what),
+                format!("{} x {q}", self.n),
+                load.len(),
+            ));
+        }
+        check_finite(&format!("{}: load", self.what), load, q.max(1))?;
+        self.solve_loaded(known, Some(load), q)
+    }
+
+    fn solve_loaded(&mut self, known: &[f64], load: Option<&[f64]>, q: usize) -> Result<Vec<f64>> {
         if q > self.max_rhs {
             return Err(OvertoneError::size(
                 format!("{}: fixed values", self.what),
@@ -132,6 +151,13 @@ impl FixedValueSolve {
         }
         if let Some(chol) = &mut self.chol {
             let mut rhs = Mat::<f64>::zeros(self.free.len(), q);
+            if let Some(f) = load {
+                for (k, &v) in self.free.iter().enumerate() {
+                    for j in 0..q {
+                        rhs[(k, j)] = f[v * q + j];
+                    }
+                }
+            }
             for &(r, k, val) in &self.coupling {
                 for j in 0..q {
                     rhs[(r, j)] -= val * known[k * q + j];
@@ -154,6 +180,29 @@ mod tests {
 
     /// The path graph 0–1–2–3–4 (unit springs): with the ends fixed at 0 and 1 the minimiser of
     /// `½ xᵀ L x` is the straight line `x_v = v/4`, and a second column is solved alongside.
+    /// The path graph 0–1–2–3–4 with unit springs, both ends held at 0 and a unit load on
+    /// every free vertex: `x_{v−1} − 2x_v + x_{v+1} = −1` gives the parabola `x_v = v(4 − v)/2`.
+    #[test]
+    fn a_loaded_path_graph_sags_into_a_parabola() {
+        let n = 5;
+        let mut a = Vec::new();
+        for v in 0..n - 1 {
+            for (r, c, s) in [(v, v, 1.0), (v + 1, v + 1, 1.0), (v, v + 1, -1.0), (v + 1, v, -1.0)] {
+                a.push(Triplet::new(r, c, s));
+            }
+        }
+        let mut s = FixedValueSolve::new(n, a, &[0, 4], 1, "path Laplacian").unwrap();
+        let x = s.solve_with_load(&[0.0, 0.0], &[7.0, 1.0, 1.0, 1.0, 7.0], 1).unwrap();
+        for (v, xv) in x.iter().enumerate() {
+            let want = (v * (4 - v)) as f64 / 2.0;
+            assert!((xv - want).abs() < 1e-12, "x[{v}] = {xv}, want {want}");
+        }
+        assert!(
+            s.solve_with_load(&[0.0, 0.0], &[1.0; 4], 1).is_err(),
+            "a short load is refused"
+        );
+    }
+
     #[test]
     fn a_path_graph_with_fixed_ends_is_a_straight_line() {
         let n = 5;

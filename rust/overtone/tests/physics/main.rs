@@ -16,6 +16,7 @@ mod fast;
 mod full_order;
 mod newton_cd;
 mod operators;
+mod release_conventions;
 mod round_off_invariance;
 mod shape_matching;
 mod step_failure;

@@ -2,8 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
+use overtone::dynamics::{Integrator, RestShape};
 use overtone::io::{read_skeleton_anim, read_tgf};
-use overtone::scene::{load_scene, metronome_beam, scene_to_json, MetronomeBeam};
+use overtone::scene::{load_scene, metronome_beam, scene_to_json, MetronomeBeam, SceneDynamics};
 use overtone::OvertoneError;
 
 use crate::common::paths::{examples_data, reference_data, tmpdir};
@@ -104,6 +105,61 @@ fn write_variant(dir: &Path, name: &str, edit: impl FnOnce(&mut serde_json::Valu
     let p = dir.join(format!("{name}.json"));
     std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
     p
+}
+
+/// A reference-release scene is read with the release's conventions unless it says
+/// `"conventions": "overtone"`: backward Euler once per frame, undamped, bind rest; ARAP weighted
+/// by `λ/2` (the sphere's `YM` 5e4 at ν = 0.4 becomes Overtone's `E'` = 2e5, to 1e-12); the
+/// Poisson-mask leak (zero on the 58 surface vertices only, largest value 1). Overtone's own conventions keep
+/// `YM`, the default leak and the default dynamics. Any other value is refused by name.
+#[test]
+fn reference_scenes_read_with_the_release_conventions_unless_asked() {
+    let dir = tmpdir("conventions");
+    let src = reference_data("sphere/sphere.json");
+    let mut base: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&src).unwrap()).unwrap();
+    for k in ["mesh_file", "handle_file", "weight_file", "anim_file"] {
+        let abs = reference_data("sphere").join(base[k].as_str().unwrap());
+        base[k] = abs.to_string_lossy().into_owned().into();
+    }
+    let write = |name: &str, conventions: Option<&str>| {
+        let mut v = base.clone();
+        if let Some(c) = conventions {
+            v["conventions"] = c.into();
+        }
+        let p = dir.join(format!("{name}.json"));
+        std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+        p
+    };
+    let release = load_scene(&write("default", None)).unwrap();
+    assert_eq!(release.dynamics.integrator, Integrator::BackwardEuler);
+    assert_eq!(
+        (release.dynamics.damping, release.dynamics.rest),
+        (0.0, RestShape::Bind)
+    );
+    assert!(
+        (release.material.youngs_modulus / 2e5 - 1.0).abs() < 1e-12,
+        "{:?}",
+        release.material
+    );
+    let d = release.momentum_weights.as_ref().expect("the Poisson leak");
+    // The sphere has 58 boundary vertices of 67 (examples/data's README); the 9 inside are positive.
+    assert_eq!(
+        d.iter().filter(|&&x| x == 0.0).count(),
+        58,
+        "the leak is zero on the surface only"
+    );
+    assert_eq!(d.iter().cloned().fold(0.0, f64::max), 1.0);
+    let explicit = load_scene(&write("release", Some("release"))).unwrap();
+    assert_eq!(explicit.material, release.material);
+    assert_eq!(explicit.momentum_weights, release.momentum_weights);
+    let own = load_scene(&write("own", Some("overtone"))).unwrap();
+    assert_eq!(own.material.youngs_modulus, 5e4);
+    assert!(own.momentum_weights.is_none());
+    assert_eq!(own.dynamics, SceneDynamics::default());
+    let err = load_scene(&write("bogus", Some("maya")))
+        .err()
+        .expect("an unknown convention is refused");
+    assert!(err.to_string().contains("conventions"), "{err}");
 }
 
 /// Each kind of bad input is refused with its own typed error, never a panic.
