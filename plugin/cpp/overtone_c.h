@@ -63,7 +63,7 @@ typedef struct {
   double max_displacement; /* Largest displacement any vertex is shown with: a frame whose secondary motion exceeds it is scaled down as a whole (its shape kept) so a teleport or a violent move cannot fling the surface away. (fraction of the body's diagonal; > 0; default none) */
   overtone_rest_shape rest; /* The elastic reference shape. (default rig) */
   double gravity[3]; /* Gravity in the host's world frame (0, 0, -9.81 in a Z-up scene in metres). (world length units/s²; default 0,0,0) */
-  double fps; /* Frames per second of the host's timeline: a frame advances 1/fps seconds. (1/s; > 0; default 24; changes the precompute) */
+  double fps; /* Frames per second of the host's timeline: a frame advances 1/fps seconds. (1/s; > 0; default 24) */
   overtone_solver solver; /* The solver. (default fast; changes the precompute) */
   bool use_modes; /* false: automatic: 64 on a small body such as a prop or a tail, 16 otherwise */
   size_t modes; /* Skinning eigenmodes of the fast solver. (>= 1; default automatic; changes the precompute) */

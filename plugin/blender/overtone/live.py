@@ -55,7 +55,7 @@ def _session_or_bind(objects, scene, depsgraph, fps):
     if blocking_binds() or not native.has_async_bind():
         return session.create(objects, scene, depsgraph)
     bind = session.pending(objects[0])
-    if bind is not None and bind.uids == [o.session_uid for o in objects] and bind.fps == fps:
+    if bind is not None and bind.uids == [o.session_uid for o in objects] and (bind.fps == fps or bind.clocked):
         return None
     session.drop(objects[0])
     session.start_pending(objects, scene, depsgraph)
@@ -111,6 +111,10 @@ def update(scene, depsgraph):
     for obs in _live_bodies(scene):
         try:
             s = session.get(obs[0])
+            if s is not None and s.fps != fps and s.clocked and s.matches(obs):
+                # The default integrator runs on the fixed physics clock: a new frame rate only
+                # changes how far a frame advances (no new bind), and the motion restarts.
+                s.set_fps(fps)
             if s is None or s.fps != fps or not s.matches(obs):
                 s = _session_or_bind(obs, scene, depsgraph, fps)
                 if s is None:

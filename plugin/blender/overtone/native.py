@@ -100,7 +100,7 @@ class Settings(ctypes.Structure):
 
 # The settings that change the precompute (what a keyed sidecar hashes), and the ones a host
 # may animate (applied per frame by set_controls, no rebind).
-PRECOMPUTE_FIELDS = ("youngs_modulus", "poisson_ratio", "density", "fps", "solver", "modes", "clusters", "lattice_resolution",)
+PRECOMPUTE_FIELDS = ("youngs_modulus", "poisson_ratio", "density", "solver", "modes", "clusters", "lattice_resolution",)
 ANIMATABLE_FIELDS = ("damping", "strength",)
 # @generated end ctypes-types
 

@@ -140,6 +140,13 @@ def _row_fields(row, props):
     return [(name, value)]
 
 
+def clocked(settings):
+    """Whether a deformer bound with ``settings`` steps on the fixed physics clock (every
+    integrator but backward Euler, which steps once per frame): its frame rate then changes
+    without a new bind."""
+    return settings.integrator != native.Integrator.BACKWARD_EULER
+
+
 def _scene_fps(props, scene):
     """The scene's frame rate (frames per second of the timeline)."""
     return scene.render.fps / scene.render.fps_base
@@ -292,6 +299,7 @@ class Bind:
         self.keys = None if keys is None else keys.copy()
         self.uids = [ob.session_uid for ob in objects]
         self.fps = scene.render.fps / scene.render.fps_base
+        self.clocked = clocked(self.settings)
         self.job = None
 
     def body(self):
@@ -360,6 +368,7 @@ class Session:
         self.uids = bind.uids
         self.sidecar = bind.sidecar
         self.fps = bind.fps
+        self.clocked = bind.clocked
         self.last_frame = None
         self.u = np.zeros_like(b.rest)
         self.offsets = np.zeros_like(b.rest)
@@ -382,6 +391,19 @@ class Session:
                 setattr(s, field, value)
             self.deformer.set_controls(s)
             self.controls = c
+
+    def set_fps(self, fps):
+        """A new frame rate for a session on the fixed physics clock (:func:`clocked`): the
+        deformer takes it without a rebind; the motion restarts at the next frame (a replay from
+        the start frame), since the frames already stepped belong to the old rate."""
+        s = native.Settings.from_buffer_copy(self.settings)
+        s.fps = fps
+        for field, value in self.controls:
+            setattr(s, field, value)
+        self.deformer.set_controls(s)
+        self.settings.fps = fps
+        self.fps = fps
+        self.last_frame = None
 
     def matches(self, objects):
         return [ob.session_uid for ob in objects] == self.uids

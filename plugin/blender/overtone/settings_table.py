@@ -110,8 +110,8 @@ SETTINGS = (
         "default": 24.0, "default_set": True, "optional": False, "unset": "",
         "min": 0.0, "min_exclusive": True, "max": None, "max_exclusive": False,
         "soft_min": None, "soft_max": None, "unit": "1/s", "group": "HOST",
-        "precompute": True, "animatable": False, "items": None,
-        "description": "Frames per second of the host's timeline: a frame advances 1/fps seconds.",
+        "precompute": False, "animatable": False, "items": None,
+        "description": "Frames per second of the host's timeline: a frame advances 1/fps seconds. The default integrator steps on a fixed 240 Hz clock whatever the rate, so a host changes it without a new bind; backward Euler steps once per frame and binds anew.",
     },
     {
         "name": "solver", "label": "Solver", "type": "ENUM",

@@ -9,15 +9,9 @@
 //! samples ([`interpolation_weights`]). The rig part of every output frame is the glTF's own
 //! pose at the output instant, never interpolated.
 
-/// Physics steps per second of animation (Hz) of a glTF bake with the default integrator.
-///
-/// Why 240 Hz: the secondary motion of the test characters carries frequencies well above the
-/// lowest mode's (CesiumMan, fast solver: ω₁ = 114 rad/s, visible content near 300 rad/s), so samples of the
-/// displacement at 120 Hz, interpolated to 96 fps instants, are off by 8.9% of the motion
-/// (cubic; 13% linear), at 240 Hz by 1.7% (cubic). 240 is also a multiple of 24, 30, 48, 60, 80
-/// and 120 fps, whose frames are physics samples exactly. Each physics step still takes the
-/// automatic substeps (`ω₁Δ ≤ 0.5`).
-pub const PHYSICS_RATE: f64 = 240.0;
+/// Physics steps per second of animation (Hz): the core's ([`overtone::dynamics::PHYSICS_RATE`],
+/// where the choice of 240 Hz is explained), shared with the hosts.
+pub use overtone::dynamics::PHYSICS_RATE;
 
 /// Largest factor between the animation's sampling rate and [`PHYSICS_RATE`]: a common
 /// sampling rate for the physics and the output is looked for among `a·PHYSICS_RATE`,

@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use crate::cache::CacheStatus;
-use crate::dynamics::{CdSolver, LocalGlobalParams, StepReport};
-use crate::error::{check_finite, OvertoneError, Result};
+use crate::dynamics::{CdSolver, Integrator, LocalGlobalParams, PhysicsClock, StepReport, PHYSICS_RATE};
+use crate::error::{check_finite, NumericalError, OvertoneError, Result};
 use crate::progress::Progress;
-use crate::rig::{compose_affine, limit_displacement, RigJump};
+use crate::rig::{compose_affine, limit_displacement, FramePath, RigJump};
 use crate::scene::{Character, SceneDynamics, SolverKind, SurfaceMorphs};
 use crate::settings::{DeformerParams, Settings, Solver, SETTINGS};
 
@@ -34,8 +34,16 @@ pub struct SurfaceDeformer {
     cache: CacheStatus,
     /// Output multiplier.
     strength: f64,
-    /// Frames held at the current pose after a bind or a reset (`preroll / dt`, rounded).
+    /// Solver steps held at the current pose after a bind or a reset (`preroll / dt`, rounded).
     preroll_frames: usize,
+    /// The fixed physics clock the solver steps on (implicit midpoint: `1/`[`PHYSICS_RATE`] s a
+    /// step, whatever the host's frame rate); `None` with backward Euler (the seeds' scheme:
+    /// one step per host frame, `1/fps` s).
+    clock: Option<PhysicsClock>,
+    /// The rig between the host's frames ([`FramePath`]) and at the current physics step's
+    /// instant.
+    path: FramePath,
+    params_step: Vec<f64>,
     /// Cut detection on the normalised rig parameters, and the last pose's parameters.
     jump: Option<(RigJump, f64)>,
     params_prev: Vec<f64>,
@@ -269,7 +277,11 @@ impl SurfaceDeformer {
         dynamics.validate(sc.mesh.n_vertices())?;
         // World length units and axes → the body frame (turned, lengths divided by the scale).
         let gravity = character.frame.vector_to_scene(&settings.gravity);
-        let params = dynamics.solver_params(sc.dt, gravity);
+        // The physics clock: the solver's step is 1/PHYSICS_RATE s of animation (1/fps with
+        // backward Euler, one step per frame as the seeds step).
+        let clocked = dynamics.integrator != Integrator::BackwardEuler;
+        let step_dt = if clocked { 1.0 / PHYSICS_RATE } else { sc.dt };
+        let params = dynamics.solver_params(step_dt, gravity);
         let kind = settings
             .fast
             .map_or(SolverKind::LocalGlobal(LocalGlobalParams::default()), |f| {
@@ -286,14 +298,21 @@ impl SurfaceDeformer {
         let (to_normalised, from_normalised) = character.frame.affine_pair();
         let n_lattice = sc.mesh.n_vertices();
         let jump = dynamics.cut_distance.map(|c| (RigJump::new(solver.rig()), c));
-        let preroll_frames = (dynamics.preroll / sc.dt).round() as usize;
+        let preroll_frames = (dynamics.preroll / step_dt).round() as usize;
         let mut deformer = Self {
             pose: vec![0.0; 12 * n_bones],
             column_pose: vec![0.0; 12 * character.bone_of_column.len()],
             params: p0.clone(),
             params_prev: p0.clone(),
+            path: {
+                let mut path = FramePath::default();
+                path.start(&p0);
+                path
+            },
+            params_step: p0.clone(),
             strength: dynamics.strength,
             preroll_frames,
+            clock: clocked.then(PhysicsClock::default),
             jump,
             cuts: 0,
             lattice_u: vec![0.0; 3 * n_lattice],
@@ -404,20 +423,27 @@ impl SurfaceDeformer {
         self.solver.reset(&self.params)?;
         self.params_prev.copy_from_slice(&self.params);
         self.last = None;
+        if let Some(c) = &mut self.clock {
+            c.reset();
+        }
+        self.path.start(&self.params);
         self.preroll()
     }
 
     /// Takes a host's settings between frames: the animatable ones (the table's
     /// [`animatable`](crate::settings::Spec::animatable): damping, strength) apply from the next
     /// step on without a rebind (damping refactors only the solver's small system, the sidecar is
-    /// untouched); any other setting that differs from the bind's is refused (it needs a new
-    /// bind). Everything is checked before anything changes; on error the deformer is unchanged.
+    /// untouched), and so does the frame rate `fps` with the default integrator (the physics
+    /// runs on its fixed clock, [`PHYSICS_RATE`]; a frame then advances `1/fps` s); any other
+    /// setting that differs from the bind's is refused (it needs a new bind), the frame rate
+    /// too with backward Euler (one step per frame). Everything is checked before anything
+    /// changes; on error the deformer is unchanged.
     pub fn set_controls(&mut self, settings: &Settings) -> Result<()> {
         settings.validate()?;
-        if let Some(s) = SETTINGS
-            .iter()
-            .find(|s| !s.animatable && settings.value(s.name) != self.settings.value(s.name))
-        {
+        let clocked = self.clock.is_some();
+        if let Some(s) = SETTINGS.iter().find(|s| {
+            !s.animatable && !(clocked && s.name == "fps") && settings.value(s.name) != self.settings.value(s.name)
+        }) {
             let v = settings.value(s.name).expect("every row is a field");
             return Err(OvertoneError::setting(
                 s.name,
@@ -436,7 +462,13 @@ impl SurfaceDeformer {
         self.cuts
     }
 
-    /// Advances one frame to `pose` and writes the displacement of every surface vertex
+    /// Advances one host frame (`1/fps` s of animation) to `pose`: with the default integrator
+    /// the physics steps of the frame on the fixed clock ([`PhysicsClock`]), the rig between the
+    /// frames on a causal cubic through the poses seen ([`FramePath`]), so the motion does not
+    /// depend on the host's frame rate; with backward Euler one step. A step that fails at the
+    /// frame's first physics step changes nothing ([`NumericalError::StepFailed`]); one that
+    /// fails later restarts at rest in `pose` ([`NumericalError::StepRestarted`]). Writes the
+    /// displacement of every surface vertex
     /// (`n × 3`, world units) into `out`: `strength` times the complementary displacement, scaled
     /// down as a whole where it exceeds `max_displacement` ([`limit_displacement`]). The
     /// blendshape weights are refused if their count is not [`n_targets`](Self::n_targets).
@@ -455,7 +487,14 @@ impl SurfaceDeformer {
         if cut {
             self.solver.reset(p)?;
             self.cuts += 1;
+            if let Some(c) = &mut self.clock {
+                c.reset();
+            }
+            self.path.start(p);
+        } else {
+            self.path.push(p);
         }
+        let p = &self.params; // (borrowed anew: the path above took `self` mutably)
         let report = if cut {
             // At rest after the restart: u_c = 0 meets the constraint exactly.
             StepReport {
@@ -464,7 +503,56 @@ impl SurfaceDeformer {
                 relative_residual: 0.0,
             }
         } else {
-            let r = self.solver.step(p)?;
+            let r = match &mut self.clock {
+                None => match self.solver.step(p) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        self.path.undo();
+                        return Err(e);
+                    }
+                },
+                Some(clock) => {
+                    // The frame's physics steps, the rig on the frames' path at each step's
+                    // instant; the report of the frame's last step (the previous one when a
+                    // frame is shorter than a step).
+                    let (solver, path, step_params) = (&mut self.solver, &self.path, &mut self.params_step);
+                    let mut last = self.last.unwrap_or(StepReport {
+                        iterations: 0,
+                        residual: 0.0,
+                        relative_residual: 0.0,
+                    });
+                    let mut taken = 0;
+                    let result = clock.advance(PHYSICS_RATE / self.settings.fps, |f| {
+                        path.at(f, step_params);
+                        last = solver.step(step_params)?;
+                        taken += 1;
+                        Ok(())
+                    });
+                    match result {
+                        Ok(_) => last,
+                        // The frame's first step failed: nothing moved; take the frame back.
+                        Err(e) if taken == 0 => {
+                            self.path.undo();
+                            return Err(e);
+                        }
+                        // A later one: the state is part-way through the frame; restart at
+                        // rest in the frame's pose (as at a cut) and say so.
+                        Err(e) => {
+                            self.solver.reset(p)?;
+                            clock.reset();
+                            self.path.start(p);
+                            self.params_prev.copy_from_slice(p);
+                            self.lattice_u.fill(0.0);
+                            return Err(match e {
+                                OvertoneError::Numerical(NumericalError::StepFailed { step, reason }) => {
+                                    NumericalError::StepRestarted { step, reason }.into()
+                                }
+                                other => other,
+                            });
+                        }
+                    }
+                }
+            };
             self.solver.write_displacement(&mut self.lattice_u);
             r
         };

@@ -93,6 +93,11 @@ pub enum NumericalError {
     /// the step, so the host may retry, e.g. with a smaller time step.
     #[error("{step} failed: {reason}; the solver state is unchanged (retry with a smaller time step or a smaller pose change)")]
     StepFailed { step: String, reason: String },
+    /// A host frame's physics step after the frame's first could not be completed: the steps
+    /// before it had moved the state on, so the simulation was restarted at rest in the frame's
+    /// pose (as at a cut) rather than left half-way through the frame.
+    #[error("{step} failed part-way through a frame: {reason}; the simulation restarted at rest in this pose (a smaller pose change per frame avoids it)")]
+    StepRestarted { step: String, reason: String },
 }
 
 /// Writes `; advice` after a message, or nothing.
@@ -192,7 +197,8 @@ impl OvertoneError {
             Self::Numerical(
                 NumericalError::Factorization { .. }
                 | NumericalError::Eigensolve { .. }
-                | NumericalError::NotConverged { .. },
+                | NumericalError::NotConverged { .. }
+                | NumericalError::StepRestarted { .. },
             ) => ErrorKind::Numerical,
             Self::File(_) => ErrorKind::File,
             Self::Unsupported(_) => ErrorKind::Unsupported,
@@ -331,6 +337,13 @@ mod tests {
                     reason: "a non-finite displacement".into(),
                 },
                 ErrorKind::StepFailed,
+            ),
+            numerical(
+                NumericalError::StepRestarted {
+                    step: "ARAP step".into(),
+                    reason: "a non-finite displacement".into(),
+                },
+                ErrorKind::Numerical,
             ),
             numerical(
                 NumericalError::Factorization {

@@ -10,6 +10,7 @@ mod full_order;
 mod modal_damping;
 mod newton_cd;
 mod params;
+mod physics_clock;
 mod solver;
 pub mod time_integration;
 
@@ -18,6 +19,7 @@ pub use full_order::FullOrderSolver;
 pub use newton_cd::{NewtonCdParams, NewtonCdSolver};
 pub use params::{Integrator, LocalGlobalParams, Material, RestShape, SolverParams};
 pub(crate) use params::{DEFAULT_DAMPING, MAX_SUBSTEPS};
+pub use physics_clock::{PhysicsClock, PHYSICS_RATE};
 pub(crate) use solver::{max_norm, validate_solver_inputs};
 pub use solver::{CdSolver, ConstraintRank, StepReport};
 pub use time_integration::{Damping, FramePlan};

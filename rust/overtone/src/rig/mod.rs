@@ -1,6 +1,7 @@
 //! Rigs: linear blend skinning.
 
 mod affine;
+mod frame_path;
 mod lbs;
 mod limit_displacement;
 mod orthogonality;
@@ -9,6 +10,7 @@ mod pull_back;
 mod rig_jump;
 
 pub(crate) use affine::{compose_affine, invert_affine};
+pub use frame_path::FramePath;
 pub use lbs::{lbs_basis, lbs_jacobian, LbsRig};
 pub use limit_displacement::{bounding_box_diagonal, limit_displacement};
 pub use orthogonality::{spectral_norm, RigConstraint};

@@ -137,10 +137,12 @@ settings_table! {
     gravity: [f64; 3] = [0.0; 3], Spec {
         label: "Gravity", short: "grv", unit: "world length units/s²", group: Group::Host,
     };
-    /// Frames per second of the host's timeline: a frame advances 1/fps seconds.
+    /// Frames per second of the host's timeline: a frame advances 1/fps seconds. The default
+    /// integrator steps on a fixed 240 Hz clock whatever the rate, so a host changes it without
+    /// a new bind; backward Euler steps once per frame and binds anew.
     fps: f64 = 24.0, Spec {
         label: "Frame Rate", short: "fps", unit: "1/s", min: Some(0.0), min_exclusive: true,
-        group: Group::Host, precompute: true,
+        group: Group::Host,
     };
     /// The solver.
     solver: Solver = Solver::Fast, Spec {

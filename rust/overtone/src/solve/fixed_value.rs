@@ -178,20 +178,19 @@ impl FixedValueSolve {
 mod tests {
     use super::*;
 
-    /// The path graph 0–1–2–3–4 (unit springs): with the ends fixed at 0 and 1 the minimiser of
-    /// `½ xᵀ L x` is the straight line `x_v = v/4`, and a second column is solved alongside.
+    /// The Laplacian of the path graph `0–1–…–(n−1)` with unit springs, as triplets.
+    fn path_laplacian(n: usize) -> Vec<Triplet<usize, usize, f64>> {
+        (0..n - 1)
+            .flat_map(|v| [(v, v, 1.0), (v + 1, v + 1, 1.0), (v, v + 1, -1.0), (v + 1, v, -1.0)])
+            .map(|(r, c, s)| Triplet::new(r, c, s))
+            .collect()
+    }
+
     /// The path graph 0–1–2–3–4 with unit springs, both ends held at 0 and a unit load on
     /// every free vertex: `x_{v−1} − 2x_v + x_{v+1} = −1` gives the parabola `x_v = v(4 − v)/2`.
     #[test]
     fn a_loaded_path_graph_sags_into_a_parabola() {
-        let n = 5;
-        let mut a = Vec::new();
-        for v in 0..n - 1 {
-            for (r, c, s) in [(v, v, 1.0), (v + 1, v + 1, 1.0), (v, v + 1, -1.0), (v + 1, v, -1.0)] {
-                a.push(Triplet::new(r, c, s));
-            }
-        }
-        let mut s = FixedValueSolve::new(n, a, &[0, 4], 1, "path Laplacian").unwrap();
+        let mut s = FixedValueSolve::new(5, path_laplacian(5), &[0, 4], 1, "path Laplacian").unwrap();
         let x = s.solve_with_load(&[0.0, 0.0], &[7.0, 1.0, 1.0, 1.0, 7.0], 1).unwrap();
         for (v, xv) in x.iter().enumerate() {
             let want = (v * (4 - v)) as f64 / 2.0;
@@ -203,15 +202,12 @@ mod tests {
         );
     }
 
+    /// The path graph 0–1–2–3–4 (unit springs): with the ends fixed at 0 and 1 the minimiser of
+    /// `½ xᵀ L x` is the straight line `x_v = v/4`, and a second column is solved alongside.
     #[test]
     fn a_path_graph_with_fixed_ends_is_a_straight_line() {
         let n = 5;
-        let mut a = Vec::new();
-        for v in 0..n - 1 {
-            for (r, c, s) in [(v, v, 1.0), (v + 1, v + 1, 1.0), (v, v + 1, -1.0), (v + 1, v, -1.0)] {
-                a.push(Triplet::new(r, c, s));
-            }
-        }
+        let a = path_laplacian(n);
         let mut s = FixedValueSolve::new(n, a, &[4, 0], 2, "path Laplacian").unwrap();
         assert_eq!(s.n_free(), 3);
         let x = s.solve(&[1.0, -2.0, 0.0, 2.0], 2).unwrap();
