@@ -513,23 +513,30 @@ impl SurfaceDeformer {
                 },
                 Some(clock) => {
                     // The frame's physics steps, the rig on the frames' path at each step's
-                    // instant; the report of the frame's last step (the previous one when a
-                    // frame is shorter than a step).
+                    // instant; the report: the frame's iterations and the residual once, at
+                    // its end (the previous report when a frame is shorter than a step).
                     let (solver, path, step_params) = (&mut self.solver, &self.path, &mut self.params_step);
-                    let mut last = self.last.unwrap_or(StepReport {
-                        iterations: 0,
-                        residual: 0.0,
-                        relative_residual: 0.0,
-                    });
-                    let mut taken = 0;
+                    let (mut taken, mut iterations) = (0, 0);
                     let result = clock.advance(PHYSICS_RATE / self.settings.fps, |f| {
                         path.at(f, step_params);
-                        last = solver.step(step_params)?;
+                        iterations += solver.advance(step_params)?;
                         taken += 1;
                         Ok(())
                     });
                     match result {
-                        Ok(_) => last,
+                        Ok(0) => self.last.unwrap_or(StepReport {
+                            iterations: 0,
+                            residual: 0.0,
+                            relative_residual: 0.0,
+                        }),
+                        Ok(_) => {
+                            let (residual, relative_residual) = self.solver.constraint_residual();
+                            StepReport {
+                                iterations,
+                                residual,
+                                relative_residual,
+                            }
+                        }
                         // The frame's first step failed: nothing moved; take the frame back.
                         Err(e) if taken == 0 => {
                             self.path.undo();
