@@ -100,17 +100,23 @@ pub(crate) fn key_tangents(times: &[f64], values: &[Vec<f64>], rotation: bool) -
         .collect()
 }
 
-/// The cubic Hermite segment from `a` (tangent `ma`) to `b` (tangent `mb`) of length `h` (s)
-/// at `u ∈ [0, 1]`: `h₀₀·a + h₁₀·h·ma + h₀₁·b + h₁₁·h·mb` with `h₀₀ = 2u³ − 3u² + 1`,
-/// `h₁₀ = u³ − 2u² + u`, `h₀₁ = −2u³ + 3u²`, `h₁₁ = u³ − u²`.
-pub(crate) fn hermite(a: &[f64], ma: &[f64], b: &[f64], mb: &[f64], h: f64, u: f64) -> Vec<f64> {
+/// The cubic Hermite basis at `u ∈ [0, 1]`: `[h₀₀, h₁₀, h₀₁, h₁₁]` with `h₀₀ = 2u³ − 3u² + 1`,
+/// `h₁₀ = u³ − 2u² + u`, `h₀₁ = −2u³ + 3u²`, `h₁₁ = u³ − u²` (the weights of the start value,
+/// start tangent, end value and end tangent of a unit-length segment).
+pub(crate) fn hermite_basis(u: f64) -> [f64; 4] {
     let (u2, u3) = (u * u, u * u * u);
-    let (h00, h10, h01, h11) = (
+    [
         2.0 * u3 - 3.0 * u2 + 1.0,
         u3 - 2.0 * u2 + u,
         -2.0 * u3 + 3.0 * u2,
         u3 - u2,
-    );
+    ]
+}
+
+/// The cubic Hermite segment from `a` (tangent `ma`) to `b` (tangent `mb`) of length `h` (s)
+/// at `u ∈ [0, 1]`: `h₀₀·a + h₁₀·h·ma + h₀₁·b + h₁₁·h·mb` ([`hermite_basis`]).
+pub(crate) fn hermite(a: &[f64], ma: &[f64], b: &[f64], mb: &[f64], h: f64, u: f64) -> Vec<f64> {
+    let [h00, h10, h01, h11] = hermite_basis(u);
     (0..a.len())
         .map(|i| h00 * a[i] + h10 * h * ma[i] + h01 * b[i] + h11 * h * mb[i])
         .collect()

@@ -1,11 +1,13 @@
 //! The rig between a host's frames, from the frames seen so far: a causal, velocity-continuous
 //! path for the physics steps that fall between two frames.
 
+use crate::io::key_curves::hermite_basis;
+
 /// A cubic Hermite path through the rig parameters of consecutive host frames.
 ///
 /// On the frame from `p_{k−1}` to `p_k` (`s ∈ [0, 1]`, frame units)
 /// `p(s) = h₀₀ p_{k−1} + h₁₀ m_{k−1} + h₀₁ p_k + h₁₁ m_k` with the Hermite basis
-/// `h₀₀ = 2s³ − 3s² + 1`, `h₁₀ = s³ − 2s² + s`, `h₀₁ = −2s³ + 3s²`, `h₁₁ = s³ − s²` and the
+/// ([`hermite_basis`], the one the glTF key curves use) and the
 /// tangent at each frame the one-sided third-order difference
 /// `m_k = (11p_k − 18p_{k−1} + 9p_{k−2} − 2p_{k−3})/6` (per frame; exact for cubics): it needs
 /// no future frame (a host playing live has none), passes through every frame's pose and keeps
@@ -62,13 +64,7 @@ impl FramePath {
             return;
         }
         let (m0, m1) = (&self.tangents[1], &self.tangents[2]);
-        let (s2, s3) = (s * s, s * s * s);
-        let (h00, h10, h01, h11) = (
-            2.0 * s3 - 3.0 * s2 + 1.0,
-            s3 - 2.0 * s2 + s,
-            -2.0 * s3 + 3.0 * s2,
-            s3 - s2,
-        );
+        let [h00, h10, h01, h11] = hermite_basis(s);
         for (k, o) in out.iter_mut().enumerate() {
             *o = h00 * prev[k] + h10 * m0[k] + h01 * next[k] + h11 * m1[k];
         }

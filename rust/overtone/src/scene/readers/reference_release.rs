@@ -179,6 +179,11 @@ pub fn parse_reference_scene(path: &Path, json: &serde_json::Value, files: &Refe
         parse_skeleton_anim(files.anim.path, files.anim.text, &joints, &tgf.bones, s)?.frames
     };
     let mesh = SimplexMesh::new(3, v, medit.tetrahedra)?;
+    let momentum_weights = if release {
+        Some(poisson_momentum_weights(&mesh)?)
+    } else {
+        None
+    };
     let scene = Scene {
         name: path
             .file_stem()
@@ -188,7 +193,7 @@ pub fn parse_reference_scene(path: &Path, json: &serde_json::Value, files: &Refe
         weights: w.data,
         n_bones,
         frames,
-        momentum_weights: None,
+        momentum_weights,
         model,
         material,
         dt,
@@ -202,10 +207,6 @@ pub fn parse_reference_scene(path: &Path, json: &serde_json::Value, files: &Refe
             SceneDynamics::default()
         },
     };
-    let mut scene = scene;
-    if release {
-        scene.momentum_weights = Some(poisson_momentum_weights(&scene.mesh)?);
-    }
     scene.validate()?;
     Ok(scene)
 }
