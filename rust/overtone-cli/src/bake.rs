@@ -656,6 +656,9 @@ fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f
         "common_physics_clock": common_clock,
         "substeps": sim.fast.as_ref().map(|f| f.substeps),
         "lowest_frequency_hz": sim.lowest_frequency_hz,
+        // Physics steps taken and their local/global iterations (all substeps).
+        "physics_steps": sim.steps.len(),
+        "iterations": sim.steps.iter().map(|s| s.iterations).sum::<usize>(),
         "flags": o
             .dynamics
             .table

@@ -291,3 +291,132 @@ pub fn substeps_table(character: &Path, frames: usize, repeats: usize) -> Result
     }
     Ok(rows.join("\n") + "\n")
 }
+
+/// Multiples of the default Young's modulus in [`stiffness_table`].
+const STIFFNESS: [f64; 3] = [1.0, 10.0, 100.0];
+
+/// Substeps per physics step of the converged reference in [`stiffness_table`].
+const REFERENCE_SUBSTEPS: usize = 8;
+
+/// Host frame rate of [`stiffness_table`]'s per-frame figures (frames per second).
+const HOST_FPS: f64 = 24.0;
+
+/// The fast solver's cost against stiffness: a glTF character on the physics clock (its
+/// animation sampled at [`PHYSICS_RATE`](overtone::dynamics::PHYSICS_RATE), one solver step a
+/// sample, as a bake and the hosts step it), its first `frames` 24 fps frames, at 1x, 10x and
+/// 100x the default Young's modulus. Per stiffness: the wall time of the solver's steps per
+/// 24 fps frame (mean step from the third on, times the steps a frame; the smallest over
+/// `repeats` rounds that run every stiffness in turn), the automatic substeps, the local/global iterations per
+/// frame, the worst relative rig-orthogonality residual, the motion's peak (largest lattice
+/// displacement over the 24 fps frames, as a share of the lattice's bounding-box diagonal),
+/// and the largest difference from a reference stepped with [`REFERENCE_SUBSTEPS`] substeps
+/// per physics step (max over the 24 fps frames and vertices, as a share of the reference's
+/// peak). Returns the Markdown table.
+pub fn stiffness_table(character: &Path, frames: usize, repeats: usize) -> Result<String> {
+    use overtone::dynamics::PHYSICS_RATE;
+    let settings = overtone::scene::CharacterSettings {
+        fps: PHYSICS_RATE,
+        ..Default::default()
+    };
+    let mut ch = overtone::scene::character_from_gltf(character, &settings, None)?;
+    let per_frame = (PHYSICS_RATE / HOST_FPS).round() as usize;
+    let keep = (frames.max(2) * per_frame).min(ch.scene.frames.len() - 1);
+    ch.select_frames(0, keep)?;
+    let host_frames = keep / per_frame;
+    let (n, d) = (ch.scene.mesh.n_vertices(), ch.scene.mesh.dim());
+    anyhow::ensure!(d == 3, "the stiffness sweep runs a 3D character");
+    let (lo, hi) = overtone::mesh::bounding_box(ch.scene.mesh.vertices());
+    let diagonal = (0..3).map(|i| (hi[i] - lo[i]).powi(2)).sum::<f64>().sqrt();
+    let e0 = ch.scene.material.youngs_modulus;
+    let kind = SolverKind::Fast(FastParams::default_for(d));
+    let sidecar = std::env::temp_dir().join(format!("overtone-bench-stiffness-{}.ovt", std::process::id()));
+    let scene_at = |scale: f64, substeps: Option<usize>| {
+        let mut sc = ch.scene.clone();
+        sc.material.youngs_modulus = e0 * scale;
+        sc.dynamics.substeps = substeps;
+        sc
+    };
+    // The lattice displacement at every 24 fps frame.
+    let host_motion = |sc: &Scene| -> Result<(Vec<Vec<f64>>, Simulation)> {
+        let mut out = Vec::with_capacity(host_frames + 1);
+        let mut keep_frame = |k: usize, _: &[f64], disp: &[f64]| -> overtone::Result<()> {
+            if k % per_frame == 0 {
+                out.push(disp.to_vec());
+            }
+            Ok(())
+        };
+        let sim = overtone::scene::simulate_streaming(sc, kind, Some(&sidecar), &mut keep_frame)?;
+        Ok((out, sim))
+    };
+    let peak = |u: &[Vec<f64>]| {
+        u.iter()
+            .flat_map(|f| f.chunks(d).map(|v| v.iter().map(|x| x * x).sum::<f64>().sqrt()))
+            .fold(0.0, f64::max)
+    };
+    let mut references = Vec::new();
+    for &scale in &STIFFNESS {
+        references.push(host_motion(&scene_at(scale, Some(REFERENCE_SUBSTEPS)))?.0);
+    }
+    // best[s] = (CPU ms per 24 fps frame, substeps, iterations per frame, residual, peak,
+    // difference, lowest mode Hz)
+    let mut best = [(f64::INFINITY, 0usize, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64); STIFFNESS.len()];
+    for round in 0..repeats.max(1) {
+        for (s, &scale) in STIFFNESS.iter().enumerate() {
+            let sc = scene_at(scale, None);
+            let mut motion = Vec::with_capacity(host_frames + 1);
+            let mut keep_frame = |k: usize, _: &[f64], disp: &[f64]| -> overtone::Result<()> {
+                if k % per_frame == 0 {
+                    motion.push(disp.to_vec());
+                }
+                Ok(())
+            };
+            let sim = overtone::scene::simulate_streaming(&sc, kind, Some(&sidecar), &mut keep_frame)?;
+            // The steps' own time (the solver's step, not the per-step output the streaming
+            // simulation writes for every physics sample), from the third on.
+            let timed = &sim.step_ms[2.min(sim.step_ms.len())..];
+            let cpu = timed.iter().sum::<f64>() / timed.len().max(1) as f64 * per_frame as f64;
+            let reference = &references[s];
+            let ref_peak = peak(reference);
+            let diff = motion
+                .iter()
+                .zip(reference)
+                .flat_map(|(a, b)| {
+                    a.chunks(d)
+                        .zip(b.chunks(d))
+                        .map(|(x, y)| x.iter().zip(y).map(|(p, q)| (p - q).powi(2)).sum::<f64>().sqrt())
+                })
+                .fold(0.0, f64::max)
+                / ref_peak;
+            let iterations = sim.steps.iter().map(|r| r.iterations).sum::<usize>() as f64 / host_frames as f64;
+            let residual = sim.steps.iter().map(|r| r.relative_residual).fold(0.0, f64::max);
+            let substeps = sim.fast.as_ref().map_or(0, |f| f.substeps);
+            eprintln!("round {round}: {scale}x E: {cpu:.3} ms of steps per {HOST_FPS} fps frame, {substeps} substeps, {iterations:.1} iterations per frame, difference {diff:.3}");
+            if !(cpu >= best[s].0) {
+                let f1 = sim.lowest_frequency_hz.unwrap_or(f64::NAN);
+                best[s] = (cpu, substeps, iterations, residual, peak(&motion) / diagonal, diff, f1);
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&sidecar);
+    let mut rows = vec![
+        format!(
+            "{}: {n} lattice vertices, {} tets, fast solver, physics clock {PHYSICS_RATE} Hz, {host_frames} frames at {HOST_FPS} fps, damping {}; best of {} rounds",
+            ch.scene.name,
+            ch.scene.mesh.n_elements(),
+            ch.scene.dynamics.damping,
+            repeats.max(1)
+        ),
+        String::new(),
+        format!("| Young's modulus | lowest mode | step ms per {HOST_FPS} fps frame | × default | automatic substeps per physics step | local/global iterations per frame | worst relative residual | peak / diagonal | difference from {REFERENCE_SUBSTEPS} substeps / its peak |"),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|".into(),
+    ];
+    for (s, &scale) in STIFFNESS.iter().enumerate() {
+        let (ms, substeps, it, res, pk, diff, f1) = best[s];
+        rows.push(format!(
+            "| {scale}x ({:.3e}) | {f1:.1} Hz | {ms:.3} | {:.2} | {substeps} | {it:.1} | {res:.1e} | {pk:.2e} | {diff:.3} |",
+            e0 * scale,
+            ms / best[0].0,
+        ));
+    }
+    Ok(rows.join("\n") + "\n")
+}

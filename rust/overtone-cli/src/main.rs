@@ -107,8 +107,14 @@ enum Command {
         /// Instead of the scene table: cost per frame against substeps (1, 2, 4, 8, automatic;
         /// fast and full solver) on this glTF character at 24 fps, as ratios against 1 substep
         /// measured in the same rounds (`--frames` frames, `--repeats` rounds).
-        #[arg(long, value_name = "GLB")]
+        #[arg(long, value_name = "GLB", conflicts_with = "stiffness")]
         substeps: Option<PathBuf>,
+        /// Instead of the scene table: the fast solver's cost per 24 fps frame on this glTF
+        /// character on the 240 Hz physics clock at 1x, 10x and 100x the default Young's
+        /// modulus (substeps, iterations, residual, peak, and the difference from 8 substeps
+        /// per physics step; `--frames` frames, `--repeats` rounds).
+        #[arg(long, value_name = "GLB")]
+        stiffness: Option<PathBuf>,
     },
     /// Bake secondary motion of a glTF character (.glb/.gltf) or a scene into a point cache of
     /// the input mesh's own vertices, in their own order, one sample per frame.
@@ -276,6 +282,7 @@ fn real_main() -> Result<()> {
             frames,
             repeats,
             substeps,
+            stiffness,
         } => {
             if let Some(path) = out.as_deref() {
                 let o = output_paths::Output {
@@ -283,19 +290,22 @@ fn real_main() -> Result<()> {
                     path,
                     kind: output_paths::Kind::Markdown,
                 };
-                let inputs: Vec<output_paths::Input> = substeps
-                    .as_deref()
-                    .map(|path| output_paths::Input {
-                        flag: "--substeps",
-                        path,
-                    })
-                    .into_iter()
-                    .collect();
+                let inputs: Vec<output_paths::Input> = [
+                    ("--substeps", substeps.as_deref()),
+                    ("--stiffness", stiffness.as_deref()),
+                ]
+                .into_iter()
+                .filter_map(|(flag, path)| path.map(|path| output_paths::Input { flag, path }))
+                .collect();
                 output_paths::check(&inputs, &[o], force)?;
             }
-            match substeps {
-                Some(character) => {
-                    let table = bench::substeps_table(&character, frames, repeats)?;
+            let table = match (substeps, stiffness) {
+                (Some(character), _) => Some(bench::substeps_table(&character, frames, repeats)?),
+                (None, Some(character)) => Some(bench::stiffness_table(&character, frames, repeats)?),
+                (None, None) => None,
+            };
+            match table {
+                Some(table) => {
                     out!("{table}");
                     if let Some(p) = out.as_deref() {
                         overtone::io::write_atomically(p, table.as_bytes())?;

@@ -21,6 +21,13 @@ use crate::math::kernels::{add_transposed_product3, dot};
 use crate::mesh::SimplexMesh;
 use crate::rig::LbsRig;
 
+/// Early exit of the fast solver's local/global iterations with the substepped integrators:
+/// the largest change of a cluster's deformation gradient between two iterations, relative to
+/// the largest complementary part of one (`K̂ z`, what the secondary motion does to the
+/// clusters). Relative, so that it means the same for a small motion as for a large one: an
+/// absolute bound on the rotations is met at once by a motion small enough, converged or not.
+pub(crate) const ITERATION_TOLERANCE: f64 = 1e-4;
+
 /// Fast complementary dynamics: `u_c = B z` with `B` the M-orthonormalised rig-orthogonal
 /// skinning basis ([`SkinningBasis`](crate::dynamics::fast::SkinningBasis)), so
 /// `Jᵀ M D u_c = 0` holds structurally and the global step is unconstrained.
@@ -71,10 +78,17 @@ struct FastSystem {
     damping: Damping,
     /// Start each solve from the inertial prediction (substepped integrators).
     predict: bool,
+    /// Stop the local/global iterations once the cluster gradients move by less than this
+    /// share of their complementary part between two iterations ([`ITERATION_TOLERANCE`]
+    /// when `predict`; `None`: always `iterations`, the seeds' fixed count).
+    tolerance: Option<f64>,
     /// The modal part of the damping over the model's lowest modes (see `modal_damping`).
     modal: ModalDamping,
     /// Lowest angular frequency `ω₁` of the subspace (rad/s).
     omega1: f64,
+    /// Scale `m ≤ 1` of the inertia term of each solve (see
+    /// [`period_corrected_inertia`](crate::dynamics::time_integration::period_corrected_inertia)).
+    inertia: f64,
     /// Cholesky factor of `(1 + β/τ) μB̂ᵀL̂B̂ + (1/τ² + α/τ) I` (`r̂ × r̂`).
     chol: DenseCholesky,
     /// Iterating in cluster space, when cheaper (see [`ClusterSpace`]).
@@ -114,6 +128,8 @@ struct FastWorkspace {
     f0: Vec<f64>,
     fvec: Vec<f64>,
     rvec: Vec<f64>,
+    /// The previous iteration's cluster gradients (`fvec` layout), for the early exit.
+    fvec_prev: Vec<f64>,
     coeff: Vec<f64>,
     z_prev: Vec<f64>,
     /// The skinned positions `J p` (coordinate-major `n·d`) of a written frame.
@@ -134,7 +150,13 @@ impl FastSystem {
         let d = model.dim();
         let tau = plan.solve_step();
         let (modal, damping) = Self::modal_damping(model, mu, params.damping);
-        let (chol, cluster_space) = Self::factor(model, damping, tau)?;
+        let inertia = match plan.integrator {
+            crate::dynamics::Integrator::BackwardEuler => 1.0,
+            crate::dynamics::Integrator::ImplicitMidpoint => {
+                crate::dynamics::time_integration::period_corrected_inertia(omega1, plan.dt / plan.substeps as f64)
+            }
+        };
+        let (chol, cluster_space) = Self::factor(model, damping, tau, inertia)?;
         let gravity = if params.gravity.is_empty() {
             vec![0.0; d]
         } else {
@@ -147,8 +169,10 @@ impl FastSystem {
             rest: params.rest,
             damping,
             predict: plan.integrator != crate::dynamics::Integrator::BackwardEuler,
+            tolerance: (plan.integrator != crate::dynamics::Integrator::BackwardEuler).then_some(ITERATION_TOLERANCE),
             modal,
             omega1,
+            inertia,
             chol,
             cluster_space,
         })
@@ -181,9 +205,14 @@ impl FastSystem {
 
     /// Factors `(1 + β/τ) μB̂ᵀL̂B̂ + (1/τ² + α/τ) B̂ᵀM̂B̂` for the Rayleigh pair of `damping`,
     /// and the cluster-space operators when they are cheaper.
-    fn factor(model: &ReducedModel, damping: Damping, tau: f64) -> Result<(DenseCholesky, Option<ClusterSpace>)> {
+    fn factor(
+        model: &ReducedModel,
+        damping: Damping,
+        tau: f64,
+        inertia: f64,
+    ) -> Result<(DenseCholesky, Option<ClusterSpace>)> {
         let (d, rr) = (model.dim(), model.rr);
-        let (ks, h2, dm) = (1.0 + damping.stiffness / tau, tau * tau, damping.mass / tau);
+        let (ks, h2, dm) = (1.0 + damping.stiffness / tau, tau * tau / inertia, damping.mass / tau);
         let (btlb, bmb) = (&model.btlb, &model.bmb);
         let sys = Mat::from_fn(rr, rr, |a, b| {
             ks * btlb[a * rr + b] + bmb[a * rr + b] / h2 + dm * bmb[a * rr + b]
@@ -226,6 +255,7 @@ impl FastWorkspace {
             f0: vec![0.0; n_clusters * d * d],
             fvec: vec![0.0; n_clusters * d * d],
             rvec: vec![0.0; n_clusters * d * d],
+            fvec_prev: vec![0.0; n_clusters * d * d],
             coeff: vec![0.0; d * modes * (d + 1)],
             z_prev: vec![0.0; d * rr],
             skinned: vec![0.0; n * d],
@@ -327,7 +357,7 @@ impl FastSolver {
         }
         let damping = self.system.modal.rayleigh_for(zeta);
         if damping != self.system.damping {
-            let (chol, cluster_space) = FastSystem::factor(&self.model, damping, self.system.h)?;
+            let (chol, cluster_space) = FastSystem::factor(&self.model, damping, self.system.h, self.system.inertia)?;
             self.system.cluster_space = cluster_space;
             self.system.chol = chol;
             self.system.damping = damping;
@@ -446,7 +476,7 @@ impl FastSolver {
         for i in 0..d {
             let zi = &st.z[i * rr..(i + 1) * rr];
             for a in 0..rr {
-                let mut s = (zi[a] + h * st.zdot[i * rr + a]) / h2 + m.bm1[a] * sys.gravity[i];
+                let mut s = sys.inertia * (zi[a] + h * st.zdot[i * rr + a]) / h2 + m.bm1[a] * sys.gravity[i];
                 if ds != 0.0 || dm != 0.0 {
                     // Rayleigh part of the damping of ż: + (α B̂ᵀM̂B̂ + β μB̂ᵀL̂B̂) z_n / τ (B̂ᵀM̂B̂ = I).
                     s += dm * zi[a] + ds * dot(&m.btlb[a * rr..(a + 1) * rr], zi);
@@ -488,24 +518,39 @@ impl FastSolver {
         }
         // Cluster gradients of the warm start: F_i = F_rig,i + K̂ z_i.
         rows_times_coordinates(d, &m.k_basis, nq, rr, &st.z, Some(&w.f_rig), &mut w.fvec);
+        let mut taken = 0;
+        w.fvec_prev.copy_from_slice(&w.fvec);
         match &sys.cluster_space {
             Some(cs) => {
                 // f0_i = K̂ H⁻¹ base_i, then F_i = F_rig,i + f0_i + P R_i between rotations.
                 rows_times_coordinates(d, &cs.kh, nq, rr, &w.base, Some(&w.f_rig), &mut w.f0);
-                for it in 0..sys.iterations {
+                while taken < sys.iterations {
                     Self::local_step(m, st, w);
-                    if it + 1 < sys.iterations {
-                        rows_times_coordinates(d, &cs.p, nq, nq, &w.rvec, Some(&w.f0), &mut w.fvec);
+                    taken += 1;
+                    if taken == sys.iterations {
+                        break;
+                    }
+                    rows_times_coordinates(d, &cs.p, nq, nq, &w.rvec, Some(&w.f0), &mut w.fvec);
+                    if Self::converged(sys, w, taken) {
+                        // The rotations of the gradients just computed.
+                        Self::local_step(m, st, w);
+                        taken += 1;
+                        break;
                     }
                 }
                 Self::global_solve(m, sys, st, w);
             }
             None => {
-                for it in 0..sys.iterations {
+                while taken < sys.iterations {
                     Self::local_step(m, st, w);
                     Self::global_solve(m, sys, st, w);
-                    if it + 1 < sys.iterations {
-                        rows_times_coordinates(d, &m.k_basis, nq, rr, &st.z, Some(&w.f_rig), &mut w.fvec);
+                    taken += 1;
+                    if taken == sys.iterations {
+                        break;
+                    }
+                    rows_times_coordinates(d, &m.k_basis, nq, rr, &st.z, Some(&w.f_rig), &mut w.fvec);
+                    if Self::converged(sys, w, taken) {
+                        break;
                     }
                 }
             }
@@ -527,7 +572,23 @@ impl FastSolver {
             st.pdot[k] = (p_next[k] - st.p[k]) / h;
             st.p[k] = p_next[k];
         }
-        Ok(sys.iterations)
+        Ok(taken)
+    }
+
+    /// Whether the iterations may stop after `taken` of them (the new cluster gradients in
+    /// `fvec`, the previous ones in `fvec_prev`): with a tolerance, from the second on, when
+    /// `max |F − F_prev| ≤ tol · max |F − F_rig|`. Keeps `fvec` in `fvec_prev`.
+    fn converged(sys: &FastSystem, w: &mut FastWorkspace, taken: usize) -> bool {
+        let Some(tol) = sys.tolerance else {
+            return false;
+        };
+        let (mut moved, mut size) = (0.0f64, 0.0f64);
+        for ((f, p), r) in w.fvec.iter().zip(&w.fvec_prev).zip(&w.f_rig) {
+            moved = moved.max((f - p).abs());
+            size = size.max((f - r).abs());
+        }
+        w.fvec_prev.copy_from_slice(&w.fvec);
+        taken >= 2 && moved <= tol * size
     }
 
     /// One rotation per cluster, closest to the cluster gradient in `fvec` (`fvec[i][c·d + j]`),
