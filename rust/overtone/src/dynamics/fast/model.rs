@@ -36,7 +36,9 @@ pub struct FastParams {
     /// Rotation clusters; default 20 in 2D, 100 in 3D. Must not exceed the element count.
     pub clusters: usize,
     /// Local/global iterations per solve (clustered rotations, then one reduced linear solve),
-    /// `≥ 1`. Default 10 (the seed's); not part of the precompute.
+    /// `≥ 1`: exactly this many with backward Euler (the seed's scheme), at most this many
+    /// with the midpoint rule, which stops once they converge. Default 10 (the seed's); not
+    /// part of the precompute.
     pub iterations: usize,
 }
 

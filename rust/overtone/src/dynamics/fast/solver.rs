@@ -43,8 +43,12 @@ pub(crate) const ITERATION_TOLERANCE: f64 = 1e-4;
 /// where `y = z_t + h ż_t`, `q = p_{t+1} − p_t − h ṗ_t` (finite-difference velocities), and
 /// `K̂_c = Σ_{e∈c} μ vol_e Ĝ_e B̂` (`d × r̂`). The local step takes `R_c` closest to
 /// `F_c = Σ_{e∈c} μ vol_e F_e = K̂_c z_i + K̂ᴶ_c p_i` (rows `i`), the mass-weighted cluster
-/// average up to a positive factor. The `r̂ × r̂` matrix is factored once (dense Cholesky) and
-/// the step does not allocate. Per-step cost depends on `k` and the cluster count only.
+/// average up to a positive factor. With the midpoint rule the inertia terms of `z` (`I/h²`
+/// and `y_i/h²`) are scaled by `m = ((ω₁Δ/2)/tan(ω₁Δ/2))²`, so the lowest mode rings at its
+/// exact period; the rig's terms and gravity are not. The `r̂ × r̂` matrix is factored once
+/// (dense Cholesky) and the step does not allocate. Per-step cost depends on `k`, the cluster
+/// count and the iterations taken (with the midpoint rule they stop once converged, see
+/// [`ITERATION_TOLERANCE`]).
 ///
 /// **Blendshapes.** The rig pose is the morph-then-skin pose, linear per coordinate in the
 /// extended parameters `p̃_i = [p_i, β_1 p_i, …]` with `J̃ = [Ĵ, Ĵ_1, …]`
@@ -89,7 +93,7 @@ struct FastSystem {
     /// Scale `m ≤ 1` of the inertia term of each solve (see
     /// [`period_corrected_inertia`](crate::dynamics::time_integration::period_corrected_inertia)).
     inertia: f64,
-    /// Cholesky factor of `(1 + β/τ) μB̂ᵀL̂B̂ + (1/τ² + α/τ) I` (`r̂ × r̂`).
+    /// Cholesky factor of `(1 + β/τ) μB̂ᵀL̂B̂ + (m/τ² + α/τ) I` (`r̂ × r̂`, `m` = `inertia`).
     chol: DenseCholesky,
     /// Iterating in cluster space, when cheaper (see [`ClusterSpace`]).
     cluster_space: Option<ClusterSpace>,
@@ -203,8 +207,9 @@ impl FastSystem {
         ModalDamping::new(len, model.mode_shapes.clone(), weighted, modes, zeta)
     }
 
-    /// Factors `(1 + β/τ) μB̂ᵀL̂B̂ + (1/τ² + α/τ) B̂ᵀM̂B̂` for the Rayleigh pair of `damping`,
-    /// and the cluster-space operators when they are cheaper.
+    /// Factors `(1 + β/τ) μB̂ᵀL̂B̂ + (m/τ² + α/τ) B̂ᵀM̂B̂` for the Rayleigh pair of `damping`
+    /// and the inertia scale `m` = `inertia`, and the cluster-space operators when they are
+    /// cheaper.
     fn factor(
         model: &ReducedModel,
         damping: Damping,
