@@ -357,20 +357,12 @@ pub fn stiffness_table(character: &Path, frames: usize, repeats: usize) -> Resul
     for &scale in &STIFFNESS {
         references.push(host_motion(&scene_at(scale, Some(REFERENCE_SUBSTEPS)))?.0);
     }
-    // best[s] = (CPU ms per 24 fps frame, substeps, iterations per frame, residual, peak,
+    // best[s] = (step wall ms per 24 fps frame, substeps, iterations per frame, residual, peak,
     // difference, lowest mode Hz)
     let mut best = [(f64::INFINITY, 0usize, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64); STIFFNESS.len()];
     for round in 0..repeats.max(1) {
         for (s, &scale) in STIFFNESS.iter().enumerate() {
-            let sc = scene_at(scale, None);
-            let mut motion = Vec::with_capacity(host_frames + 1);
-            let mut keep_frame = |k: usize, _: &[f64], disp: &[f64]| -> overtone::Result<()> {
-                if k % per_frame == 0 {
-                    motion.push(disp.to_vec());
-                }
-                Ok(())
-            };
-            let sim = overtone::scene::simulate_streaming(&sc, kind, Some(&sidecar), &mut keep_frame)?;
+            let (motion, sim) = host_motion(&scene_at(scale, None))?;
             // The steps' own time (the solver's step, not the per-step output the streaming
             // simulation writes for every physics sample), from the third on.
             let timed = &sim.step_ms[2.min(sim.step_ms.len())..];

@@ -524,7 +524,6 @@ impl FastSolver {
         // Cluster gradients of the warm start: F_i = F_rig,i + K̂ z_i.
         rows_times_coordinates(d, &m.k_basis, nq, rr, &st.z, Some(&w.f_rig), &mut w.fvec);
         let mut taken = 0;
-        w.fvec_prev.copy_from_slice(&w.fvec);
         match &sys.cluster_space {
             Some(cs) => {
                 // f0_i = K̂ H⁻¹ base_i, then F_i = F_rig,i + f0_i + P R_i between rotations.
