@@ -1,8 +1,10 @@
 //! Linear solvers: sparse Cholesky with a reusable workspace, quadratic minimisation with fixed
 //! values (Dirichlet), and the constrained (Schur
 //! complement) solve of the complementary-dynamics global step; Newton's method; the lowest
-//! eigenpairs of a pencil under linear constraints (thick-restart Lanczos).
+//! eigenpairs of a pencil under linear constraints (thick-restart Lanczos); Anderson
+//! acceleration of fixed-point iterations.
 
+pub(crate) mod anderson;
 mod blendshape_projection;
 mod constrained_eigen;
 mod constrained_solve;

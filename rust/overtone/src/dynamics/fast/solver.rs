@@ -20,6 +20,7 @@ use crate::error::{NumericalError, OvertoneError, Result};
 use crate::math::kernels::{add_transposed_product3, dot};
 use crate::mesh::SimplexMesh;
 use crate::rig::LbsRig;
+use crate::solve::anderson::Anderson;
 
 /// Early exit of the fast solver's local/global iterations with the substepped integrators:
 /// the largest change of a cluster's deformation gradient between two iterations, relative to
@@ -27,6 +28,14 @@ use crate::rig::LbsRig;
 /// clusters). Relative, so that it means the same for a small motion as for a large one: an
 /// absolute bound on the rotations is met at once by a motion small enough, converged or not.
 pub(crate) const ITERATION_TOLERANCE: f64 = 1e-4;
+
+/// Differences remembered by the Anderson acceleration of the iterations with a tolerance.
+pub(crate) const ANDERSON_DEPTH: usize = 5;
+
+/// `max_i |a_i − b_i|`.
+fn max_difference(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+}
 
 /// Fast complementary dynamics: `u_c = B z` with `B` the M-orthonormalised rig-orthogonal
 /// skinning basis ([`SkinningBasis`](crate::dynamics::fast::SkinningBasis)), so
@@ -47,8 +56,9 @@ pub(crate) const ITERATION_TOLERANCE: f64 = 1e-4;
 /// and `y_i/h²`) are scaled by `m = ((ω₁Δ/2)/tan(ω₁Δ/2))²`, so the lowest mode rings at its
 /// exact period; the rig's terms and gravity are not. The `r̂ × r̂` matrix is factored once
 /// (dense Cholesky) and the step does not allocate. Per-step cost depends on `k`, the cluster
-/// count and the iterations taken (with the midpoint rule they stop once converged, see
-/// [`ITERATION_TOLERANCE`]).
+/// count and the iterations taken (with the midpoint rule they are Anderson-accelerated, on
+/// the cluster gradients `F = G(F)` or on `z = G(z)`, and stop once converged, see
+/// [`ITERATION_TOLERANCE`] and [`Anderson`]).
 ///
 /// **Blendshapes.** The rig pose is the morph-then-skin pose, linear per coordinate in the
 /// extended parameters `p̃_i = [p_i, β_1 p_i, …]` with `J̃ = [Ĵ, Ĵ_1, …]`
@@ -134,6 +144,12 @@ struct FastWorkspace {
     rvec: Vec<f64>,
     /// The previous iteration's cluster gradients (`fvec` layout), for the early exit.
     fvec_prev: Vec<f64>,
+    /// The iterate `z_k` whose image the global solve computes (`z` layout).
+    z_iter: Vec<f64>,
+    /// Anderson acceleration of the iterations with a tolerance: of the cluster gradients
+    /// (cluster space) or of the reduced coordinates.
+    accel_f: Anderson,
+    accel_z: Anderson,
     coeff: Vec<f64>,
     z_prev: Vec<f64>,
     /// The skinned positions `J p` (coordinate-major `n·d`) of a written frame.
@@ -261,6 +277,9 @@ impl FastWorkspace {
             fvec: vec![0.0; n_clusters * d * d],
             rvec: vec![0.0; n_clusters * d * d],
             fvec_prev: vec![0.0; n_clusters * d * d],
+            z_iter: vec![0.0; d * rr],
+            accel_f: Anderson::new(n_clusters * d * d, ANDERSON_DEPTH),
+            accel_z: Anderson::new(d * rr, ANDERSON_DEPTH),
             coeff: vec![0.0; d * modes * (d + 1)],
             z_prev: vec![0.0; d * rr],
             skinned: vec![0.0; n * d],
@@ -526,16 +545,24 @@ impl FastSolver {
         let mut taken = 0;
         match &sys.cluster_space {
             Some(cs) => {
-                // f0_i = K̂ H⁻¹ base_i, then F_i = F_rig,i + f0_i + P R_i between rotations.
+                // f0_i = K̂ H⁻¹ base_i, then F_i = F_rig,i + f0_i + P R_i between rotations: the
+                // fixed point F = G(F) of the cluster gradients, accelerated with a tolerance.
                 rows_times_coordinates(d, &cs.kh, nq, rr, &w.base, Some(&w.f_rig), &mut w.f0);
+                w.accel_f.reset();
                 while taken < sys.iterations {
                     Self::local_step(m, st, w);
                     taken += 1;
                     if taken == sys.iterations {
                         break;
                     }
+                    w.fvec_prev.copy_from_slice(&w.fvec);
                     rows_times_coordinates(d, &cs.p, nq, nq, &w.rvec, Some(&w.f0), &mut w.fvec);
-                    if Self::converged(sys, w, taken) {
+                    let Some(tol) = sys.tolerance else {
+                        continue;
+                    };
+                    let size = max_difference(&w.fvec, &w.f_rig);
+                    let moved = w.accel_f.step(&w.fvec_prev, &mut w.fvec);
+                    if taken >= 2 && moved <= tol * size {
                         // The rotations of the gradients just computed.
                         Self::local_step(m, st, w);
                         taken += 1;
@@ -545,12 +572,19 @@ impl FastSolver {
                 Self::global_solve(m, sys, st, w);
             }
             None => {
+                // The fixed point z = G(z) of the reduced coordinates, accelerated with a
+                // tolerance.
+                w.accel_z.reset();
                 while taken < sys.iterations {
                     Self::local_step(m, st, w);
+                    w.z_iter.copy_from_slice(&st.z);
                     Self::global_solve(m, sys, st, w);
                     taken += 1;
                     if taken == sys.iterations {
                         break;
+                    }
+                    if sys.tolerance.is_some() {
+                        w.accel_z.step(&w.z_iter, &mut st.z);
                     }
                     rows_times_coordinates(d, &m.k_basis, nq, rr, &st.z, Some(&w.f_rig), &mut w.fvec);
                     if Self::converged(sys, w, taken) {
