@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 
 use crate::embed::memory::{available_memory, check_lattice_memory, LatticeSolver};
-use crate::embed::winding_number;
+use crate::embed::{winding_number, WindingTree};
 use crate::error::{OvertoneError, Result};
 use crate::mesh::{signed_volume, SimplexMesh};
 
@@ -566,12 +566,16 @@ fn outside_flags(
 ) -> Vec<bool> {
     let n_pieces = piece_tris.len();
     let mut out = vec![false; lattice.n_vertices()];
+    let trees: Vec<WindingTree> = piece_tris
+        .par_iter()
+        .map(|tris| WindingTree::new(vertices, tris))
+        .collect();
     let flags: Vec<bool> = surface_corner
         .par_iter()
         .map(|&v| {
             let p = lattice.vertex(v);
-            let tris = &piece_tris[lattice_piece[v].min(n_pieces.saturating_sub(1))];
-            winding_number(vertices, tris, [p[0], p[1], p[2]]).abs() <= 0.5
+            let tree = &trees[lattice_piece[v].min(n_pieces.saturating_sub(1))];
+            tree.winding_number([p[0], p[1], p[2]]).abs() <= 0.5
         })
         .collect();
     for (&v, f) in surface_corner.iter().zip(flags) {

@@ -1,6 +1,7 @@
 //! Embedding a surface mesh in a tetrahedral lattice, or a display surface in a user's tet mesh.
 
 mod auto_resolution;
+mod fast_winding_number;
 mod lattice;
 mod material_share;
 mod memory;
@@ -9,6 +10,7 @@ mod winding_number;
 
 pub(crate) use auto_resolution::choose_lattice_resolution;
 pub use auto_resolution::{ResolutionChoice, CELLS_ACROSS_BULK};
+pub(crate) use fast_winding_number::WindingTree;
 pub(crate) use lattice::{embed_surface, AUTO_LATTICE_RESOLUTION, DEFAULT_LATTICE_RESOLUTION};
 pub use lattice::{surface_pieces, Embedding};
 pub use memory::LatticeSolver;

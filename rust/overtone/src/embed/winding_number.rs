@@ -7,22 +7,28 @@
 ///
 /// * `vertices`: `n × 3` row-major; `triangles`: `t × 3`.
 pub(crate) fn winding_number(vertices: &[f64], triangles: &[usize], p: [f64; 3]) -> f64 {
-    let mut total = 0.0;
-    for t in triangles.chunks_exact(3) {
-        let corner = |k: usize| {
-            let v = &vertices[3 * t[k]..3 * t[k] + 3];
-            [v[0] - p[0], v[1] - p[1], v[2] - p[2]]
-        };
-        let (a, b, c) = (corner(0), corner(1), corner(2));
-        let norm = |x: [f64; 3]| (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]).sqrt();
-        let dot = |x: [f64; 3], y: [f64; 3]| x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
-        let det = a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
-            + a[2] * (b[0] * c[1] - b[1] * c[0]);
-        let (la, lb, lc) = (norm(a), norm(b), norm(c));
-        let denom = la * lb * lc + dot(a, b) * lc + dot(b, c) * la + dot(c, a) * lb;
-        total += 2.0 * det.atan2(denom);
-    }
+    let total: f64 = triangles
+        .chunks_exact(3)
+        .map(|t| triangle_solid_angle(vertices, [t[0], t[1], t[2]], p))
+        .sum();
     total / (4.0 * std::f64::consts::PI)
+}
+
+/// The signed solid angle `Ω` (steradians) that triangle `t` (indices into `vertices`, `n × 3`)
+/// subtends at `p`: `tan(Ω/2) = a·(b×c) / (|a||b||c| + (a·b)|c| + (b·c)|a| + (c·a)|b|)`.
+pub(crate) fn triangle_solid_angle(vertices: &[f64], t: [usize; 3], p: [f64; 3]) -> f64 {
+    let corner = |k: usize| {
+        let v = &vertices[3 * t[k]..3 * t[k] + 3];
+        [v[0] - p[0], v[1] - p[1], v[2] - p[2]]
+    };
+    let (a, b, c) = (corner(0), corner(1), corner(2));
+    let norm = |x: [f64; 3]| (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]).sqrt();
+    let dot = |x: [f64; 3], y: [f64; 3]| x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+    let det =
+        a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
+    let (la, lb, lc) = (norm(a), norm(b), norm(c));
+    let denom = la * lb * lc + dot(a, b) * lc + dot(b, c) * la + dot(c, a) * lb;
+    2.0 * det.atan2(denom)
 }
 
 #[cfg(test)]

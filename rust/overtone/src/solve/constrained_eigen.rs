@@ -80,6 +80,10 @@ pub(crate) fn lowest_constrained_eigenpairs(
         matrix: "shifted stiffness K - sigma M".into(),
         reason: format!("{e:?}"),
     })?;
+    crate::progress::report(
+        0.0,
+        "skinning eigenmodes (factoring K - sigma M and the constraint's Schur complement)",
+    );
     let solve = ConstrainedSolve::new(&shifted, constraint, 1, "shifted stiffness K - sigma M")?;
     let rank = solve.rank();
     if n <= rank + k {

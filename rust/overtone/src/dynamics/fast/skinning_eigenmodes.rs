@@ -80,6 +80,10 @@ pub fn skinning_eigenmodes_of_material(
             ));
         }
     }
+    crate::progress::report(
+        0.0,
+        "skinning eigenmodes (Laplacian and the rig constraint on weight fields)",
+    );
     let mass = lumped_mass(mesh, volumes, 1.0);
     let g = DeformationJacobian::new(mesh);
     let stiffness = scalar_stiffness(&g, stiffness_weights)?;
