@@ -227,10 +227,13 @@ fn schur_factors(chol: &mut SparseCholesky, basis: &Mat<f64>, what: &str) -> Res
         return Ok((Vec::new(), Vec::new()));
     }
     // Z = Ĥ⁻¹ U_r, S = U_rᵀ Z (SPD: U_r has full column rank).
+    // The r solves and the n × r products on rayon's pool (the same result for a given
+    // thread count; these dominate a large character's bind).
+    let par = Par::rayon(0);
     let mut z = basis.clone();
-    chol.solve_in_place(z.as_mut());
+    chol.solve_columns_in_parallel(z.as_mut());
     let mut s = Mat::<f64>::zeros(r, r);
-    matmul(s.as_mut(), Accum::Replace, basis.transpose(), z.as_ref(), 1.0, Par::Seq);
+    matmul(s.as_mut(), Accum::Replace, basis.transpose(), z.as_ref(), 1.0, par);
     for i in 0..r {
         for j in 0..i {
             let m = 0.5 * (s[(i, j)] + s[(j, i)]);
@@ -261,8 +264,8 @@ fn schur_factors(chol: &mut SparseCholesky, basis: &Mat<f64>, what: &str) -> Res
     }
     let mut q = Mat::<f64>::zeros(n, r);
     let mut p = Mat::<f64>::zeros(n, r);
-    matmul(q.as_mut(), Accum::Replace, z.as_ref(), vs.as_ref(), 1.0, Par::Seq);
-    matmul(p.as_mut(), Accum::Replace, basis.as_ref(), vs.as_ref(), 1.0, Par::Seq);
+    matmul(q.as_mut(), Accum::Replace, z.as_ref(), vs.as_ref(), 1.0, par);
+    matmul(p.as_mut(), Accum::Replace, basis.as_ref(), vs.as_ref(), 1.0, par);
     let to_vec = |m: &Mat<f64>| {
         (0..m.ncols())
             .flat_map(|j| (0..m.nrows()).map(move |i| (i, j)))

@@ -131,6 +131,39 @@ impl SparseCholesky {
         );
     }
 
+    /// Overwrites `rhs` (`n × k`, any `k`) with `A⁻¹ rhs`, its columns split into one block per
+    /// thread of rayon's pool, each block solved with its own workspace (allocated here: for
+    /// precomputes with many right-hand sides, not for per-step solves). Columns never
+    /// interact; the result depends only on the thread count.
+    pub fn solve_columns_in_parallel(&self, rhs: MatMut<'_, f64>) {
+        use rayon::prelude::*;
+        let (n, k) = (rhs.nrows(), rhs.ncols());
+        assert!(n == self.n());
+        if k == 0 {
+            return;
+        }
+        let block = k.div_ceil(rayon::current_num_threads().max(1));
+        let (symbolic, values) = (&self.symbolic, &self.values);
+        let mut blocks = Vec::new();
+        let mut rest = rhs;
+        while rest.ncols() > block {
+            let (left, right) = rest.split_at_col_mut(block);
+            blocks.push(left);
+            rest = right;
+        }
+        blocks.push(rest);
+        blocks.into_par_iter().for_each(|b| {
+            let req = symbolic.solve_in_place_scratch::<f64>(b.ncols(), Par::Seq);
+            let mut ws = MemBuffer::new(req);
+            faer::sparse::linalg::cholesky::LltRef::new(symbolic, values).solve_in_place_with_conj(
+                Conj::No,
+                b,
+                Par::Seq,
+                MemStack::new(&mut ws),
+            );
+        });
+    }
+
     /// Runs `f(solve, column, scratch)` on each `n`-long column of the coordinate-major field
     /// `x` on rayon's pool, where `solve(column)` overwrites a column with `A⁻¹ column`;
     /// `scratch[j]` is per-column user workspace. Columns never interact, so the result is the
