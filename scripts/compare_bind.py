@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_stiffness import read_pc2  # noqa: E402
+from compare_stiffness import emit, read_pc2  # noqa: E402
 
 
 def bake(binary, glb, work, tag, sidecar):
@@ -72,10 +72,7 @@ def main():
                 big = ["%s %.2f s" % (s["stage"], s["ms"] / 1e3) for s in cold["stage_ms"] if s["ms"] > 0.05 * total]
                 stage_rows.append("- %s, %s (cold bake %.1f s): %s" % (name, bname, cold["wall_ms"] / 1e3, "; ".join(big)))
     table = "\n".join(rows) + "\n\nStages of the cold bake above 5% of it:\n\n" + "\n".join(stage_rows) + "\n"
-    print(table)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table)
+    emit(table, args.out)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,14 @@ def bake(binary, glb, modulus, workdir, sidecar, strength=None):
         return read_pc2(out), json.load(f)
 
 
+def emit(table, path=None):
+    """Prints the table and, with a path, writes it there too."""
+    print(table)
+    if path:
+        with open(path, "w") as f:
+            f.write(table)
+
+
 def distances(a, b):
     """Per frame and point, |a − b|."""
     return [[math.dist(fa[i : i + 3], fb[i : i + 3]) for i in range(0, len(fa), 3)] for fa, fb in zip(a, b)]
@@ -91,10 +99,7 @@ def main():
                 "%.1f" % (it / max(report["frames"] - 1, 1)) if it is not None else "n/a",
                 report["max_relative_residual"], peak / report["diagonal"], diff))
     table = "\n".join(rows) + "\n"
-    print(table)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table)
+    emit(table, args.out)
 
 
 if __name__ == "__main__":
