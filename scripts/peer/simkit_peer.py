@@ -281,6 +281,10 @@ def export_scene(path, X, T, dleak, steps):
         "material": {"model": "arap", "youngs_modulus": YM, "poisson_ratio": PR, "density": RHO},
         "dt": DT,
         "gravity": [0.0, 0.0],
+        # The seed's scheme (one backward-Euler step per frame, undamped, bind rest), which a
+        # scene without dynamics keys no longer gets: Overtone's defaults are the production
+        # ones (implicit midpoint on a 240 Hz clock, modal damping 0.1, rig rest).
+        "integrator": "backward_euler",
     }
     with open(path, "w") as f:
         json.dump(doc, f)
