@@ -15,6 +15,8 @@
 //! iteration. Buffers are allocated once; [`Anderson::step`] does not allocate, and the result
 //! depends only on the inputs (fixed summation order).
 
+use crate::math::kernels::dot;
+
 /// Relative Tikhonov term of the normal equations.
 pub(crate) const REGULARISATION: f64 = 1e-10;
 
@@ -114,12 +116,12 @@ impl Anderson {
             let ca = &self.df[a * n..(a + 1) * n];
             for b in 0..=a {
                 let cb = &self.df[b * n..(b + 1) * n];
-                let s: f64 = ca.iter().zip(cb).map(|(p, q)| p * q).sum();
+                let s = dot(ca, cb);
                 self.gram[a * m + b] = s;
                 self.gram[b * m + a] = s;
             }
             trace += self.gram[a * m + a];
-            self.rhs[a] = ca.iter().zip(&self.f).map(|(p, q)| p * q).sum();
+            self.rhs[a] = dot(ca, &self.f);
         }
         if !(trace > 0.0 && trace.is_finite()) {
             return f_max;

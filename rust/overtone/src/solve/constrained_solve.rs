@@ -74,13 +74,13 @@ impl ConstrainedSolve {
             ));
         }
         let c = a.len() / n;
-        let mut chol = if supernodal {
+        let chol = if supernodal {
             SparseCholesky::new_supernodal(h.as_ref(), max_rhs.max(c), what)?
         } else {
             SparseCholesky::new(h, max_rhs.max(c), what)?
         };
         let basis = orthonormal_constraint_basis(a, n, c, what)?;
-        let (q, p) = schur_factors(&mut chol, &basis, what)?;
+        let (q, p) = schur_factors(&chol, &basis, what)?;
         let rank = basis.ncols();
         Ok(Self {
             chol,
@@ -106,7 +106,7 @@ impl ConstrainedSolve {
             ));
         }
         self.chol.refactor_ref(h)?;
-        let (q, p) = schur_factors(&mut self.chol, &self.basis, &self.what)?;
+        let (q, p) = schur_factors(&self.chol, &self.basis, &self.what)?;
         self.q = q;
         self.p = p;
         Ok(())
@@ -221,7 +221,7 @@ pub fn orthonormal_constraint_basis(a: &[f64], n: usize, c: usize, what: &str) -
 
 /// `Q = Z V Λ^{-1/2}` and `P = U_r V Λ^{-1/2}` (column-major `n × r`) for `Z = Ĥ⁻¹U_r`,
 /// `S = U_rᵀ Z = V Λ Vᵀ`.
-fn schur_factors(chol: &mut SparseCholesky, basis: &Mat<f64>, what: &str) -> Result<(Vec<f64>, Vec<f64>)> {
+fn schur_factors(chol: &SparseCholesky, basis: &Mat<f64>, what: &str) -> Result<(Vec<f64>, Vec<f64>)> {
     let (n, r) = (basis.nrows(), basis.ncols());
     if r == 0 {
         return Ok((Vec::new(), Vec::new()));

@@ -2,7 +2,9 @@
 //! with substeps, modal damping), measured on the seed's metronome beam after one swing.
 
 use overtone::dynamics::FastParams;
-use overtone::scene::{metronome_beam, simulate_streaming, MetronomeBeam, Scene, SceneDynamics, SolverKind};
+use overtone::scene::{
+    metronome_beam, simulate_streaming, MetronomeBeam, Scene, SceneDynamics, Simulation, SolverKind,
+};
 
 /// Seconds of the swing (the handle moves by `SWING` along x, smoothly), then a hold.
 const SWING_TIME: f64 = 0.8;
@@ -34,6 +36,11 @@ fn swing_beam(fps: f64, dynamics: SceneDynamics) -> Scene {
 
 /// Per frame, the x displacement of the beam's top vertex.
 fn tip_motion(sc: &Scene, kind: SolverKind) -> Vec<f64> {
+    tip_motion_and_run(sc, kind).0
+}
+
+/// [`tip_motion`] and the simulation's report.
+fn tip_motion_and_run(sc: &Scene, kind: SolverKind) -> (Vec<f64>, Simulation) {
     let d = sc.mesh.dim();
     let tip = (0..sc.mesh.n_vertices())
         .max_by(|&a, &b| sc.mesh.vertex(a)[1].total_cmp(&sc.mesh.vertex(b)[1]))
@@ -46,7 +53,7 @@ fn tip_motion(sc: &Scene, kind: SolverKind) -> Vec<f64> {
     let sim = simulate_streaming(sc, kind, None, &mut keep).unwrap();
     let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);
     assert!(worst < 1e-8, "relative residual {worst:.2e} ({kind:?})");
-    out
+    (out, sim)
 }
 
 /// Extrema of the sampled signal after `t0` (parabolic interpolation through the three samples
@@ -175,9 +182,7 @@ fn the_fast_solver_vibrates_at_its_computed_lowest_frequency() {
         clusters: 60,
         iterations: 10,
     });
-    let u = tip_motion(&sc, kind);
-    let mut ignore = |_: usize, _: &[f64], _: &[f64]| -> overtone::Result<()> { Ok(()) };
-    let sim = simulate_streaming(&sc, kind, None, &mut ignore).unwrap();
+    let (u, sim) = tip_motion_and_run(&sc, kind);
     let f1 = sim.fast.as_ref().unwrap().lowest_frequency_hz;
     let measured = 1.0 / period(&u, 96.0, SWING_TIME + 0.05);
     eprintln!("fast solver: computed f1 {f1:.4} Hz, measured {measured:.4} Hz");
@@ -461,9 +466,7 @@ fn the_fast_solver_stops_iterating_once_converged() {
             clusters: 60,
             iterations,
         });
-        let u = tip_motion(&sc, kind);
-        let mut ignore = |_: usize, _: &[f64], _: &[f64]| -> overtone::Result<()> { Ok(()) };
-        let sim = simulate_streaming(&sc, kind, None, &mut ignore).unwrap();
+        let (u, sim) = tip_motion_and_run(&sc, kind);
         let solves = sim.steps.len() * sim.fast.as_ref().unwrap().substeps;
         let mean = sim.steps.iter().map(|s| s.iterations).sum::<usize>() as f64 / solves as f64;
         (u, mean)
@@ -502,9 +505,7 @@ fn a_stiff_body_rings_at_its_frequency_with_the_default_iterations() {
         let mut sc = swing_beam(fps, dynamics(zeta));
         sc.dynamics.frequency = Some(f1);
         sc.dynamics.substeps = substeps;
-        let u = tip_motion(&sc, kind);
-        let mut ignore = |_: usize, _: &[f64], _: &[f64]| -> overtone::Result<()> { Ok(()) };
-        let sim = simulate_streaming(&sc, kind, None, &mut ignore).unwrap();
+        let (u, sim) = tip_motion_and_run(&sc, kind);
         let fast = sim.fast.as_ref().unwrap();
         (u, fast.substeps, fast.lowest_frequency_hz)
     };

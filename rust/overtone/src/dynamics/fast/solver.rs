@@ -555,11 +555,12 @@ impl FastSolver {
                     if taken == sys.iterations {
                         break;
                     }
-                    w.fvec_prev.copy_from_slice(&w.fvec);
-                    rows_times_coordinates(d, &cs.p, nq, nq, &w.rvec, Some(&w.f0), &mut w.fvec);
                     let Some(tol) = sys.tolerance else {
+                        rows_times_coordinates(d, &cs.p, nq, nq, &w.rvec, Some(&w.f0), &mut w.fvec);
                         continue;
                     };
+                    w.fvec_prev.copy_from_slice(&w.fvec);
+                    rows_times_coordinates(d, &cs.p, nq, nq, &w.rvec, Some(&w.f0), &mut w.fvec);
                     let size = max_difference(&w.fvec, &w.f_rig);
                     let moved = w.accel_f.step(&w.fvec_prev, &mut w.fvec);
                     if taken >= 2 && moved <= tol * size {
@@ -577,7 +578,9 @@ impl FastSolver {
                 w.accel_z.reset();
                 while taken < sys.iterations {
                     Self::local_step(m, st, w);
-                    w.z_iter.copy_from_slice(&st.z);
+                    if sys.tolerance.is_some() {
+                        w.z_iter.copy_from_slice(&st.z);
+                    }
                     Self::global_solve(m, sys, st, w);
                     taken += 1;
                     if taken == sys.iterations {
