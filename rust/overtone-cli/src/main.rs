@@ -19,6 +19,7 @@ mod physics_clock;
 mod preview;
 mod report;
 mod scenes;
+mod shape_matching_figures;
 mod solver_choice;
 mod stage_clock;
 
@@ -92,6 +93,17 @@ enum Command {
         /// Output folder.
         #[arg(long, default_value = "overtone-demo")]
         out_dir: PathBuf,
+    },
+    /// Run the shape-matching paper's figures (Fig. 8 slope, Fig. 9 cylinders, Fig. 12 held
+    /// cuboid), each body beside its twin without examples: a picture, a report of twist and
+    /// bend over time, and a PC2 per body.
+    Figures {
+        /// Output folder.
+        #[arg(long, default_value = "overtone-figures")]
+        out_dir: PathBuf,
+        /// Only these figures (`fig8`, `fig9`, `fig12`, or their full names); all by default.
+        #[arg(long)]
+        only: Vec<String>,
     },
     /// Print the ms/step table for the metronome beams and the 3D reference scenes.
     Bench {
@@ -277,6 +289,7 @@ fn real_main() -> Result<()> {
             Ok(())
         }
         Command::Demo { out_dir } => demo(&out_dir, force),
+        Command::Figures { out_dir, only } => shape_matching_figures::run(&out_dir, &only, force),
         Command::Bench {
             out,
             frames,

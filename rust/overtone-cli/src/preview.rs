@@ -218,7 +218,8 @@ impl<'a> Scene<'a> {
             } else {
                 None
             };
-            c.triangle([px[t[0]], px[t[1]], px[t[2]]], shade, m, (x0, y0, w, h));
+            let fill = m.map_or(Fill::Grey, Fill::Magnitude);
+            c.triangle([px[t[0]], px[t[1]], px[t[2]]], shade, fill, (x0, y0, w, h));
         }
     }
 
@@ -288,6 +289,157 @@ impl<'a> Scene<'a> {
     }
 }
 
+/// One row of a figure still: a body drawn at the figure's instants.
+pub struct FigureRow<'a> {
+    /// Written above the row.
+    pub label: String,
+    /// Surface triangles (`k × 3`).
+    pub triangles: &'a [usize],
+    /// Positions (`n × 3` row-major) at each instant (one panel each).
+    pub frames: Vec<&'a [f64]>,
+    /// Written under each panel.
+    pub captions: Vec<String>,
+    /// RGB colour (0-255) of the body.
+    pub colour: [f64; 3],
+}
+
+/// Draws a figure: one row per body, one panel per instant, every panel at the same scale and
+/// camera (turned 30° about +Y and tilted 20° down, centred on the body), with the plane
+/// `n · x = offset` drawn under the body when `floor` is given. Written atomically.
+pub fn write_figure_png(
+    path: &Path,
+    title: &str,
+    rows: &[FigureRow<'_>],
+    floor: Option<([f64; 3], f64)>,
+) -> Result<()> {
+    anyhow::ensure!(
+        !rows.is_empty()
+            && rows
+                .iter()
+                .all(|r| !r.frames.is_empty() && r.frames.len() == r.captions.len()),
+        "figure: every row needs at least one frame and one caption per frame"
+    );
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+        .map_err(|_| anyhow!("bundled font failed to load"))?;
+    let (yaw, pitch) = (30f64.to_radians(), 20f64.to_radians());
+    let turn = |p: [f64; 3]| {
+        let (x, z) = (
+            yaw.cos() * p[0] + yaw.sin() * p[2],
+            -yaw.sin() * p[0] + yaw.cos() * p[2],
+        );
+        [
+            x,
+            pitch.cos() * p[1] - pitch.sin() * z,
+            pitch.sin() * p[1] + pitch.cos() * z,
+        ]
+    };
+    let view = |x: &[f64]| -> Vec<[f64; 3]> { x.chunks_exact(3).map(|p| turn([p[0], p[1], p[2]])).collect() };
+    let (mut ew, mut eh) = (1e-12f64, 1e-12f64);
+    for r in rows {
+        for f in &r.frames {
+            let b = bounds(&view(f));
+            ew = ew.max(b[1] - b[0]);
+            eh = eh.max(b[3] - b[2]);
+        }
+    }
+    let cols = rows.iter().map(|r| r.frames.len()).max().unwrap_or(1);
+    let (pw, ph, row_h, top) = (300usize, 230usize, 290usize, 50usize);
+    let (w, h) = (cols * pw, top + rows.len() * row_h + 10);
+    let scale = 0.8 * (pw as f64 / ew).min(ph as f64 / eh);
+    let light = {
+        let l = [-0.35, 0.55, 0.75];
+        let n = norm(&l);
+        [l[0] / n, l[1] / n, l[2] / n]
+    };
+    let mut c = Canvas::new(w, h);
+    let mut labels = Vec::new();
+    for (ri, r) in rows.iter().enumerate() {
+        let y0 = top + ri * row_h + 25;
+        labels.push((r.label.clone(), 12, (y0 - 25) as i32));
+        for (k, (f, caption)) in r.frames.iter().zip(&r.captions).enumerate() {
+            let x0 = k * pw;
+            let pts = view(f);
+            let b = bounds(&pts);
+            let (cx, cy) = (0.5 * (b[0] + b[1]), 0.5 * (b[2] + b[3]));
+            let to_px = |p: &[f64; 3]| {
+                [
+                    x0 as f64 + 0.5 * pw as f64 + (p[0] - cx) * scale,
+                    y0 as f64 + 0.5 * ph as f64 - (p[1] - cy) * scale,
+                    p[2],
+                ]
+            };
+            let clip = (x0, y0, pw, ph);
+            let mut fill = |tri: [[f64; 3]; 3], colour: [f64; 3]| {
+                let e1 = [tri[1][0] - tri[0][0], tri[1][1] - tri[0][1], tri[1][2] - tri[0][2]];
+                let e2 = [tri[2][0] - tri[0][0], tri[2][1] - tri[0][1], tri[2][2] - tri[0][2]];
+                let n = [
+                    e1[1] * e2[2] - e1[2] * e2[1],
+                    e1[2] * e2[0] - e1[0] * e2[2],
+                    e1[0] * e2[1] - e1[1] * e2[0],
+                ];
+                let nn = norm(&n);
+                if nn > 0.0 {
+                    let shade = 0.25 + 0.75 * ((n[0] * light[0] + n[1] * light[1] + n[2] * light[2]) / nn).abs();
+                    c.triangle(tri.map(|p| to_px(&p)), shade, Fill::Solid(colour), clip);
+                }
+            };
+            if let Some((n, offset)) = floor {
+                // A 4 m square of the plane around the body's centroid's foot.
+                let m = f
+                    .chunks_exact(3)
+                    .fold([0.0; 3], |a, p| [a[0] + p[0], a[1] + p[1], a[2] + p[2]]);
+                let m = m.map(|v| v * 3.0 / f.len() as f64);
+                let d = n[0] * m[0] + n[1] * m[1] + n[2] * m[2] - offset;
+                let foot = [m[0] - d * n[0], m[1] - d * n[1], m[2] - d * n[2]];
+                let t1 = {
+                    let t = [n[1], -n[0], 0.0];
+                    let l = norm(&t).max(1e-12);
+                    t.map(|v| v / l)
+                };
+                let t2 = [
+                    n[1] * t1[2] - n[2] * t1[1],
+                    n[2] * t1[0] - n[0] * t1[2],
+                    n[0] * t1[1] - n[1] * t1[0],
+                ];
+                let corner = |a: f64, b: f64| turn([0, 1, 2].map(|i| foot[i] + 2.0 * (a * t1[i] + b * t2[i])));
+                let q = [
+                    corner(-1.0, -1.0),
+                    corner(1.0, -1.0),
+                    corner(1.0, 1.0),
+                    corner(-1.0, 1.0),
+                ];
+                fill([q[0], q[1], q[2]], FLOOR);
+                fill([q[0], q[2], q[3]], FLOOR);
+            }
+            for t in r.triangles.chunks_exact(3) {
+                fill([pts[t[0]], pts[t[1]], pts[t[2]]], r.colour);
+            }
+            labels.push((caption.clone(), (x0 + 12) as i32, (y0 + ph) as i32));
+        }
+    }
+    let err = |e: &dyn std::fmt::Debug| anyhow!("drawing the figure labels: {e:?}");
+    {
+        let root = BitMapBackend::with_buffer(&mut c.rgb, (w as u32, h as u32)).into_drawing_area();
+        root.draw(&Text::new(
+            title.to_string(),
+            (12, 12),
+            ("sans-serif", 20).into_font().color(&BLACK),
+        ))
+        .map_err(|e| err(&e))?;
+        let style = ("sans-serif", 15).into_font().color(&BLACK);
+        for (text, x, y) in &labels {
+            root.draw(&Text::new(text.clone(), (*x, *y + 4), style.clone()))
+                .map_err(|e| err(&e))?;
+        }
+        root.present().map_err(|e| err(&e))?;
+    }
+    overtone::io::write_atomically(path, &c.png()?)?;
+    Ok(())
+}
+
+/// The floor's colour in figures.
+const FLOOR: [f64; 3] = [214.0, 206.0, 190.0];
+
 fn largest_motion_of(magnitude: &[Vec<f64>]) -> Vec<f64> {
     magnitude
         .iter()
@@ -301,6 +453,17 @@ fn bounds(pts: &[[f64; 3]]) -> [f64; 4] {
         [f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY],
         |b, p| [b[0].min(p[0]), b[1].max(p[0]), b[2].min(p[1]), b[3].max(p[1])],
     )
+}
+
+/// The colour of a triangle before shading.
+#[derive(Clone, Copy)]
+enum Fill {
+    /// The rig alone.
+    Grey,
+    /// `|u|/max` at the three corners, interpolated and mapped through viridis.
+    Magnitude([f64; 3]),
+    /// One RGB colour (0-255).
+    Solid([f64; 3]),
 }
 
 /// An RGB image with a z-buffer (larger z is nearer the camera).
@@ -322,8 +485,8 @@ impl Canvas {
     }
 
     /// Fills a triangle given in pixels (`x`, `y`, depth) inside the panel `clip`, with shade
-    /// `shade` and the colour of `|u|/max` interpolated from its vertices (`None`: rig grey).
-    fn triangle(&mut self, p: [[f64; 3]; 3], shade: f64, m: Option<[f64; 3]>, clip: (usize, usize, usize, usize)) {
+    /// `shade` times its fill colour.
+    fn triangle(&mut self, p: [[f64; 3]; 3], shade: f64, fill: Fill, clip: (usize, usize, usize, usize)) {
         let area = (p[1][0] - p[0][0]) * (p[2][1] - p[0][1]) - (p[2][0] - p[0][0]) * (p[1][1] - p[0][1]);
         if area.abs() < 1e-12 {
             return;
@@ -363,9 +526,10 @@ impl Canvas {
                     continue;
                 }
                 self.depth[i] = z;
-                let base = match m {
-                    Some(m) => viridis(w0 * m[0] + w1 * m[1] + w2 * m[2]),
-                    None => RIG_GREY,
+                let base = match fill {
+                    Fill::Magnitude(m) => viridis(w0 * m[0] + w1 * m[1] + w2 * m[2]),
+                    Fill::Grey => RIG_GREY,
+                    Fill::Solid(c) => c,
                 };
                 for c in 0..3 {
                     self.rgb[3 * i + c] = (base[c] * shade).round().clamp(0.0, 255.0) as u8;
@@ -458,7 +622,7 @@ mod tests {
         c.triangle(
             [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [0.0, 10.0, 0.0]],
             1.0,
-            None,
+            Fill::Grey,
             (0, 0, 10, 10),
         );
         assert_eq!(&c.rgb[..3], &[190, 190, 196], "inside: rig grey");
@@ -467,13 +631,13 @@ mod tests {
         c.triangle(
             [[0.0, 0.0, 1.0], [10.0, 0.0, 1.0], [0.0, 10.0, 1.0]],
             0.5,
-            None,
+            Fill::Grey,
             (0, 0, 10, 10),
         );
         c.triangle(
             [[0.0, 0.0, -1.0], [10.0, 0.0, -1.0], [0.0, 10.0, -1.0]],
             1.0,
-            None,
+            Fill::Grey,
             (0, 0, 10, 10),
         );
         assert_eq!(&c.rgb[..3], &[95, 95, 98]);

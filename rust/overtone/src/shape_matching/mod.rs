@@ -4,16 +4,19 @@
 //!
 //! Everything here is 3D. Poses are `n × 3` row-major arrays (host layout).
 
+mod bar_shape;
 mod body;
 mod example_manifold;
 mod example_poses;
 mod floor;
+pub mod paper_figures;
 mod params;
 mod regions;
 pub mod rigid_motion;
 mod solver;
 pub mod stretch;
 
+pub use bar_shape::{BarAngles, BarShape};
 pub use body::{read_pose, Body};
 pub use example_manifold::{ExampleManifold, ManifoldScope};
 pub use example_poses::{s_bend_pose, twist_pose};

@@ -111,6 +111,9 @@ pub struct ShapeMatchingSolver {
     stretch_all: Vec<f64>,
     weights: Vec<f64>,
     contacts: usize,
+    /// Held particles (ascending, no repeats): their velocity is zeroed before the position
+    /// update, so they stay where [`set_state`](Self::set_state) put them.
+    held: Vec<usize>,
     /// Workspace: `x` and `v` at the start of the step being taken, put back when the step
     /// fails (sized in [`new`](Self::new), so a step does not allocate for them).
     x_start: Vec<[f64; 3]>,
@@ -285,6 +288,7 @@ impl ShapeMatchingSolver {
             stretch_all: Vec::new(),
             weights: Vec::new(),
             contacts: 0,
+            held: Vec::new(),
             x_start: vec![[0.0; 3]; n],
             v_start: vec![[0.0; 3]; n],
             weights_spare: Vec::new(),
@@ -432,6 +436,32 @@ impl ShapeMatchingSolver {
             st.prev = st.warm;
         }
         Ok(())
+    }
+
+    /// Holds `particles` in place (a clamp, as the seed's Fig. 12 holds one end of its cuboid):
+    /// from the next step on their velocity is zero after the velocity update (eq. 4, the
+    /// damping and gravity), so they keep the positions [`set_state`](Self::set_state) gave
+    /// them and act on the rest of the body through the regions they belong to. Replaces
+    /// earlier held particles; an empty list frees the body. Indices are particle numbers
+    /// (`0..n`); repeats are allowed.
+    pub fn set_held(&mut self, particles: &[usize]) -> Result<()> {
+        if let Some(&i) = particles.iter().find(|&&i| i >= self.n) {
+            return Err(OvertoneError::size(
+                "held particle index",
+                format!("below {} (the body's particle count)", self.n),
+                i,
+            ));
+        }
+        let mut held = particles.to_vec();
+        held.sort_unstable();
+        held.dedup();
+        self.held = held;
+        Ok(())
+    }
+
+    /// The held particles (ascending), see [`set_held`](Self::set_held).
+    pub fn held(&self) -> &[usize] {
+        &self.held
     }
 
     /// Replaces the settings.
@@ -757,7 +787,19 @@ impl ShapeMatchingSolver {
                 }
             }
         }
-        damp_non_rigid_velocity(&self.x, &mut self.v, &self.mass, self.params.damping);
+        if self.held.is_empty() {
+            damp_non_rigid_velocity(&self.x, &mut self.v, &self.mass, self.params.damping);
+        } else {
+            // A held body can make no rigid motion: all of its velocity is damped (a swing
+            // about the clamp is nearly a rigid rotation, which the free body's damping spares).
+            let keep = 1.0 - self.params.damping;
+            for v in &mut self.v {
+                v.iter_mut().for_each(|c| *c *= keep);
+            }
+            for &i in &self.held {
+                self.v[i] = [0.0; 3];
+            }
+        }
         // Phase 4: positions (eq. 5) and the floor.
         let mut contacts = 0;
         let mut finite = true;
