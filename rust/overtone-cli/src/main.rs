@@ -95,13 +95,13 @@ enum Command {
         out_dir: PathBuf,
     },
     /// Run the shape-matching paper's figures (Fig. 8 slope, Fig. 9 cylinders, Fig. 12 held
-    /// cuboid), each body beside its twin without examples: a picture, a report of twist and
-    /// bend over time, and a PC2 per body.
+    /// cuboid) and the example-aware complementary-dynamics swing, each body beside its twin
+    /// without examples: a picture, a report of twist and bend over time, and a PC2 per body.
     Figures {
         /// Output folder.
         #[arg(long, default_value = "overtone-figures")]
         out_dir: PathBuf,
-        /// Only these figures (`fig8`, `fig9`, `fig12`, or their full names); all by default.
+        /// Only these figures (`fig8`, `fig9`, `fig12`, `cd`, or their full names); all by default.
         #[arg(long)]
         only: Vec<String>,
     },

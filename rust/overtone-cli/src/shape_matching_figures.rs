@@ -1,7 +1,8 @@
 //! `overtone figures`: the shape-matching paper's figures (Koyama et al. 2013, Fig. 8, 9, 12)
-//! run with their twins without examples, measured and drawn.
+//! and the example-aware complementary-dynamics swing, run with their twins without examples,
+//! measured and drawn.
 //!
-//! Per figure `F` (see [`overtone::shape_matching::paper_figures`]) it writes into the output
+//! Per figure `F` (see [`overtone::figures`]) it writes into the output
 //! folder `F.png` (one row per body, panels at the instants of largest twist or S-bend of the
 //! bodies with examples and at the end, every panel at one scale), `F.json` (per body the
 //! twist, bend and S-bend in degrees and the distance to the rest shape and to each example
@@ -10,7 +11,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use overtone::shape_matching::paper_figures::{figure, run_body, FigureRun, PaperFigure};
+use overtone::figures::{run_figure, FigureRun, PaperFigure};
 use serde_json::json;
 
 use crate::output_paths::{self, Kind, Output};
@@ -54,12 +55,8 @@ pub fn run(out_dir: &Path, only: &[String], force: bool) -> Result<()> {
     )?;
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     for f in figures {
-        let setup = figure(f)?;
-        let runs: Vec<FigureRun> = setup
-            .bodies
-            .iter()
-            .map(|b| Ok(run_body(&setup, b)?))
-            .collect::<Result<_>>()?;
+        let outcome = run_figure(f)?;
+        let runs: Vec<&FigureRun> = outcome.bodies.iter().map(|b| &b.run).collect();
         let stem = f.name();
         // Files first checked, then written.
         let png = out_dir.join(format!("{stem}.png"));
@@ -92,10 +89,11 @@ pub fn run(out_dir: &Path, only: &[String], force: bool) -> Result<()> {
         let n = runs[0].times.len();
         let effect: Vec<f64> = (0..n)
             .map(|i| {
-                runs.iter()
-                    .zip(&setup.bodies)
-                    .filter(|(_, b)| !b.examples.is_empty())
-                    .map(|(r, _)| r.angles[i].twist.abs() + r.angles[i].s_bend.abs())
+                outcome
+                    .bodies
+                    .iter()
+                    .filter(|b| b.examples > 0)
+                    .map(|b| b.run.angles[i].twist.abs() + b.run.angles[i].s_bend.abs())
                     .fold(0.0, f64::max)
             })
             .collect();
@@ -105,13 +103,14 @@ pub fn run(out_dir: &Path, only: &[String], force: bool) -> Result<()> {
         picks.push(n - 1);
         picks.sort_unstable();
         picks.dedup();
-        let rows: Vec<FigureRow<'_>> = runs
+        let rows: Vec<FigureRow<'_>> = outcome
+            .bodies
             .iter()
-            .zip(&setup.bodies)
             .enumerate()
-            .map(|(k, (r, b))| FigureRow {
+            .map(|(k, b)| (k, &b.run, b))
+            .map(|(k, r, b)| FigureRow {
                 label: b.name.clone(),
-                triangles: &b.body.surface,
+                triangles: &b.surface,
                 frames: picks.iter().map(|&i| r.frames[i].as_slice()).collect(),
                 captions: picks
                     .iter()
@@ -129,28 +128,26 @@ pub fn run(out_dir: &Path, only: &[String], force: bool) -> Result<()> {
                 colour: COLOURS[k % COLOURS.len()],
             })
             .collect();
-        let floor = setup.params.floor.map(|fl| (fl.normal, fl.offset));
+        let floor = outcome.floor.map(|fl| (fl.normal, fl.offset));
         write_figure_png(&png, f.title(), &rows, floor)?;
 
         let deg = |v: &dyn Fn(&FigureRun) -> Vec<f64>, r: &FigureRun| -> Vec<f64> {
             v(r).into_iter().map(|x| (x.to_degrees() * 1e3).round() / 1e3).collect()
         };
         let largest = |v: &[f64]| v.iter().map(|x| x.abs()).fold(0.0, f64::max);
-        let bodies: Vec<_> = runs
+        let bodies: Vec<_> = outcome
+            .bodies
             .iter()
-            .zip(&setup.bodies)
-            .map(|(r, b)| {
+            .map(|b| {
+                let r = &b.run;
                 let twist = deg(&|r| r.angles.iter().map(|a| a.twist).collect(), r);
                 let bend = deg(&|r| r.angles.iter().map(|a| a.bend).collect(), r);
                 let s_bend = deg(&|r| r.angles.iter().map(|a| a.s_bend).collect(), r);
                 json!({
                     "name": b.name,
-                    "particles": b.body.n_particles(),
-                    "examples": b.examples.len(),
-                    "manifold": if b.examples.is_empty() { "none" } else { b.scope.name() },
-                    "beta": b.beta,
-                    "goal": format!("{:?}", b.goal),
-                    "held_particles": b.held.len(),
+                    "particles": b.n_particles,
+                    "examples": b.examples,
+                    "method": b.method,
                     "summary": {
                         "largest_twist_deg": largest(&twist),
                         "largest_s_bend_deg": largest(&s_bend),
@@ -175,20 +172,18 @@ pub fn run(out_dir: &Path, only: &[String], force: bool) -> Result<()> {
         let doc = json!({
             "figure": stem,
             "title": f.title(),
-            "dt": setup.params.dt,
-            "alpha": setup.params.alpha,
-            "damping": setup.params.damping,
-            "steps": setup.steps,
+            "settings": outcome.settings.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "angles": "degrees; twist: end cap against end cap about the bar's axis; bend: far end's tangent against the near end's; S-bend: the S amplitude (0 for a uniform bend); distances: mass-weighted RMS after the best rigid fit (m)",
             "picture_instants_s": picks.iter().map(|&i| runs[0].times[i]).collect::<Vec<_>>(),
             "bodies": bodies,
         });
         overtone::io::write_atomically(&report, serde_json::to_string_pretty(&doc)?.as_bytes())?;
-        for ((r, b), path) in runs.iter().zip(&setup.bodies).zip(&caches) {
-            overtone::io::write_pc2(path, 0.0, 1.0, b.body.n_particles(), &r.frames)?;
+        for (b, path) in outcome.bodies.iter().zip(&caches) {
+            overtone::io::write_pc2(path, 0.0, 1.0, b.n_particles, &b.run.frames)?;
         }
         out!("{}", f.title());
-        for (r, b) in runs.iter().zip(&setup.bodies) {
+        for b in &outcome.bodies {
+            let r = &b.run;
             let peak = |g: &dyn Fn(&overtone::shape_matching::BarAngles) -> f64| {
                 r.angles.iter().map(|a| g(a).abs()).fold(0.0, f64::max).to_degrees()
             };

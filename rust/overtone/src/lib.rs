@@ -13,6 +13,7 @@ pub mod embed;
 pub mod energy;
 pub mod error;
 pub mod fem;
+pub mod figures;
 pub mod io;
 pub mod leak;
 pub(crate) mod math;

@@ -9,7 +9,6 @@ mod body;
 mod example_manifold;
 mod example_poses;
 mod floor;
-pub mod paper_figures;
 mod params;
 mod regions;
 pub mod rigid_motion;

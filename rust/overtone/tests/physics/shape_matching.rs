@@ -536,8 +536,8 @@ fn held_particles_stay_put_and_bad_clamps_are_refused() {
 /// shape (0.019 against 0.091 measured).
 #[test]
 fn the_held_cuboid_twists_only_with_the_example_shapes() {
-    use overtone::shape_matching::paper_figures::{figure, run_body, PaperFigure};
-    let setup = figure(PaperFigure::HeldTwist).unwrap();
+    use overtone::figures::{run_body, shape_matching_setup, PaperFigure};
+    let setup = shape_matching_setup(PaperFigure::HeldTwist).unwrap();
     let runs: Vec<_> = setup.bodies.iter().map(|b| run_body(&setup, b).unwrap()).collect();
     let last = |k: usize| *runs[k].angles.last().unwrap();
     let (plain, seed, shapes) = (last(0), last(1), last(2));
@@ -563,9 +563,9 @@ fn the_held_cuboid_twists_only_with_the_example_shapes() {
 /// and the S example bends ≥ 2x (27.6° against 8.1°).
 #[test]
 fn dropped_bodies_deform_in_the_style_of_their_examples() {
-    use overtone::shape_matching::paper_figures::{figure, run_body, PaperFigure};
+    use overtone::figures::{run_body, shape_matching_setup, PaperFigure};
     use overtone::shape_matching::BarAngles;
-    let largest = |runs: &[overtone::shape_matching::paper_figures::FigureRun], k: usize, g: fn(&BarAngles) -> f64| {
+    let largest = |runs: &[overtone::figures::FigureRun], k: usize, g: fn(&BarAngles) -> f64| {
         runs[k]
             .angles
             .iter()
@@ -574,16 +574,46 @@ fn dropped_bodies_deform_in_the_style_of_their_examples() {
     };
     let twist = |a: &BarAngles| a.twist;
     let s = |a: &BarAngles| a.s_bend;
-    let slope = figure(PaperFigure::Slope).unwrap();
+    let slope = shape_matching_setup(PaperFigure::Slope).unwrap();
     let runs: Vec<_> = slope.bodies.iter().map(|b| run_body(&slope, b).unwrap()).collect();
     let (t0, t1) = (largest(&runs, 0, twist), largest(&runs, 1, twist));
     let (s0, s2) = (largest(&runs, 0, s), largest(&runs, 2, s));
     println!("slope: twist {t0:.1} -> {t1:.1}, S-bend {s0:.1} -> {s2:.1}");
     assert!(t1 >= 2.0 * t0 && s2 >= 3.0 * s0);
-    let cyl = figure(PaperFigure::Cylinders).unwrap();
+    let cyl = shape_matching_setup(PaperFigure::Cylinders).unwrap();
     let runs: Vec<_> = cyl.bodies.iter().map(|b| run_body(&cyl, b).unwrap()).collect();
     let (t0, t1) = (largest(&runs, 0, twist), largest(&runs, 1, twist));
     let (s0, s2) = (largest(&runs, 0, s), largest(&runs, 2, s));
     println!("cylinders: twist {t0:.1} -> {t1:.1}, S-bend {s0:.1} -> {s2:.1}");
     assert!(t1 >= 2.0 * t0 && s2 >= 2.0 * s0);
+}
+
+/// Issue 35, delivery 4: example-aware complementary dynamics changes the look of a swing. The
+/// bar swung by its rig for 1 s bends in an S with the S example (largest S-bend 39° measured)
+/// against 10° without (bound: ≥ 3x); every body comes back to rest once the rig holds (|S-bend|
+/// and |twist| ≤ 1° at 3 s, 0.2° measured).
+#[test]
+fn a_swung_bar_takes_the_s_shape_of_its_example() {
+    use overtone::figures::{run_figure, PaperFigure};
+    let outcome = run_figure(PaperFigure::CdSwing).unwrap();
+    let largest_s = |k: usize| {
+        outcome.bodies[k]
+            .run
+            .angles
+            .iter()
+            .map(|a| a.s_bend.abs().to_degrees())
+            .fold(0.0, f64::max)
+    };
+    let (plain, with_s) = (largest_s(0), largest_s(1));
+    println!("largest S-bend: plain {plain:.1}°, S example {with_s:.1}°");
+    assert_eq!(outcome.bodies[1].name, "S example");
+    assert!(with_s >= 3.0 * plain, "{with_s} vs {plain}");
+    for b in &outcome.bodies {
+        let last = b.run.angles.last().unwrap();
+        assert!(
+            last.s_bend.abs().to_degrees() <= 1.0 && last.twist.abs().to_degrees() <= 1.0,
+            "{}: {last:?}",
+            b.name
+        );
+    }
 }

@@ -1,5 +1,5 @@
-//! The seed paper's figures as runnable set-ups (Koyama et al. 2013, Fig. 8, 9 and 12), each
-//! body beside its twin without examples, and the run that measures them.
+//! The shape-matching paper's figures (Koyama et al. 2013, Fig. 8, 9 and 12) as set-ups, each
+//! body beside its twin without examples, and the run that measures one body.
 //!
 //! * [`PaperFigure::HeldTwist`] (Fig. 12): the 9 × 5 × 5 cuboid held at one end, sagging under
 //!   gravity for 4 s: without examples, with the twist example and the seed's goal (eq. 3), and
@@ -11,61 +11,28 @@
 //!   without examples and with the twist, the S and both examples, 3 s.
 //!
 //! Bodies with examples use the seed's method: a global manifold, `β = 0.995` and the goal of
-//! eq. (3), except the third body of Fig. 12 (below). On a body whose regions are
-//! mirror-symmetric (the lattice regions of [`Body::from_lattice`]), a load that is itself
-//! mirror-symmetric (a clamp and gravity) has no component along a twist under the seed's
-//! stretch projection, so eq. (3) leaves the held cuboid untwisted (0.3° at 4 s, against 0
-//! without the example): the twist of the paper's Fig. 12 needs either a body whose regions
-//! are not symmetric (the seed's tetrahedral 1-rings are not: 3° without, 10-13° with the
-//! example on our Kuhn-split cuboid) or a goal that keeps the example's own region shapes
-//! (86° of the example's 90°, in the example's direction, with a per-region manifold). The held
-//! cuboid is therefore a lattice body (no twist of its own), and its figure shows both goals.
-//! The example shapes goal is not used in the dropped figures: under impacts it diverged
-//! (the slope's cuboids and the cylinders left the floor's scale within a second).
+//! eq. (3), except the third body of Fig. 12. On a body whose regions are mirror-symmetric (the
+//! lattice regions of [`Body::from_lattice`]), a load that is itself mirror-symmetric (a clamp
+//! and gravity) has no component along a twist under the seed's stretch projection, so eq. (3)
+//! leaves the held cuboid untwisted (0.3° at 4 s, against 0 without the example): the twist of
+//! the paper's Fig. 12 needs either a body whose regions are not symmetric (the seed's
+//! tetrahedral 1-rings are not: 3° without, 10-13° with the example on our Kuhn-split cuboid)
+//! or a goal that keeps the example's own region shapes (86° of the example's 90°, in the
+//! example's direction, with a per-region manifold). The held cuboid is therefore a lattice
+//! body (no twist of its own), and its figure shows both goals. The example shapes goal is not
+//! used in the dropped figures: under impacts it diverged (the slope's cuboids and the cylinders
+//! left the floor's scale within a second).
 //!
 //! Each body is simulated alone (bodies do not touch each other); a sample is kept every
 //! 1/60 s.
 
 use crate::error::Result;
+use crate::figures::{FigureRun, Measures, PaperFigure};
 use crate::mesh::{tet_cylinder, tet_grid};
 use crate::shape_matching::{
-    rigid_residual, s_bend_pose, twist_pose, BarAngles, BarShape, Body, ExampleGoal, Floor, ManifoldScope,
-    ShapeMatchingParams, ShapeMatchingSolver,
+    s_bend_pose, twist_pose, BarShape, Body, ExampleGoal, Floor, ManifoldScope, ShapeMatchingParams,
+    ShapeMatchingSolver,
 };
-
-/// The figures [`figure`] builds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PaperFigure {
-    /// Fig. 12: the cuboid held at one end under gravity.
-    HeldTwist,
-    /// Fig. 8: cuboids dropped onto a slope.
-    Slope,
-    /// Fig. 9: four cylinders with different examples.
-    Cylinders,
-}
-
-impl PaperFigure {
-    /// Every figure, in the paper's order.
-    pub const ALL: [PaperFigure; 3] = [Self::Slope, Self::Cylinders, Self::HeldTwist];
-
-    /// Short name (file stems, command line): `fig12-held-twist`, `fig8-slope`, `fig9-cylinders`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::HeldTwist => "fig12-held-twist",
-            Self::Slope => "fig8-slope",
-            Self::Cylinders => "fig9-cylinders",
-        }
-    }
-
-    /// What the figure shows, one line.
-    pub fn title(self) -> &'static str {
-        match self {
-            Self::HeldTwist => "Fig. 12 set-up: a cuboid held at one end sags under gravity",
-            Self::Slope => "Fig. 8 set-up: cuboids dropped onto a 35 degree slope",
-            Self::Cylinders => "Fig. 9 set-up: four cylinders dropped on the floor",
-        }
-    }
-}
 
 /// One body of a figure: its particles, examples, goal, start and clamp.
 pub struct FigureBody {
@@ -99,21 +66,6 @@ pub struct FigureSetup {
     pub steps: usize,
     /// The bodies, the twin without examples first.
     pub bodies: Vec<FigureBody>,
-}
-
-/// The measured run of one body: positions and angles every 1/60 s (the start included).
-pub struct FigureRun {
-    /// Sample times (s).
-    pub times: Vec<f64>,
-    /// Positions per sample (`n × 3` row-major).
-    pub frames: Vec<Vec<f64>>,
-    /// Twist, bend and S-bend per sample.
-    pub angles: Vec<BarAngles>,
-    /// Per sample, the distance from the rest shape and from each example pose: the
-    /// mass-weighted RMS distance after the best rigid fit ([`rigid_residual`], length).
-    pub distance_to_rest: Vec<f64>,
-    /// See [`FigureRun::distance_to_rest`]; one per example.
-    pub distance_to_examples: Vec<Vec<f64>>,
 }
 
 /// The cuboid of the seed's Fig. 1/8/12: 9 × 5 × 5 particles over 1.0 × 0.5 × 0.5 m, lattice
@@ -178,7 +130,7 @@ fn body_with(
     }
 }
 
-/// Builds a figure's set-up.
+/// Builds a shape-matching figure's set-up ([`PaperFigure::CdSwing`] is not one: refused).
 pub fn figure(figure: PaperFigure) -> Result<FigureSetup> {
     let quarter_turn = std::f64::consts::FRAC_PI_2;
     match figure {
@@ -268,6 +220,9 @@ pub fn figure(figure: PaperFigure) -> Result<FigureSetup> {
                 ],
             })
         }
+        PaperFigure::CdSwing => Err(crate::error::OvertoneError::Unsupported(
+            "the complementary-dynamics swing is not a shape-matching set-up; run it with figures::run_figure".into(),
+        )),
     }
 }
 
@@ -281,32 +236,14 @@ pub fn run_body(setup: &FigureSetup, b: &FigureBody) -> Result<FigureRun> {
     }
     sm.set_state(&b.start, &vec![0.0; b.start.len()])?;
     sm.set_held(&b.held)?;
-    let bar = BarShape::new(&b.body.rest, b.axes.0, b.axes.1)?;
+    let measures = Measures::new(&b.body.rest, b.axes, &b.examples, &b.body.masses)?;
     let every = ((1.0 / 60.0) / p.dt).round().max(1.0) as usize;
-    let rows = |x: &[f64]| -> Vec<[f64; 3]> { x.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect() };
-    let rest = rows(&b.body.rest);
-    let examples: Vec<Vec<[f64; 3]>> = b.examples.iter().map(|e| rows(e)).collect();
-    let mut run = FigureRun {
-        times: Vec::new(),
-        frames: Vec::new(),
-        angles: Vec::new(),
-        distance_to_rest: Vec::new(),
-        distance_to_examples: Vec::new(),
-    };
-    let sample = |run: &mut FigureRun, t: f64, sm: &ShapeMatchingSolver| {
-        let x = sm.positions();
-        run.times.push(t);
-        run.frames.push(x.as_flattened().to_vec());
-        run.angles.push(bar.measure(x));
-        run.distance_to_rest.push(rigid_residual(&rest, x, &b.body.masses));
-        run.distance_to_examples
-            .push(examples.iter().map(|e| rigid_residual(e, x, &b.body.masses)).collect());
-    };
-    sample(&mut run, 0.0, &sm);
+    let mut run = FigureRun::default();
+    measures.sample(&mut run, 0.0, sm.positions());
     for k in 1..=setup.steps {
         sm.step()?;
         if k % every == 0 {
-            sample(&mut run, k as f64 * p.dt, &sm);
+            measures.sample(&mut run, k as f64 * p.dt, sm.positions());
         }
     }
     Ok(run)
