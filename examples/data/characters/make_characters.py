@@ -1,7 +1,7 @@
 """Builds a thin-limbed rigged humanoid headless in Blender (bpy) as a user would, keys a vigorous
 hop-and-swing followed by a still hold, and exports it with Blender's own glTF exporter.
 
-    python make_characters.py OUT.glb [--variant mannequin|robot] [--render DIR]
+    python make_characters.py OUT.glb [--variant mannequin|robot|avatar] [--render DIR]
     python make_characters.py OUT.glb --variant riggedfigure --source RiggedFigure.glb [--render DIR]
 
 Variants (both T-pose, +Z up in Blender, exported +Y up by the exporter):
@@ -12,6 +12,10 @@ Variants (both T-pose, +Z up in Blender, exported +Y up by the exporter):
 * ``robot``: Mixamo-like units: built in centimetres under an armature object of scale 0.01;
   two skinned meshes bound to the same armature (``Body``: thin limb capsules; ``Joints``: a
   sphere at every joint, separate surface pieces), 20 bones, automatic weights.
+* ``avatar``: a layered game avatar: the mannequin's body (no fingers, one subdivision) and
+  six more meshes bound to the same 22 bones: an open shirt and shorts (the body's faces there,
+  1.2 cm out), hair cards (open quads), eyes (spheres half in the head), teeth (a cube inside
+  it) and glasses (two open rims 3 cm in front of the face); automatic weights.
 * ``riggedfigure``: not built here: Khronos's RiggedFigure.glb (CC BY 4.0, (c) 2017 Cesium)
   imported with Blender's glTF importer, its own clip deleted, the same motion keyed on its 19
   bones (RIGGEDFIGURE_BONES; rotations carried over about world axes at rest by Retarget, the
@@ -226,6 +230,80 @@ def capsule_body(name, bones, unit):
     ob = bpy.data.objects.new(name, me)
     bpy.context.scene.collection.objects.link(ob)
     return ob
+
+
+def layer_from_body(name, body, keep, offset):
+    """An open shell over part of `body`: the faces whose vertices all satisfy `keep(co)`,
+    pushed out along the vertex normals by `offset` (clothing: a shirt, shorts)."""
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(body.data)
+    bm.normal_update()
+    drop = [f for f in bm.faces if not all(keep(v.co) for v in f.verts)]
+    bmesh.ops.delete(bm, geom=drop, context="FACES")
+    loose = [v for v in bm.verts if not v.link_faces]
+    bmesh.ops.delete(bm, geom=loose, context="VERTS")
+    for v in bm.verts:
+        v.co = v.co + v.normal * offset
+    me = bpy.data.meshes.new(name)
+    bm.to_mesh(me)
+    bm.free()
+    ob = bpy.data.objects.new(name, me)
+    bpy.context.scene.collection.objects.link(ob)
+    return ob
+
+
+def avatar_layers(body):
+    """The layers of a game avatar over `body` (the mannequin, facing -Y, head 1.52-1.72 m):
+    an open shirt and shorts, hair cards, eyes, teeth and glasses, each its own mesh."""
+    import bmesh
+    from mathutils import Matrix
+
+    top = layer_from_body("OutfitTop", body,
+                          lambda c: 0.90 <= c.z <= 1.47 and abs(c.x) <= 0.33, 0.012)
+    bottom = layer_from_body("OutfitBottom", body,
+                             lambda c: 0.55 <= c.z <= 1.00, 0.012)
+
+    def mesh_of(name, build):
+        bm = bmesh.new()
+        build(bm)
+        me = bpy.data.meshes.new(name)
+        bm.to_mesh(me)
+        bm.free()
+        ob = bpy.data.objects.new(name, me)
+        bpy.context.scene.collection.objects.link(ob)
+        return ob
+
+    def hair(bm):
+        # Cards (single quads, open) over the back and top of the head, 1.5 cm off it.
+        for k in range(7):
+            a = math.radians(-90 + 30 * k)  # around the back of the head
+            mat = (Matrix.Translation((0.095 * math.cos(a), 0.095 * math.sin(a) + 0.01, 1.63))
+                   @ Matrix.Rotation(a + math.pi / 2, 4, "Z") @ Matrix.Rotation(math.pi / 2, 4, "X"))
+            bmesh.ops.create_grid(bm, x_segments=2, y_segments=4, size=0.05, matrix=mat)
+
+    def eyes(bm):
+        for s in (1.0, -1.0):
+            bmesh.ops.create_uvsphere(bm, u_segments=12, v_segments=8, radius=0.014,
+                                      matrix=Matrix.Translation((0.03 * s, -0.072, 1.65)))
+
+    def teeth(bm):
+        bmesh.ops.create_cube(bm, size=0.03, matrix=Matrix.Translation((0.0, -0.06, 1.585)))
+
+    def glasses(bm):
+        for s in (1.0, -1.0):
+            bmesh.ops.create_circle(bm, cap_ends=False, segments=16, radius=0.022,
+                                    matrix=Matrix.Translation((0.032 * s, -0.10, 1.65))
+                                    @ Matrix.Rotation(math.pi / 2, 4, "X"))
+        # Rims as thin tubes: extrude the circles into short cylinders.
+        edges = [e for e in bm.edges]
+        ret = bmesh.ops.extrude_edge_only(bm, edges=edges)
+        moved = [v for v in ret["geom"] if isinstance(v, bmesh.types.BMVert)]
+        bmesh.ops.translate(bm, verts=moved, vec=(0.0, -0.004, 0.0))
+
+    return [top, bottom, mesh_of("Hair", hair), mesh_of("Eyes", eyes), mesh_of("Teeth", teeth),
+            mesh_of("Glasses", glasses)]
 
 
 def _segment_distance(p, a, b):
@@ -498,6 +576,12 @@ def main():
         rig = make_armature("Armature", bones, unit)
         body = skin_mesh("Mannequin", bones, unit, subdivisions=2, segments=4)
         meshes = [body]
+    elif variant == "avatar":
+        unit = 1.0
+        bones = humanoid_joints(fingers=False)
+        rig = make_armature("Armature", bones, unit)
+        body = skin_mesh("Body", bones, unit, subdivisions=1, segments=4)
+        meshes = [body] + avatar_layers(body)
     elif variant == "robot":
         unit = 100.0
         bones = humanoid_joints(fingers=False)

@@ -387,10 +387,11 @@ fn bake_gltf(
         None => String::new(),
     };
     eprintln!(
-        "{}: {} surface vertices ({} pieces) embedded in {} lattice vertices / {} tets at resolution {}{auto}; {} frames at {} fps",
+        "{}: {} surface vertices ({} pieces, {} of them riding in the lattice of the body they cover) embedded in {} lattice vertices / {} tets at resolution {}{auto}; {} frames at {} fps",
         ch.scene.name,
         ch.original_to_welded.len(),
         ch.embedding.pieces,
+        ch.embedding.passengers,
         ch.scene.mesh.n_vertices(),
         ch.scene.mesh.n_elements(),
         ch.lattice_resolution,
@@ -407,6 +408,7 @@ fn bake_gltf(
         "vertices": ch.scene.mesh.n_vertices(),
         "tets": ch.scene.mesh.n_elements(),
         "surface_pieces": ch.embedding.pieces,
+        "riding_pieces": ch.embedding.passengers,
         "hinge_splits": ch.embedding.hinge_splits,
     });
     // A glTF character's body chooses its mode count unless `--modes` sets it.

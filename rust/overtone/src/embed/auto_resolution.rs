@@ -49,7 +49,14 @@ fn occupancy(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result
     let grid = CubeGrid::around(vertices, resolution)?;
     let n = vertices.len() / 3;
     let (_, piece_tris) = piece_triangles(n, triangles);
-    let occ = occupied_cubes_per_piece(&grid, vertices, &piece_tris);
+    let mut occ = occupied_cubes_per_piece(&grid, vertices, &piece_tris);
+    // Passengers (layered pieces) ride in their host's cubes: they add none of their own.
+    let hosts = crate::embed::passenger_pieces::passenger_hosts(&grid, vertices, &piece_tris, &occ);
+    for (cubes, host) in occ.iter_mut().zip(&hosts) {
+        if host.is_some() {
+            cubes.clear();
+        }
+    }
     Ok((grid, occ))
 }
 

@@ -3,6 +3,7 @@
 use rayon::prelude::*;
 
 use crate::embed::memory::{available_memory, check_lattice_memory, LatticeSolver};
+use crate::embed::passenger_pieces::{anchored_positions, passenger_hosts};
 use crate::embed::{winding_number, WindingTree};
 use crate::error::{OvertoneError, Result};
 use crate::mesh::{signed_volume, SimplexMesh};
@@ -30,8 +31,14 @@ pub struct Embedding {
     pub surface_lattice_vertices: Vec<usize>,
     /// Cell size.
     pub cell: f64,
-    /// Connected pieces of the surface (each has its own lattice copy).
+    /// Connected pieces of the surface (each has its own lattice copy, except passengers).
     pub pieces: usize,
+    /// Pieces that ride in another piece's lattice (layered clothing, eyes, hair cards: see
+    /// [`super::passenger_pieces`]); they have no lattice vertices of their own.
+    pub passengers: usize,
+    /// Per piece (numbered as [`surface_pieces`] numbers them), the piece whose lattice it
+    /// rides in, `None` for a piece with its own.
+    pub passenger_of: Vec<Option<usize>>,
     /// Lattice vertices duplicated at hinges (cubes touching only along an edge or a corner).
     pub hinge_splits: usize,
     /// The surface piece of every lattice vertex.
@@ -248,10 +255,12 @@ pub fn surface_pieces(n_vertices: usize, triangles: &[usize]) -> (Vec<usize>, us
 /// Each connected piece of the surface (triangles sharing vertices) gets its own copy of every
 /// cube it occupies (see [`occupied_cubes`]: touched by one of its triangles' bounding boxes,
 /// or inside it by generalized winding number): a cube holding two pieces is duplicated, one
-/// copy per piece (virtual nodes), so separate pieces (a body and its clothes, eyes, the parts
-/// of a robot) are never glued by the lattice. Copies of the same piece share their corners;
-/// cubes are split into the six tetrahedra around their main diagonal, which conform across
-/// faces. Every surface vertex is embedded in its own piece's copy.
+/// copy per piece (virtual nodes), so separate pieces (the parts of a robot) are never glued by
+/// the lattice. Copies of the same piece share their corners; cubes are split into the six
+/// tetrahedra around their main diagonal, which conform across faces. Every surface vertex is
+/// embedded in its own piece's copy, except the vertices of passengers (open shells, overlapping
+/// or small pieces near a larger one: clothing, eyes, hair cards, see
+/// [`super::passenger_pieces`]), which are embedded in their host's copy.
 pub(crate) fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: usize) -> Result<Embedding> {
     check_surface(vertices, triangles, resolution)?;
     let n = vertices.len() / 3;
@@ -259,7 +268,22 @@ pub(crate) fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: u
     let (piece, piece_tris) = piece_triangles(n, triangles);
     let n_pieces = piece_tris.len();
     // Occupied cubes of each piece, in the piece's bounding box padded by one cube.
-    let occupied = occupied_cubes_per_piece(&grid, vertices, &piece_tris);
+    let mut occupied = occupied_cubes_per_piece(&grid, vertices, &piece_tris);
+    let hosts = passenger_hosts(&grid, vertices, &piece_tris, &occupied);
+    for (cubes, host) in occupied.iter_mut().zip(&hosts) {
+        if host.is_some() {
+            cubes.clear();
+        }
+    }
+    // The piece whose lattice copy embeds each vertex (a vertex no triangle uses goes with
+    // piece 0's: it only needs some enclosing cube).
+    let embed_piece: Vec<usize> = piece
+        .iter()
+        .map(|&p| {
+            let p = if p == usize::MAX { 0 } else { p };
+            hosts.get(p).copied().flatten().unwrap_or(p)
+        })
+        .collect();
     crate::progress::check()?;
 
     let cell = grid.cell;
@@ -269,7 +293,8 @@ pub(crate) fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: u
     // Lattice vertices (corners of kept cubes, one set per piece) and Kuhn tetrahedra.
     let mut kuhn = kuhn_lattice(&grid, &occupied);
     let (lattice_piece, hinges, surface_corner) = split_hinges_by_piece(&mut kuhn);
-    let (corners, barycentric) = barycentric_coordinates(vertices, &piece, &grid, &kuhn)?;
+    let anchored = anchored_positions(&grid, vertices, &piece, &piece_tris, &hosts);
+    let (corners, barycentric) = barycentric_coordinates(&anchored, &embed_piece, &grid, &kuhn)?;
     let lattice = oriented_lattice(kuhn.vertices, kuhn.tets)?;
     crate::progress::check()?;
     let outside_surface = outside_flags(&lattice, &surface_corner, &lattice_piece, vertices, &piece_tris);
@@ -291,6 +316,8 @@ pub(crate) fn embed_surface(vertices: &[f64], triangles: &[usize], resolution: u
         surface_lattice_vertices: surface_corner,
         cell,
         pieces: n_pieces,
+        passengers: hosts.iter().filter(|h| h.is_some()).count(),
+        passenger_of: hosts,
         hinge_splits: hinges,
         lattice_piece,
     })
@@ -495,11 +522,14 @@ fn split_hinges_by_piece(kuhn: &mut KuhnLattice) -> (Vec<usize>, usize, Vec<usiz
     (lattice_piece, hinges, surface_corner)
 }
 
-/// Per surface vertex (`vertices` `n × 3`, pieces `piece`), the four corners of the Kuhn tet
-/// of its piece's copy of its cube, and its barycentric weights there.
+/// Per surface vertex (`vertices` `n × 3`, `embed_piece`: the piece whose lattice copy holds
+/// it), the four corners of the Kuhn tet of that piece's copy of its cube, and its barycentric
+/// weights there. A vertex whose cube that piece does not occupy (a passenger's vertex off its
+/// host) takes the host cube nearest to it, its coordinates clamped into that cube: it moves
+/// with the nearest point of the host's lattice.
 fn barycentric_coordinates(
     vertices: &[f64],
-    piece: &[usize],
+    embed_piece: &[usize],
     grid: &CubeGrid,
     kuhn: &KuhnLattice,
 ) -> Result<(Vec<[usize; 4]>, Vec<[f64; 4]>)> {
@@ -512,12 +542,16 @@ fn barycentric_coordinates(
     let mut corners = Vec::with_capacity(n);
     let mut barycentric = Vec::with_capacity(n);
     for (v, p) in vertices.chunks_exact(3).enumerate() {
-        let c0 = grid.locate(p);
+        let pc = embed_piece[v];
+        let mut c0 = grid.locate(p);
+        if !first_tet.contains_key(&(grid.index(c0), pc)) {
+            if let Some(c) = nearest_cube_of(grid, first_tet, pc, p) {
+                c0 = c;
+            }
+        }
         let f: [f64; 3] = std::array::from_fn(|i| ((p[i] - origin[i]) / cell - c0[i] as f64).clamp(0.0, 1.0));
         let mut axes = [0usize, 1, 2];
         axes.sort_by(|&a, &b| f[b].total_cmp(&f[a]).then(a.cmp(&b)));
-        // A vertex no triangle uses goes with piece 0 (it only needs some enclosing cube).
-        let pc = if piece[v] == usize::MAX { 0 } else { piece[v] };
         let path = PATHS
             .iter()
             .position(|q| *q == axes)
@@ -541,6 +575,61 @@ fn barycentric_coordinates(
         barycentric.push(w);
     }
     Ok((corners, barycentric))
+}
+
+/// The cube of `piece`'s lattice copy nearest to point `p` (distance from `p` to the cube),
+/// searched in growing shells of cubes around `p`'s cube (ties: lower cube index); `None` when
+/// the piece has no cube.
+fn nearest_cube_of(
+    grid: &CubeGrid,
+    first_tet: &std::collections::HashMap<(usize, usize), usize>,
+    piece: usize,
+    p: &[f64],
+) -> Option<[usize; 3]> {
+    let c = grid.locate(p);
+    let dist2 = |q: [usize; 3]| -> f64 {
+        (0..3)
+            .map(|i| {
+                let lo = grid.origin[i] + q[i] as f64 * grid.cell;
+                let d = (lo - p[i]).max(p[i] - (lo + grid.cell)).max(0.0);
+                d * d
+            })
+            .sum()
+    };
+    let max_r = grid.dims.iter().copied().max().unwrap_or(0) as isize;
+    let mut best: Option<(f64, usize, [usize; 3])> = None;
+    for r in 1..=max_r {
+        // Every cube at Chebyshev distance r.
+        for dz in -r..=r {
+            for dy in -r..=r {
+                for dx in -r..=r {
+                    if dx.abs().max(dy.abs()).max(dz.abs()) != r {
+                        continue;
+                    }
+                    let q = [c[0] as isize + dx, c[1] as isize + dy, c[2] as isize + dz];
+                    if (0..3).any(|i| q[i] < 0 || q[i] >= grid.dims[i] as isize) {
+                        continue;
+                    }
+                    let q = [q[0] as usize, q[1] as usize, q[2] as usize];
+                    let k = grid.index(q);
+                    if first_tet.contains_key(&(k, piece)) {
+                        let d = dist2(q);
+                        if best.is_none_or(|(bd, bk, _)| d < bd || (d == bd && k < bk)) {
+                            best = Some((d, k, q));
+                        }
+                    }
+                }
+            }
+        }
+        // A cube in a later shell is at least r cells away along one axis.
+        if let Some((bd, _, q)) = best {
+            let next = r as f64 * grid.cell;
+            if bd <= next * next {
+                return Some(q);
+            }
+        }
+    }
+    best.map(|(_, _, q)| q)
 }
 
 /// The lattice mesh, each tet's last two corners swapped where its signed volume is negative.
@@ -761,6 +850,66 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Layered pieces ride in the body's lattice: an open cap 5% outside an octahedron (a
+    /// shirt) and a small closed octahedron inside it (an eye) add no lattice of their own, and
+    /// every cap vertex is embedded at the nearest point of the body's surface (the cap's apex
+    /// at the body's apex, to 1e-12); the body alone gives the same lattice.
+    #[test]
+    fn layered_pieces_ride_in_the_body_lattice() {
+        let oct = |s: f64, c: [f64; 3]| -> Vec<f64> {
+            [
+                [1.0, 0.0, 0.0],
+                [-1.0, 0.0, 0.0],
+                [0.0, 1.0, 0.0],
+                [0.0, -1.0, 0.0],
+                [0.0, 0.0, 1.3],
+                [0.0, 0.0, -1.3],
+            ]
+            .iter()
+            .flat_map(|p| [c[0] + s * p[0], c[1] + s * p[1], c[2] + s * p[2]])
+            .collect()
+        };
+        let faces = [0, 2, 4, 2, 1, 4, 1, 3, 4, 3, 0, 4, 2, 0, 5, 1, 2, 5, 3, 1, 5, 0, 3, 5];
+        // Body (vertices 0-5), cap: the upper four faces of a 1.05x octahedron (6-11, the
+        // lower apex unused by the cap is left out of the triangles), eye (12-17).
+        let mut v = oct(1.0, [0.0; 3]);
+        v.extend(oct(1.05, [0.0; 3]));
+        v.extend(oct(0.08, [0.3, 0.0, 0.6]));
+        let mut t: Vec<usize> = faces.to_vec();
+        t.extend(faces[..12].iter().map(|&i| i + 6));
+        t.extend(faces.iter().map(|&i| i + 12));
+        // The cap's lower apex (vertex 11) is used by no triangle: drop it.
+        let v: Vec<f64> = v[..33].iter().chain(&v[36..]).copied().collect();
+        let t: Vec<usize> = t.iter().map(|&i| if i > 11 { i - 1 } else { i }).collect();
+        let e = embed_surface(&v, &t, 12).unwrap();
+        assert_eq!((e.pieces, e.passengers), (3, 2));
+        // The lattice of the body alone, on the same grid (the grid comes from the bounding
+        // box of all vertices: the cap is the largest; embed the body with the cap's extent).
+        let body_only = embed_surface(&v, &faces, 12).unwrap();
+        assert_eq!(e.lattice.n_vertices(), body_only.lattice.n_vertices());
+        assert_eq!(e.lattice.n_elements(), body_only.lattice.n_elements());
+        let lv = e.lattice.vertices();
+        let at = |s: usize| -> [f64; 3] {
+            std::array::from_fn(|i| (0..4).map(|k| e.barycentric[s][k] * lv[3 * e.corners[s][k] + i]).sum())
+        };
+        let apex = at(6 + 4);
+        assert!(
+            (apex[0]).abs() < 1e-12 && apex[1].abs() < 1e-12 && (apex[2] - 1.3).abs() < 1e-12,
+            "{apex:?}"
+        );
+        // Cap vertices land on the body's surface: |x| + |y| + |z|/1.3 = 1 (the octahedron).
+        for s in 6..11 {
+            let p = at(s);
+            let f = p[0].abs() + p[1].abs() + p[2].abs() / 1.3;
+            assert!((f - 1.0).abs() < 1e-9, "cap vertex {s}: {p:?}");
+        }
+        // The eye's vertices are embedded where they are (inside the body).
+        for s in 11..17 {
+            let p = at(s);
+            assert!((0..3).all(|i| (p[i] - v[3 * s + i]).abs() < 1e-9), "eye vertex {s}");
         }
     }
 }

@@ -5,6 +5,7 @@ mod fast_winding_number;
 mod lattice;
 mod material_share;
 mod memory;
+mod passenger_pieces;
 mod tet_embedding;
 mod winding_number;
 

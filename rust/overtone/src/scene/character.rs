@@ -101,32 +101,6 @@ pub struct SurfaceMorphs {
     pub weights: Vec<Vec<f64>>,
 }
 
-/// Counts the edges of a triangle surface used by one triangle (holes) and by more than two
-/// (non-manifold).
-fn surface_defects(triangles: &[usize]) -> (usize, usize) {
-    let mut edges: Vec<(usize, usize)> = triangles
-        .chunks_exact(3)
-        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
-        .map(|(a, b)| (a.min(b), a.max(b)))
-        .collect();
-    edges.sort_unstable();
-    let (mut open, mut nonmanifold) = (0, 0);
-    let mut i = 0;
-    while i < edges.len() {
-        let mut j = i;
-        while j < edges.len() && edges[j] == edges[i] {
-            j += 1;
-        }
-        match j - i {
-            1 => open += 1,
-            2 => {}
-            _ => nonmanifold += 1,
-        }
-        i = j;
-    }
-    (open, nonmanifold)
-}
-
 /// Reads a glTF character and builds its lattice scene (see [`Character::from_surface`]).
 pub fn character_from_gltf(
     path: &Path,
@@ -473,7 +447,7 @@ impl Character {
         scene.validate()?;
         crate::progress::report(1.0, "lattice scene ready");
         Ok(Character {
-            warnings: surface_warnings(triangles),
+            warnings: surface_warnings(triangles, &embedding),
             scene,
             embedding,
             surface: vertices.to_vec(),
@@ -879,9 +853,18 @@ fn lattice_leak(
     })
 }
 
-/// Warnings about the surface a TD should see (an open or non-manifold surface).
-fn surface_warnings(triangles: &[usize]) -> Vec<String> {
-    let (open, nonmanifold) = surface_defects(triangles);
+/// Warnings about the surface a TD should see: an open or non-manifold surface among the
+/// pieces that have a lattice of their own (layered pieces riding in a body's lattice, see
+/// [`Embedding::passenger_of`], are open by nature and are not counted).
+fn surface_warnings(triangles: &[usize], embedding: &Embedding) -> Vec<String> {
+    let (piece, _) = crate::embed::surface_pieces(triangles.iter().max().map_or(0, |&m| m + 1), triangles);
+    let own: Vec<usize> = triangles
+        .chunks_exact(3)
+        .filter(|t| embedding.passenger_of.get(piece[t[0]]).is_none_or(|h| h.is_none()))
+        .flatten()
+        .copied()
+        .collect();
+    let (open, nonmanifold) = crate::mesh::surface_defects(&own);
     let mut warnings = Vec::new();
     if open > 0 || nonmanifold > 0 {
         warnings.push(format!(

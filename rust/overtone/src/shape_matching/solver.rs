@@ -114,10 +114,11 @@ pub struct ShapeMatchingSolver {
     /// Held particles (ascending, no repeats): their velocity is zeroed before the position
     /// update, so they stay where [`set_state`](Self::set_state) put them.
     held: Vec<usize>,
-    /// Workspace: `x` and `v` at the start of the step being taken, put back when the step
-    /// fails (sized in [`new`](Self::new), so a step does not allocate for them).
-    x_start: Vec<[f64; 3]>,
-    v_start: Vec<[f64; 3]>,
+    /// The other buffers of `x` and `v`: a step writes the new positions and velocities into
+    /// them and swaps them in once they are finite, so a failed step leaves `x` and `v`
+    /// untouched and nothing is copied for recovery (sized in [`new`](Self::new)).
+    x_next: Vec<[f64; 3]>,
+    v_next: Vec<[f64; 3]>,
     /// The other buffer of `state`: a step writes the new region states into it (carrying over
     /// what the step reads or may not rewrite: the warm starts and the stretches) and swaps it
     /// in; a failed step swaps back, so the old states are never copied whole.
@@ -289,8 +290,8 @@ impl ShapeMatchingSolver {
             weights: Vec::new(),
             contacts: 0,
             held: Vec::new(),
-            x_start: vec![[0.0; 3]; n],
-            v_start: vec![[0.0; 3]; n],
+            x_next: vec![[0.0; 3]; n],
+            v_next: vec![[0.0; 3]; n],
             weights_spare: Vec::new(),
         })
     }
@@ -674,8 +675,6 @@ impl ShapeMatchingSolver {
                 "ExampleGoal::Shape with a per-region manifold supports at most 16 examples".into(),
             ));
         }
-        self.x_start.copy_from_slice(&self.x);
-        self.v_start.copy_from_slice(&self.v);
         // The new region states go to the spare buffer: what phase 1 reads (the warm starts)
         // or does not always rewrite (the stretch, without a manifold) is carried over.
         std::mem::swap(&mut self.state, &mut self.state_spare);
@@ -775,42 +774,49 @@ impl ShapeMatchingSolver {
                 h,
                 grav,
             };
+            // The new velocities go to `v_next` (each starts as a copy of the old one, in the
+            // same pass), so a failed step leaves `v` as it was.
             if parallel {
-                self.v
+                self.v_next
                     .par_chunks_mut(PARALLEL_CHUNK)
+                    .zip(self.v.par_chunks(PARALLEL_CHUNK))
                     .zip(self.x.par_chunks(PARALLEL_CHUNK))
                     .enumerate()
-                    .for_each(|(c, (v, x))| simd_velocities(&sums, PARALLEL_CHUNK * c, x, v));
+                    .for_each(|(c, ((vn, v), x))| {
+                        vn.copy_from_slice(v);
+                        simd_velocities(&sums, PARALLEL_CHUNK * c, x, vn)
+                    });
             } else {
-                for (i, (v, x)) in self.v.iter_mut().zip(&self.x).enumerate() {
-                    sums.update_velocity::<SIMD>(i, x, v);
+                for (i, ((vn, v), x)) in self.v_next.iter_mut().zip(&self.v).zip(&self.x).enumerate() {
+                    *vn = *v;
+                    sums.update_velocity::<SIMD>(i, x, vn);
                 }
             }
         }
         if self.held.is_empty() {
-            damp_non_rigid_velocity(&self.x, &mut self.v, &self.mass, self.params.damping);
+            damp_non_rigid_velocity(&self.x, &mut self.v_next, &self.mass, self.params.damping);
         } else {
             // A held body can make no rigid motion: all of its velocity is damped (a swing
             // about the clamp is nearly a rigid rotation, which the free body's damping spares).
             let keep = 1.0 - self.params.damping;
-            for v in &mut self.v {
+            for v in &mut self.v_next {
                 v.iter_mut().for_each(|c| *c *= keep);
             }
             for &i in &self.held {
-                self.v[i] = [0.0; 3];
+                self.v_next[i] = [0.0; 3];
             }
         }
-        // Phase 4: positions (eq. 5) and the floor.
+        // Phase 4: positions (eq. 5) and the floor, into `x_next`.
         let mut contacts = 0;
         let mut finite = true;
-        for (x, v) in self.x.iter_mut().zip(self.v.iter_mut()) {
+        for ((xn, x), v) in self.x_next.iter_mut().zip(&self.x).zip(self.v_next.iter_mut()) {
             if let Some(f) = &self.params.floor {
                 contacts += f.respond(x, v, h) as usize;
             }
             for a in 0..3 {
-                x[a] += h * v[a];
+                xn[a] = x[a] + h * v[a];
             }
-            finite &= x.iter().chain(v.iter()).all(|c| c.is_finite());
+            finite &= xn.iter().chain(v.iter()).all(|c| c.is_finite());
         }
         if !finite {
             self.restore_step_start(swapped_weights);
@@ -820,17 +826,17 @@ impl ShapeMatchingSolver {
             }
             .into());
         }
+        std::mem::swap(&mut self.x, &mut self.x_next);
+        std::mem::swap(&mut self.v, &mut self.v_next);
         self.contacts = contacts;
         Ok(())
     }
 
-    /// Puts back the state [`step_impl`](Self::step_impl) started from: `x` and `v` from their
-    /// copies, the region states (and the weights, when the step swapped them) by swapping the
-    /// buffers back. `goals`, `stretch_all` and `region_w` need nothing: every step recomputes
-    /// them before reading them.
+    /// Puts back the state [`step_impl`](Self::step_impl) started from: the region states (and
+    /// the weights, when the step swapped them) by swapping the buffers back. `x` and `v` were
+    /// not written (the step wrote `x_next` and `v_next`); `goals`, `stretch_all` and
+    /// `region_w` need nothing: every step recomputes them before reading them.
     fn restore_step_start(&mut self, swapped_weights: bool) {
-        self.x.copy_from_slice(&self.x_start);
-        self.v.copy_from_slice(&self.v_start);
         std::mem::swap(&mut self.state, &mut self.state_spare);
         if swapped_weights {
             std::mem::swap(&mut self.weights, &mut self.weights_spare);

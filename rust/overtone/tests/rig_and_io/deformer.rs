@@ -488,3 +488,91 @@ fn the_frame_rate_changes_the_sampling_not_the_motion() {
     let err = d.set_controls(&be).expect_err("backward Euler steps once per frame");
     assert!(err.to_string().contains("fps"), "{err}");
 }
+
+/// Issue 31, layered clothing: an open sleeve 2 cm outside the tube (the tube's rings over y in
+/// [0.8, 2.2], its vertices half-way between the tube's around the ring, no caps; a second
+/// part with the same weights) rides in the tube's lattice. Over a swing of the tip bone its
+/// secondary motion matches the tube's under it (the mean of the two tube vertices it sits
+/// between) within 20% (RMS over vertices and frames; 9.8% measured), and its peak the tube's
+/// there within 10% (0.93x measured). With its own lattice (before) the sleeve, held by nothing
+/// but the rig, moved on its own.
+#[test]
+fn a_sleeve_rides_with_the_tube_it_covers() {
+    let (v, t, w) = tube();
+    let n_tube = v.len() / 3;
+    // The sleeve: 8 rings of 12 vertices at radius 0.27 at the tube's rings 4-11 (y 0.8 to
+    // 2.2), open at both ends.
+    let (rings, seg) = (8, 12);
+    let (mut sv, mut sw, mut st) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..rings {
+        let y = 3.0 * (r + 4) as f64 / 15.0;
+        let b = (y - 1.0).clamp(0.0, 1.0);
+        for s in 0..seg {
+            let a = std::f64::consts::TAU * (s as f64 + 0.5) / seg as f64;
+            sv.extend([0.27 * a.cos(), y, 0.27 * a.sin()]);
+            sw.extend([1.0 - b, b]);
+        }
+    }
+    for r in 0..rings - 1 {
+        for s in 0..seg {
+            let (a, b) = (r * seg + s, r * seg + (s + 1) % seg);
+            st.extend([a, a + seg, b, b, a + seg, b + seg]);
+        }
+    }
+    let n_sleeve = sv.len() / 3;
+    let rest_pose = pose(0.0);
+    let body = BodyInput {
+        parts: vec![
+            SurfacePart {
+                vertices: &v,
+                triangles: &t,
+                weights: &w,
+                ..Default::default()
+            },
+            SurfacePart {
+                vertices: &sv,
+                triangles: &st,
+                weights: &sw,
+                ..Default::default()
+            },
+        ],
+        n_bones: 2,
+        first_pose: frame(&rest_pose),
+        ..Default::default()
+    };
+    let mut def = SurfaceDeformer::bind(&Settings::default(), &body, &NoProgress).unwrap();
+    // The two tube vertices each sleeve vertex sits between (tube ring r + 4, around-ring s, s + 1).
+    let under = |s: usize| -> [usize; 2] {
+        let (r, k) = (s / seg + 4, s % seg);
+        [r * seg + k, r * seg + (k + 1) % seg]
+    };
+    let mut out = vec![0.0; 3 * (n_tube + n_sleeve)];
+    let (mut diff2, mut tube2) = (0.0, 0.0);
+    let (mut sleeve_peak, mut tube_peak) = (0.0f64, 0.0f64);
+    for k in 1..=72 {
+        let a = if k <= 24 {
+            0.8 * (k as f64 * 0.26).sin()
+        } else {
+            0.8 * (24.0 * 0.26f64).sin()
+        };
+        def.step(&frame(&pose(a)), &mut out).unwrap();
+        for s in 0..n_sleeve {
+            let us = &out[3 * (n_tube + s)..3 * (n_tube + s) + 3];
+            let [j0, j1] = under(s);
+            let ut: [f64; 3] = std::array::from_fn(|i| 0.5 * (out[3 * j0 + i] + out[3 * j1 + i]));
+            diff2 += (0..3).map(|i| (us[i] - ut[i]).powi(2)).sum::<f64>();
+            let tn = (0..3).map(|i| ut[i] * ut[i]).sum::<f64>();
+            tube2 += tn;
+            tube_peak = tube_peak.max(tn.sqrt());
+            sleeve_peak = sleeve_peak.max((0..3).map(|i| us[i] * us[i]).sum::<f64>().sqrt());
+        }
+    }
+    let rel = (diff2 / tube2).sqrt();
+    println!("sleeve vs tube: RMS difference {rel:.3}, peaks {sleeve_peak:.3e} / {tube_peak:.3e}");
+    assert!(tube_peak > 1e-3, "the tube under the sleeve moves: {tube_peak}");
+    assert!(rel <= 0.2, "{rel}");
+    assert!(
+        (sleeve_peak / tube_peak - 1.0).abs() <= 0.1,
+        "{sleeve_peak} vs {tube_peak}"
+    );
+}
