@@ -1,7 +1,10 @@
 """Live preview: a persistent ``frame_change_post`` handler that steps every bound object one frame
-when the timeline moves forward by one, and resets to the scene's start frame and replays when
-it jumps or rewinds (as simulation caches do). Errors never escape into Blender: they go to the
-object's status and the shape key is zeroed (the mesh shows the plain rig)."""
+when the timeline moves forward by one and keeps the frames it played in memory, like the point
+cache of Cloth: scrubbing, looping and rewinding inside the played run show cached frames without
+simulating; a jump past the run's end simulates on from its end. A cached frame whose rig, shape
+keys or animatable settings changed since it was played makes the cache outdated: it is cleared
+and the body simulates again from the scene's start frame. Errors never escape into Blender: they
+go to the object's status and the shape key is zeroed (the mesh shows the plain rig)."""
 
 import bpy
 import numpy as np
@@ -84,20 +87,26 @@ def poll_pending():
 
 
 def replay(scene, bodies, frame):
-    """Resets ``bodies`` (members, session) at the start frame and steps them to ``frame``."""
+    """Steps ``bodies`` (members, session) to ``frame``: each from the end of its played run when
+    that lies before ``frame``, else from rest at the start frame."""
     global _replaying
     start = scene.frame_start
+    begin = [s.last_frame if s.last_frame is not None and start <= s.last_frame < frame else None
+             for _, s in bodies]
+    first = min((b if b is not None else start) for b in begin)
     _replaying = True
     try:
-        scene.frame_set(start)
+        scene.frame_set(first)
         dg = bpy.context.evaluated_depsgraph_get()
-        for obs, s in bodies:
-            s.reset(obs, dg, start)
-        for k in range(start + 1, frame + 1):
+        for (obs, s), b in zip(bodies, begin):
+            if b is None:
+                s.reset(obs, dg, start)
+        for k in range(first + 1, frame + 1):
             scene.frame_set(k)
             dg = bpy.context.evaluated_depsgraph_get()
-            for obs, s in bodies:
-                s.step(obs, dg, k)
+            for (obs, s), b in zip(bodies, begin):
+                if k > (b if b is not None else start):
+                    s.step(obs, dg, k)
     finally:
         _replaying = False
 
@@ -119,10 +128,13 @@ def update(scene, depsgraph):
                 s = _session_or_bind(obs, scene, depsgraph, fps)
                 if s is None:
                     continue  # precomputing on the worker thread: the plain rig plays meanwhile
-            if frame <= scene.frame_start:
-                s.reset(obs, depsgraph, frame)
+            if s.show_cached(obs, depsgraph, frame):
                 done.append((obs, s))
             elif s.last_frame == frame:
+                s.show_live()
+                done.append((obs, s))
+            elif frame <= scene.frame_start:
+                s.reset(obs, depsgraph, frame)
                 done.append((obs, s))
             elif s.last_frame == frame - 1:
                 s.step(obs, depsgraph, frame)
@@ -143,6 +155,8 @@ def update(scene, depsgraph):
         for ob in obs:
             if ob.overtone.status.startswith(("error", "binding")):
                 ob.overtone.status = "live"
+        if s.outdated and s.last_frame is not None:
+            s.outdated = False  # simulated again from the start: up to date
 
 
 @persistent

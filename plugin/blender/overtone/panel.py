@@ -94,6 +94,9 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
         layout.operator("object.overtone_remove", icon='X')
         if props.status:
             layout.label(text=props.status, icon='ERROR' if props.status.startswith("error") else 'INFO')
+        s = session.get(ob)
+        if s is not None and props.live_preview:
+            layout.label(text=s.cache_info(), icon='ERROR' if s.outdated else 'FILE_CACHE')
 
 
 classes = (PHYSICS_PT_overtone,)

@@ -20,6 +20,10 @@ from .rig_binding import BindError, RigBinding, vertex_group_weights
 
 _sessions = {}
 
+#: Memory the live preview's frame cache of one body may hold (bytes); frames past it are played
+#: but not kept (a jump back to them simulates again from the start frame).
+CACHE_LIMIT_BYTES = 1 << 30
+
 
 class SettingsError(ValueError):
     """A path or setting cannot be used; the message says what to change."""
@@ -209,6 +213,16 @@ def stiffness_multiplier(weights, stiffness_range):
     return np.power(float(stiffness_range), 2.0 * np.clip(weights, 0.0, 1.0) - 1.0)
 
 
+def fingerprint(pose, values, control_values):
+    """What a frame's result depends on besides the frames before it: the rig's pose (``bones x
+    12``), the shape-key values (or None) and the animatable controls (:func:`controls`)."""
+    h = hashlib.blake2b(np.ascontiguousarray(pose).tobytes(), digest_size=16)
+    if values is not None:
+        h.update(np.ascontiguousarray(values).tobytes())
+    h.update(repr(control_values).encode())
+    return h.digest()
+
+
 def body_key(ob):
     """The body an object belongs to (its ``overtone.body`` id, or its own name before one is set)."""
     return ob.overtone.body or f"object:{ob.name}"
@@ -375,6 +389,20 @@ class Session:
         self.references = {}
         self._buffers = {}
         self.max_residual = 0.0
+        # The frame cache, like a point cache: per played frame the offsets shown and the
+        # fingerprint of what they were simulated from (the rig's pose, shape-key values and the
+        # animatable controls at that frame). The deformer itself is at ``last_frame``, the end
+        # of the cached run; scrubbing inside the run shows cached frames without simulating.
+        self.cache = {}
+        self.cache_bytes = 0
+        self.outdated = False
+        # The offsets the shape keys show: ``offsets`` (the deformer's frame) or a cached frame's;
+        # ``u`` then holds that frame's displacement too (the deformer's own, when it is not
+        # cached, is kept aside in ``_u_live`` meanwhile).
+        self.shown = self.offsets
+        self._u_live = None
+        # Frames simulated since the bind (the tests count them; the panel shows the cache).
+        self.steps = 0
         # The settings the deformer was bound with (set_controls refuses any other change than
         # the animatable ones), and the animatable values it runs with now.
         self.settings = native.Settings.from_buffer_copy(bind.settings)
@@ -404,33 +432,97 @@ class Session:
         self.settings.fps = fps
         self.fps = fps
         self.last_frame = None
+        self.clear_cache()
 
     def matches(self, objects):
         return [ob.session_uid for ob in objects] == self.uids
 
     def reset(self, objects, depsgraph, frame):
-        """Back to rest at ``frame`` (no secondary motion)."""
-        b = self.binding
-        b.check_objects(objects)
-        self.apply_controls(objects)
-        self.deformer.reset(b.skin_transforms(objects, depsgraph), b.shape_key_values(objects, depsgraph))
-        self.u[:] = 0.0
-        self.offsets[:] = 0.0
-        self.last_frame = frame
-        self.max_residual = 0.0
-
-    def step(self, objects, depsgraph, frame):
-        """One frame forward to ``frame``: the world displacement ``u`` and its rest-space offsets."""
+        """Back to rest at ``frame`` (no secondary motion); the frame cache starts again there."""
         b = self.binding
         b.check_objects(objects)
         self.apply_controls(objects)
         pose = b.skin_transforms(objects, depsgraph)
+        values = b.shape_key_values(objects, depsgraph)
+        self.deformer.reset(pose, values)
+        self.u[:] = 0.0
+        self.offsets[:] = 0.0
+        self.last_frame = frame
+        self.max_residual = 0.0
+        self.shown = self.offsets
+        self._u_live = None
+        self.clear_cache()
+        self._remember(frame, fingerprint(pose, values, self.controls))
+
+    def step(self, objects, depsgraph, frame):
+        """One frame forward to ``frame``: the world displacement ``u`` and its rest-space offsets
+        (kept in the frame cache)."""
+        b = self.binding
+        b.check_objects(objects)
+        self.apply_controls(objects)
+        pose = b.skin_transforms(objects, depsgraph)
+        values = b.shape_key_values(objects, depsgraph)
         # The library's displacement is per welded vertex; every copy gets its vertex's.
-        np.take(self.deformer.step(pose, b.shape_key_values(objects, depsgraph)), b.weld_inverse, axis=0,
-                out=self.u)
+        np.take(self.deformer.step(pose, values), b.weld_inverse, axis=0, out=self.u)
         b.rest_offsets(pose, self.u, out=self.offsets)
         self.last_frame = frame
+        self.shown = self.offsets
+        self._u_live = None
+        self.steps += 1
         self.max_residual = max(self.max_residual, self.deformer.residual())
+        self._remember(frame, fingerprint(pose, values, self.controls))
+
+    def _remember(self, frame, fingerprint):
+        if frame in self.cache:
+            return
+        size = (self.offsets.size + self.u.size) * 4
+        if self.cache_bytes + size > CACHE_LIMIT_BYTES:
+            return
+        self.cache[frame] = (fingerprint, self.offsets.astype(np.float32), self.u.astype(np.float32))
+        self.cache_bytes += size
+
+    def clear_cache(self):
+        self.cache.clear()
+        self.cache_bytes = 0
+
+    def show_cached(self, objects, depsgraph, frame):
+        """Puts the cached offsets of ``frame`` in place when that frame was played with the rig
+        and controls it has now, and returns whether it did. A cached frame whose rig, shape keys
+        or controls changed makes the cache *outdated*: it is cleared and the deformer is left
+        without a frame, so the next update simulates again from the start frame."""
+        entry = self.cache.get(frame)
+        if entry is None:
+            return False
+        b = self.binding
+        b.check_objects(objects)
+        pose = b.skin_transforms(objects, depsgraph)
+        values = b.shape_key_values(objects, depsgraph)
+        if fingerprint(pose, values, controls(objects[0].overtone)) != entry[0]:
+            self.clear_cache()
+            self.outdated = True
+            self.last_frame = None
+            return False
+        if self.shown is self.offsets and self.last_frame not in self.cache:
+            self._u_live = self.u.copy()
+        self.shown = entry[1]
+        self.u[:] = entry[2]
+        return True
+
+    def show_live(self):
+        """Shows the deformer's own frame (``last_frame``) again."""
+        self.shown = self.offsets
+        if self._u_live is not None:
+            self.u[:] = self._u_live
+            self._u_live = None
+
+    def cache_info(self):
+        """The panel's cache line: the cached frames and their memory, or "outdated"."""
+        if self.outdated and not self.cache:
+            return "Cache: outdated (the rig or a setting changed); simulating again from the start"
+        if not self.cache:
+            return "Cache: empty"
+        frames = sorted(self.cache)
+        return f"Cache: frames {frames[0]}-{frames[-1]} in memory ({self.cache_bytes / 2**20:.1f} MB)"
 
     def write_shape_keys(self, objects):
         for ob in objects:
@@ -441,7 +533,7 @@ class Session:
             buf = self._buffers.get(p.uid)
             if buf is None:
                 buf = self._buffers[p.uid] = np.empty((p.n, 3), dtype=np.float32)
-            shape_key.write(ob, ref, self.offsets[p.slice], buf)
+            shape_key.write(ob, ref, self.shown[p.slice], buf)
 
     def free(self):
         self.deformer.free()

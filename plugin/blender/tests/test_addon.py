@@ -254,18 +254,45 @@ def test_tube_preview_bake_and_contract():
     print(f"    tube: secondary max {secondary:.4f}, cache vs preview {diff:.1e}, residual {residual:.1e}")
 
 
-def test_rewind_and_jump_replay_from_the_start():
-    scene, ob, _ = tube_scene("replay")
+def test_scrubbing_and_looping_show_cached_frames_and_edits_make_the_cache_outdated():
+    """The live preview keeps the frames it played, like Cloth's point cache: a rewind, a jump
+    back, a loop and the start frame show cached frames (no step, equal to the first playback to
+    1e-6); a jump past the run's end simulates on from its end (10 steps for 10 frames, the same
+    frame as a playback from the start); a keyed setting changed after playing makes the cache
+    outdated: the next frame simulates again from the start and shows the new motion."""
+    scene, ob, rig = tube_scene("replay")
     bpy.ops.object.overtone_add()
     sequential = scenes.play(scene, ob, range(1, 41))
-    scene.frame_set(25)
-    back = scenes.evaluated_positions(ob)
-    check(np.abs(back - sequential[24]).max() <= 1e-6, "rewinding to 25 does not replay frame 25")
-    scene.frame_set(40)
-    jump = scenes.evaluated_positions(ob)
-    check(np.abs(jump - sequential[39]).max() <= 1e-6, "jumping 25 -> 40 does not replay frame 40")
-    scene.frame_set(1)
-    check(np.abs(scenes.evaluated_positions(ob) - sequential[0]).max() <= 1e-6, "start frame is not at rest")
+    s = session.get(ob)
+    steps = s.steps
+    check(steps == 39, f"{steps} steps for frames 2-40")
+    check(s.cache_info().startswith("Cache: frames 1-40"), s.cache_info())
+    for f in [25, 1, 40, 12]:
+        scene.frame_set(f)
+        check(np.abs(scenes.evaluated_positions(ob) - sequential[f - 1]).max() <= 1e-6, f"cached frame {f} differs")
+    for _ in range(5):
+        for f in range(30, 41):
+            scene.frame_set(f)
+    scene.frame_set(33)
+    check(np.abs(scenes.evaluated_positions(ob) - sequential[32]).max() <= 1e-6, "looped frame 33 differs")
+    check(s.steps == steps, f"scrubbing and looping simulated {s.steps - steps} frames")
+    # Past the end of the played run: on from frame 40, not from the start.
+    scene.frame_set(50)
+    check(s.steps == steps + 10, f"the jump 40 -> 50 took {s.steps - steps} steps")
+    jumped = scenes.evaluated_positions(ob)
+    s.clear_cache()
+    s.last_frame = None
+    scene.frame_set(50)
+    check(np.abs(scenes.evaluated_positions(ob) - jumped).max() <= 1e-6, "continuing the run differs from a replay")
+    # A setting changed after playing: the cached frame 30 no longer matches.
+    steps = s.steps
+    ob.overtone.damping = 0.9
+    scene.frame_set(30)
+    check(s.steps - steps == 29, f"an outdated cache replayed {s.steps - steps} frames, not 29")
+    changed = scenes.evaluated_positions(ob)
+    check(np.abs(changed - sequential[29]).max() > 1e-4, "the new damping did not change frame 30")
+    check(not s.outdated and s.cache_info().startswith("Cache: frames 1-30"), s.cache_info())
+    print(f"    cache: {s.cache_info()}; frame 30 moved {np.abs(changed - sequential[29]).max():.4f} with damping 0.9")
 
 
 def test_leak_group_changes_the_result_and_the_sidecar_key():
