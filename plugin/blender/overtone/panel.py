@@ -1,4 +1,8 @@
-"""The Overtone panel in the Properties editor's Physics tab."""
+"""The Overtone panel in the Properties editor's Physics tab, laid out as Cloth and Soft Body are:
+the main panel holds the buttons and the state, sub-panels hold the settings (read top to bottom:
+Motion, Material, Weights, Cache, then the expert Solver settings, closed by default). Settings
+use Blender's property split with keyframe decorators (only the animatable ones can be keyed) and
+can be set before the first Add, which binds with them."""
 
 import bpy
 
@@ -15,11 +19,33 @@ def _setting(layout, props, name):
         layout.prop(props, name)
         return
     use = f"use_{name}"
-    row = layout.row(align=True)
+    row = layout.row(align=True, heading=props.bl_rna.properties[name].name)
+    row.use_property_decorate = False
     row.prop(props, use, text="")
     sub = row.row(align=True)
     sub.active = getattr(props, use)
-    sub.prop(props, name)
+    sub.prop(props, name, text="")
+    row.prop_decorator(props, name)
+
+
+def _split(layout):
+    layout.use_property_split = True
+    layout.use_property_decorate = True
+    return layout.column()
+
+
+class _Sub:
+    """A sub-panel of the Overtone panel (shown for every mesh, also before Add)."""
+
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "physics"
+    bl_parent_id = "PHYSICS_PT_overtone"
+
+    @classmethod
+    def poll(cls, context):
+        ob = context.object
+        return ob is not None and ob.type == 'MESH'
 
 
 class PHYSICS_PT_overtone(bpy.types.Panel):
@@ -47,25 +73,55 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
             box = layout.box()
             box.label(text=f"One body with {', '.join(others) or 'no other mesh'}", icon='LINKED')
             box.label(text="Settings are shared; Remove takes only this mesh out")
-        col = layout.column()
-        col.prop(props, "solver")
-        sub = col.column()
-        sub.enabled = props.solver == 'FAST'
-        _setting(sub, props, "modes")
-        _setting(sub, props, "clusters")
-        col.separator()
+        row = layout.row()
+        row.operator("object.overtone_bake", icon='REC')
+        row.operator("object.overtone_add", text="Rebind", icon='FILE_REFRESH')
+        layout.operator("object.overtone_remove", icon='X')
+        if props.status:
+            layout.label(text=props.status, icon='ERROR' if props.status.startswith("error") else 'INFO')
+
+
+class PHYSICS_PT_overtone_motion(_Sub, bpy.types.Panel):
+    bl_label = "Motion"
+
+    def draw(self, context):
+        props = context.object.overtone
+        col = _split(self.layout)
+        for name in ("damping", "strength", "frequency", "time_scale", "preroll"):
+            _setting(col, props, name)
+        col.prop(props, "use_gravity")
+        for name in ("cut_distance", "max_displacement", "rest"):
+            _setting(col, props, name)
+
+
+class PHYSICS_PT_overtone_material(_Sub, bpy.types.Panel):
+    bl_label = "Material"
+
+    def draw(self, context):
+        props = context.object.overtone
+        col = _split(self.layout)
         sub = col.column()
         # With a frequency set, Young's modulus is only the starting value that gets rescaled.
         sub.active = not props.use_frequency
         _setting(sub, props, "youngs_modulus")
         _setting(col, props, "poisson_ratio")
         _setting(col, props, "density")
-        _setting(col, props, "lattice_resolution")
+
+
+class PHYSICS_PT_overtone_weights(_Sub, bpy.types.Panel):
+    bl_label = "Weights"
+
+    def draw(self, context):
+        ob = context.object
+        props = ob.overtone
+        col = _split(self.layout)
         col.prop_search(props, "leak_group", ob, "vertex_groups")
+        hint = col.column(align=True)
         if props.leak_group:
-            hint = col.column(align=True)
             hint.label(text="Painted: 0 follows the rig, 1 resists it (lags)")
             hint.label(text="Unpainted vertices keep the default field")
+        else:
+            hint.label(text="None: the default field (rigid at the bones, free in the flesh)")
         col.prop_search(props, "stiffness_group", ob, "vertex_groups")
         if props.stiffness_group:
             col.prop(props, "stiffness_range")
@@ -73,30 +129,50 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
             r = props.stiffness_range
             hint.label(text=f"Painted: 0.5 default, 1 is {r:g}x stiffer (less jiggle), 0 is {r:g}x softer")
             hint.label(text="Unpainted vertices keep the default stiffness")
-        col.separator()
-        col.label(text="Motion")
-        for name in ("damping", "strength", "frequency", "time_scale", "preroll"):
-            _setting(col, props, name)
-        col.prop(props, "use_gravity")
-        for name in ("cut_distance", "max_displacement", "rest", "integrator"):
-            _setting(col, props, name)
+
+
+class PHYSICS_PT_overtone_cache(_Sub, bpy.types.Panel):
+    bl_label = "Cache"
+
+    def draw(self, context):
+        ob = context.object
+        props = ob.overtone
+        col = _split(self.layout)
+        col.prop(props, "live_preview")
+        s = session.get(ob)
+        if s is not None and props.live_preview:
+            col.label(text=s.cache_info(), icon='ERROR' if s.outdated else 'FILE_CACHE')
+        col.prop(props, "cache_format")
+        col.prop(props, "cache_file")
+        if props.enabled:
+            col.operator("object.overtone_bake", icon='REC')
+
+
+class PHYSICS_PT_overtone_solver(_Sub, bpy.types.Panel):
+    bl_label = "Solver"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        props = context.object.overtone
+        col = _split(self.layout)
+        col.prop(props, "solver")
+        sub = col.column()
+        sub.enabled = props.solver == 'FAST'
+        _setting(sub, props, "modes")
+        _setting(sub, props, "clusters")
+        _setting(col, props, "lattice_resolution")
+        _setting(col, props, "integrator")
         sub = col.column()
         sub.enabled = props.integrator == 'IMPLICIT_MIDPOINT'
         _setting(sub, props, "substeps")
-        col.separator()
         col.prop(props, "sidecar")
-        col.prop(props, "cache_format")
-        col.prop(props, "cache_file")
-        col.prop(props, "live_preview")
-        row = layout.row()
-        row.operator("object.overtone_bake", icon='REC')
-        row.operator("object.overtone_add", text="Rebind", icon='FILE_REFRESH')
-        layout.operator("object.overtone_remove", icon='X')
-        if props.status:
-            layout.label(text=props.status, icon='ERROR' if props.status.startswith("error") else 'INFO')
-        s = session.get(ob)
-        if s is not None and props.live_preview:
-            layout.label(text=s.cache_info(), icon='ERROR' if s.outdated else 'FILE_CACHE')
 
 
-classes = (PHYSICS_PT_overtone,)
+classes = (
+    PHYSICS_PT_overtone,
+    PHYSICS_PT_overtone_motion,
+    PHYSICS_PT_overtone_material,
+    PHYSICS_PT_overtone_weights,
+    PHYSICS_PT_overtone_cache,
+    PHYSICS_PT_overtone_solver,
+)

@@ -164,6 +164,9 @@ class _Layout:
     def separator(self, **_):
         pass
 
+    def prop_decorator(self, data, name, **_):
+        check(name in data.bl_rna.properties, f"panel decorates a missing property {name}")
+
     def label(self, text="", icon='NONE'):
         check(icon in bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items, icon)
         self.calls.append(("label", text))
@@ -185,7 +188,9 @@ class _Layout:
 
 
 def test_panel_draws_every_setting():
-    from overtone.panel import PHYSICS_PT_overtone
+    """Every setting of the table is drawn, in sub-panels as Cloth's are (the Solver one closed by
+    default), also before the first Add; the draw tree is printed."""
+    from overtone import panel
     scene, ob, _ = tube_scene("panel")
 
     class Ctx:
@@ -195,9 +200,20 @@ def test_panel_draws_every_setting():
     def draw():
         calls = []
         layout = _Layout(calls)
-        PHYSICS_PT_overtone.draw(type("P", (), {"layout": layout})(), Ctx())
+        for cls in panel.classes:
+            if cls.poll(Ctx()):
+                calls.append(("panel", cls.bl_label))
+                cls.draw(type("P", (), {"layout": layout})(), Ctx())
         return calls, layout.greyed
 
+    labels = [c.bl_label for c in panel.classes]
+    check(labels == ["Overtone", "Motion", "Material", "Weights", "Cache", "Solver"], f"sub-panels {labels}")
+    closed = [c.bl_label for c in panel.classes if 'DEFAULT_CLOSED' in getattr(c, "bl_options", set())]
+    check(closed == ["Solver"], f"closed by default: {closed}")
+    ob.overtone.enabled = False
+    before, _ = draw()
+    check({"damping", "youngs_modulus", "solver"} <= {n for k, n in before if k == "prop"},
+          "settings are hidden before the first Add")
     for enabled in (False, True):
         ob.overtone.enabled = enabled
         calls, _ = draw()
@@ -212,6 +228,15 @@ def test_panel_draws_every_setting():
             # Every setting of the table, and the use_ switch of each optional one.
             wanted |= {n for row in properties.ROWS for n in properties.property_names(row)}
             check(wanted <= shown, f"panel lacks {wanted - shown}")
+            optional_names = {row["name"] for row in properties.ROWS if row["optional"]}
+            tree, current = [], None
+            for kind, name in calls:
+                if kind == "panel":
+                    current = [name]
+                    tree.append(current)
+                elif kind == "prop" and not (name.startswith("use_") and name[4:] in optional_names):
+                    current.append(name)
+            print("    panel: " + " | ".join(f"{t[0]}: {', '.join(t[1:])}" for t in tree))
             check(("operator", "object.overtone_bake") in calls, "no bake button")
             # An optional setting: its use_ checkbox right before the value, the value greyed out
             # while the switch is off and not once it is on (the switch itself never greyed).
@@ -229,7 +254,7 @@ def test_panel_draws_every_setting():
                 # With a frequency set, Young's modulus is only rescaled: shown greyed.
                 check(greyed["youngs_modulus"] == use, f"Young's modulus greyed {greyed['youngs_modulus']}")
         else:
-            check(calls[0] == ("operator", "object.overtone_add"), "no add button")
+            check(calls[1] == ("operator", "object.overtone_add"), "no add button")
     ob.overtone.enabled = False
 
 
