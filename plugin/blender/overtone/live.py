@@ -14,6 +14,10 @@ from . import native, session, shape_key
 from .rig_binding import BindError
 
 _replaying = False
+# While a render runs: the live shape keys muted (what they were), and no mesh writes from the
+# frame handler (writing mesh data during a render can crash Blender); the render shows the
+# plain rig or the bake.
+_rendering = []
 
 
 def _live_bodies(scene):
@@ -161,11 +165,27 @@ def update(scene, depsgraph):
 
 @persistent
 def on_frame_change(scene, depsgraph=None):
-    if _replaying:
+    if _replaying or _rendering:
         return
     if depsgraph is None:
         depsgraph = bpy.context.evaluated_depsgraph_get()
     update(scene, depsgraph)
+
+
+@persistent
+def on_render_init(*_args):
+    from . import saving
+
+    _rendering[:] = [saving.mute_live_offsets()]
+
+
+@persistent
+def on_render_end(*_args):
+    from . import saving
+
+    if _rendering:
+        saving.unmute_live_offsets(_rendering[0])
+    _rendering.clear()
 
 
 @persistent
@@ -180,11 +200,18 @@ def _remove(handlers, fn):
             handlers.remove(h)
 
 
+_RENDER_HANDLERS = (("render_init", "on_render_init"), ("render_complete", "on_render_end"),
+                    ("render_cancel", "on_render_end"))
+
+
 def register():
     _remove(bpy.app.handlers.frame_change_post, on_frame_change)
     _remove(bpy.app.handlers.load_pre, on_load_pre)
     bpy.app.handlers.frame_change_post.append(on_frame_change)
     bpy.app.handlers.load_pre.append(on_load_pre)
+    for handlers, fn in _RENDER_HANDLERS:
+        _remove(getattr(bpy.app.handlers, handlers), globals()[fn])
+        getattr(bpy.app.handlers, handlers).append(globals()[fn])
 
 
 def unregister():
@@ -192,6 +219,8 @@ def unregister():
         bpy.app.timers.unregister(poll_pending)
     _remove(bpy.app.handlers.frame_change_post, on_frame_change)
     _remove(bpy.app.handlers.load_pre, on_load_pre)
+    for handlers, fn in _RENDER_HANDLERS:
+        _remove(getattr(bpy.app.handlers, handlers), globals()[fn])
     session.drop_all()
 
 

@@ -353,7 +353,9 @@ class OBJECT_OT_overtone_remove(bpy.types.Operator):
         props = ob.overtone
         rest = [o for o in session.members(context.scene, ob) if o is not ob] if props.body else []
         session.drop(ob)
+        # Every cache modifier a bake added: the PC2 Mesh Cache and the Alembic/USD Sequence Cache.
         cache_modifier.remove(ob)
+        cache_modifier.remove_sequence(ob)
         shape_key.remove(ob, props.created_basis)
         props.created_basis = False
         props.enabled = False

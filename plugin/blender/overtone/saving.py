@@ -1,4 +1,6 @@
-"""Caches baked in an unsaved file live in Blender's temporary folder; when the file is saved they
+"""Saving. The live preview's shape keys are written muted (value 0) and put back after the save,
+so a file opened without the add-on (a render node, a linked library) shows the plain rig or the
+bake, not the offsets of the last frame played. Caches baked in an unsaved file live in Blender's temporary folder; when the file is saved they
 move next to it (to the object's ``//`` cache path), before the file is written, so the saved
 file already points at them. The precompute sidecars of an unsaved file (``//`` sidecar paths
 resolve to the temporary folder too) move with them, so the first frame after reopening loads
@@ -72,12 +74,50 @@ def move_temporary_sidecars(blend_path):
     return moved
 
 
+# The Overtone shape keys muted for the file being written: (object name, value), put back after.
+_muted = []
+
+
+def mute_live_offsets():
+    """Sets every Overtone shape key to value 0 and returns what it was: a saved file, a render
+    node or a linked file without the add-on then shows the plain rig (or the bake), never the
+    offsets of whatever frame the live preview last showed."""
+    from . import shape_key
+
+    muted = []
+    for ob in bpy.data.objects:
+        if ob.type != 'MESH' or not ob.overtone.enabled:
+            continue
+        kb = shape_key.get(ob)
+        if kb is not None and kb.value != 0.0:
+            muted.append((ob.name, kb.value))
+            kb.value = 0.0
+    return muted
+
+
+def unmute_live_offsets(muted):
+    from . import shape_key
+
+    for name, value in muted:
+        ob = bpy.data.objects.get(name)
+        kb = shape_key.get(ob) if ob is not None else None
+        if kb is not None:
+            kb.value = value
+
+
 @persistent
 def on_save_pre(filepath="", *_args):
     path = filepath if isinstance(filepath, str) and filepath else bpy.data.filepath
     if path:
         move_temporary_caches(path)
         move_temporary_sidecars(path)
+    _muted[:] = mute_live_offsets()
+
+
+@persistent
+def on_save_post(*_args):
+    unmute_live_offsets(_muted)
+    _muted.clear()
 
 
 def _remove(handlers, fn):
@@ -88,8 +128,11 @@ def _remove(handlers, fn):
 
 def register():
     _remove(bpy.app.handlers.save_pre, on_save_pre)
+    _remove(bpy.app.handlers.save_post, on_save_post)
     bpy.app.handlers.save_pre.append(on_save_pre)
+    bpy.app.handlers.save_post.append(on_save_post)
 
 
 def unregister():
     _remove(bpy.app.handlers.save_pre, on_save_pre)
+    _remove(bpy.app.handlers.save_post, on_save_post)

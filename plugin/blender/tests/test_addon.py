@@ -496,6 +496,56 @@ def test_remove_restores_the_plain_rig():
     check(np.abs(scenes.evaluated_positions(ob) - rig_only).max() < 1e-6, "the plain rig is not restored")
 
 
+def test_remove_save_and_render_leave_no_live_offsets_behind():
+    """Data traps of issue 30: Remove after an Alembic bake removes the Sequence Cache modifier
+    too; a save writes the live shape key muted (a file opened without the add-on shows the
+    plain rig) and puts it back; a render mutes it while it runs and the frame handler writes
+    nothing meanwhile (writing mesh data during a render can crash Blender)."""
+    from overtone import live
+    scene, ob, _ = tube_scene("traps")
+    ob.overtone.cache_format = 'ABC'
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake failed")
+    check("MESH_SEQUENCE_CACHE" in [m.type for m in ob.modifiers], "the Alembic bake added no Sequence Cache")
+    check(bpy.ops.object.overtone_remove() == {'FINISHED'}, "remove failed")
+    check([m.type for m in ob.modifiers] == ['ARMATURE'], f"remove left {[m.type for m in ob.modifiers]}")
+    # Live preview, then a save: the file holds the key at 0, the session keeps it at 1.
+    ob.overtone.cache_format = 'PC2'
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    scenes.play(scene, ob, range(1, 21))
+    kb = shape_key.get(ob)
+    check(kb.value == 1.0, f"live key at {kb.value}")
+    path = os.path.join(TMP, "traps.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path, copy=True)
+    check(shape_key.get(ob).value == 1.0, "the save left the live key muted")
+    with bpy.data.libraries.load(path) as (_, data_to):
+        data_to.meshes = [ob.data.name]
+    saved = data_to.meshes[0].shape_keys
+    check(saved.key_blocks[shape_key.SHAPE_KEY].value == 0.0, "the saved file holds the live offsets")
+    bpy.data.meshes.remove(data_to.meshes[0])
+    # A render: the key muted while it runs, no step, put back after.
+    cam = bpy.data.objects.new("TrapCam", bpy.data.cameras.new("TrapCam"))
+    scene.collection.objects.link(cam)
+    cam.location, cam.rotation_euler = (0.0, -9.0, 1.5), (1.5, 0.0, 0.0)
+    scene.camera = cam
+    scene.render.engine = 'BLENDER_WORKBENCH'
+    scene.render.resolution_x = scene.render.resolution_y = 64
+    seen = []
+
+    def during(*_args):
+        seen.append((shape_key.get(ob).value, bool(live._rendering)))
+
+    bpy.app.handlers.render_post.append(during)
+    steps = session.get(ob).steps
+    try:
+        bpy.ops.render.render(write_still=False)
+    finally:
+        bpy.app.handlers.render_post.remove(during)
+    check(seen and all(v == 0.0 and r for v, r in seen), f"during the render: {seen}")
+    check(session.get(ob).steps == steps, "the live preview stepped during the render")
+    check(shape_key.get(ob).value == 1.0 and not live._rendering, "the render left the key muted")
+
+
 def test_cesium_man_preview_and_bake():
     session.drop_all()
     scene = scenes.empty_scene()

@@ -22,6 +22,7 @@ import numpy as np  # noqa: E402
 import overtone  # noqa: E402
 import runner  # noqa: E402
 import scenes  # noqa: E402
+from overtone import live as live_module  # noqa: E402
 from overtone import native, pc2, session, shape_key  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="overtone-rigs-")
@@ -742,6 +743,9 @@ def _render_pairs(objects, prefix, frames, out_dir, camera):
     scene.render.engine = 'BLENDER_WORKBENCH'
     scene.render.resolution_x, scene.render.resolution_y = 480, 480
     os.makedirs(out_dir, exist_ok=True)
+    # A render mutes the live keys (live.on_render_init); these pictures want them as set here.
+    for handlers, fn in live_module._RENDER_HANDLERS:
+        getattr(bpy.app.handlers, handlers).remove(getattr(live_module, fn))
     for f in range(1, max(frames) + 1):
         scene.frame_set(f)
         if f not in frames:
@@ -753,6 +757,8 @@ def _render_pairs(objects, prefix, frames, out_dir, camera):
             bpy.ops.render.render(write_still=True)
         for o in objects:
             shape_key.get(o).value = 1.0
+    for handlers, fn in live_module._RENDER_HANDLERS:
+        getattr(bpy.app.handlers, handlers).append(getattr(live_module, fn))
 
 
 def test_render_workbench_frames():
