@@ -55,8 +55,8 @@ def blocking_binds():
 
 
 def _session_or_bind(objects, scene, depsgraph, fps):
-    """A body without a usable session: in background mode (scripts, farm renders) it is
-    precomputed before the frame is shown; in the UI the precompute starts on the library's
+    """A body without a usable session: in background mode (scripts; a render itself shows the
+    bake or the plain rig, see ``on_render_init``) it is precomputed before the frame is shown; in the UI the precompute starts on the library's
     worker thread and this returns None (the shape keys are zeroed, so the plain rig plays until
     it is done; a timer installs the session and catches up to the current frame)."""
     if blocking_binds() or not native.has_async_bind():
@@ -97,6 +97,17 @@ def replay(scene, bodies, frame):
     start = scene.frame_start
     begin = [s.last_frame if s.last_frame is not None and start <= s.last_frame < frame else None
              for _, s in bodies]
+    # The run continues from its end only if that frame still has the rig and settings it was
+    # played with (a key edited before it makes the cache outdated: simulate from the start).
+    for i, (obs, s) in enumerate(bodies):
+        if begin[i] is not None and begin[i] in s.cache:
+            _replaying = True
+            try:
+                scene.frame_set(begin[i])
+                if not s.show_cached(obs, bpy.context.evaluated_depsgraph_get(), begin[i]):
+                    begin[i] = None
+            finally:
+                _replaying = False
     first = min((b if b is not None else start) for b in begin)
     _replaying = True
     try:
@@ -116,7 +127,10 @@ def replay(scene, bodies, frame):
 
 
 def update(scene, depsgraph):
-    """Brings every live body to the scene's current frame and writes its objects' shape keys."""
+    """Brings every live body to the scene's current frame and writes its objects' shape keys
+    (nothing while a render runs)."""
+    if _rendering:
+        return
     frame = scene.frame_current
     pending = []
     done = []
@@ -160,7 +174,11 @@ def update(scene, depsgraph):
             if ob.overtone.status.startswith(("error", "binding")):
                 ob.overtone.status = "live"
         if s.outdated and s.last_frame is not None:
-            s.outdated = False  # simulated again from the start: up to date
+            # Simulated again from the start: up to date; the status says why it took longer.
+            s.outdated = False
+            for ob in obs:
+                ob.overtone.status = ("live (the cache was outdated: the rig or a setting changed since those "
+                                      "frames were played; simulated again from the start frame)")
 
 
 @persistent
@@ -191,6 +209,7 @@ def on_render_end(*_args):
 @persistent
 def on_load_pre(*_args):
     """Another file is about to replace this one: free every native deformer."""
+    _rendering.clear()
     session.drop_all()
 
 

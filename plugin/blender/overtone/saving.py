@@ -76,6 +76,9 @@ def move_temporary_sidecars(blend_path):
 
 # The Overtone shape keys muted for the file being written: (object name, value), put back after.
 _muted = []
+# An object property marking a key muted by a save or a render: a file saved that way holds it,
+# and the live preview turns the key back on (only then) when it next writes.
+MUTED = "overtone_key_muted"
 
 
 def mute_live_offsets():
@@ -88,10 +91,15 @@ def mute_live_offsets():
     for ob in bpy.data.objects:
         if ob.type != 'MESH' or not ob.overtone.enabled:
             continue
-        kb = shape_key.get(ob)
-        if kb is not None and kb.value != 0.0:
-            muted.append((ob.name, kb.value))
-            kb.value = 0.0
+        try:
+            kb = shape_key.get(ob)
+            if kb is not None and kb.value != 0.0:
+                value = kb.value
+                kb.value = 0.0
+                ob[MUTED] = True
+                muted.append((ob.name, value))
+        except (AttributeError, RuntimeError, TypeError) as e:  # linked, read-only data
+            print(f"Overtone: cannot mute the live shape key of '{ob.name}': {e}")
     return muted
 
 
@@ -100,9 +108,14 @@ def unmute_live_offsets(muted):
 
     for name, value in muted:
         ob = bpy.data.objects.get(name)
-        kb = shape_key.get(ob) if ob is not None else None
-        if kb is not None:
-            kb.value = value
+        try:
+            kb = shape_key.get(ob) if ob is not None else None
+            if kb is not None:
+                kb.value = value
+            if ob is not None and MUTED in ob:
+                del ob[MUTED]
+        except (AttributeError, RuntimeError, TypeError) as e:
+            print(f"Overtone: cannot unmute the live shape key of '{name}': {e}")
 
 
 @persistent

@@ -534,10 +534,13 @@ class Session:
             if buf is None:
                 buf = self._buffers[p.uid] = np.empty((p.n, 3), dtype=np.float32)
             shape_key.write(ob, ref, self.shown[p.slice], buf)
-            # A file is saved with the key muted (saving.py): the live preview turns it back on.
-            kb = shape_key.get(ob)
-            if kb is not None and kb.value != 1.0:
-                kb.value = 1.0
+            # A file saved with the key muted (saving.py) holds the mark: the live preview turns
+            # that key back on (a key the user set or keyed is left alone).
+            if ob.get("overtone_key_muted"):
+                kb = shape_key.get(ob)
+                if kb is not None:
+                    kb.value = 1.0
+                del ob["overtone_key_muted"]
 
     def free(self):
         self.deformer.free()

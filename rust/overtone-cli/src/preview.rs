@@ -392,7 +392,15 @@ pub fn write_figure_png(
                 let d = n[0] * m[0] + n[1] * m[1] + n[2] * m[2] - offset;
                 let foot = [m[0] - d * n[0], m[1] - d * n[1], m[2] - d * n[2]];
                 let t1 = {
-                    let t = [n[1], -n[0], 0.0];
+                    // n × (the axis along which n is smallest): never zero.
+                    let k = (0..3).min_by(|&a, &b| n[a].abs().total_cmp(&n[b].abs())).unwrap_or(0);
+                    let mut e = [0.0; 3];
+                    e[k] = 1.0;
+                    let t = [
+                        n[1] * e[2] - n[2] * e[1],
+                        n[2] * e[0] - n[0] * e[2],
+                        n[0] * e[1] - n[1] * e[0],
+                    ];
                     let l = norm(&t).max(1e-12);
                     t.map(|v| v / l)
                 };

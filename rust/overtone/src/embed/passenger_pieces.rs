@@ -18,7 +18,9 @@
 //!   at most half `h`'s size: a shell or a card, with no volume of its own to simulate (a
 //!   shirt, whose winding-number inside is the torso; shorts; hair cards), or
 //! * at least half of `p`'s cubes are `h`'s cubes and `p` is at most half `h`'s size: it
-//!   overlaps the body (eyes, teeth); two solids of one size that overlap stay apart, or
+//!   overlaps the body (eyes, teeth); two solids of one size that overlap stay apart, and a
+//!   closed piece does not ride this way in an open one (a body inside a long robe, whose
+//!   winding-number inside holds the body, keeps its own lattice), or
 //! * `p` occupies at most an eighth as many cubes as `h`: a small accessory near the body
 //!   (glasses, buttons, a robot's joint balls).
 //!
@@ -106,13 +108,16 @@ pub(crate) fn passenger_hosts(
                 }
                 let (size, host_size) = (occupied[p].len(), occupied[h].len());
                 let (open, _) = crate::mesh::surface_defects(&piece_tris[p]);
+                let (host_open, _) = crate::mesh::surface_defects(&piece_tris[h]);
                 let shared = occupied[p]
                     .iter()
                     .filter(|(k, _)| owners.get(k).is_some_and(|hs| hs.contains(&h)))
                     .count();
                 let covers = 2 * shared >= size;
                 let shell = open > 0 && (covers || 2 * size <= host_size);
-                let overlaps = covers && 2 * size <= host_size;
+                // A closed piece rides an open host only when small: the winding-number inside
+                // of a long open robe holds the body, which must not ride in the robe.
+                let overlaps = covers && 2 * size <= host_size && (open > 0 || host_open == 0);
                 let small = 8 * size <= host_size;
                 (shell || overlaps || small).then_some(h)
             })
@@ -195,7 +200,7 @@ fn nearest_point_on_surface(
     let corner = |v: usize| [vertices[3 * v], vertices[3 * v + 1], vertices[3 * v + 2]];
     let max_r = grid.dims.iter().copied().max().unwrap_or(0) as isize;
     let mut best: Option<(f64, [f64; 3])> = None;
-    let mut tested: Vec<usize> = Vec::new();
+    let mut tested: std::collections::HashSet<usize> = std::collections::HashSet::new();
     for r in 0..=max_r {
         for dz in -r..=r {
             for dy in -r..=r {
@@ -211,10 +216,9 @@ fn nearest_point_on_surface(
                         continue;
                     };
                     for &t in ts {
-                        if tested.contains(&t) {
+                        if !tested.insert(t) {
                             continue;
                         }
-                        tested.push(t);
                         let x = crate::mesh::closest_point_on_triangle(
                             p,
                             &corner(tris[3 * t]),

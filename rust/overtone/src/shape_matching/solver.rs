@@ -114,6 +114,8 @@ pub struct ShapeMatchingSolver {
     /// Held particles (ascending, no repeats): their velocity is zeroed before the position
     /// update, so they stay where [`set_state`](Self::set_state) put them.
     held: Vec<usize>,
+    /// Per particle, whether it is held (empty when none is); the floor does not move them.
+    is_held: Vec<bool>,
     /// The other buffers of `x` and `v`: a step writes the new positions and velocities into
     /// them and swaps them in once they are finite, so a failed step leaves `x` and `v`
     /// untouched and nothing is copied for recovery (sized in [`new`](Self::new)).
@@ -290,6 +292,7 @@ impl ShapeMatchingSolver {
             weights: Vec::new(),
             contacts: 0,
             held: Vec::new(),
+            is_held: Vec::new(),
             x_next: vec![[0.0; 3]; n],
             v_next: vec![[0.0; 3]; n],
             weights_spare: Vec::new(),
@@ -456,6 +459,10 @@ impl ShapeMatchingSolver {
         let mut held = particles.to_vec();
         held.sort_unstable();
         held.dedup();
+        self.is_held = vec![false; self.n];
+        for &i in &held {
+            self.is_held[i] = true;
+        }
         self.held = held;
         Ok(())
     }
@@ -809,9 +816,18 @@ impl ShapeMatchingSolver {
         // Phase 4: positions (eq. 5) and the floor, into `x_next`.
         let mut contacts = 0;
         let mut finite = true;
-        for ((xn, x), v) in self.x_next.iter_mut().zip(&self.x).zip(self.v_next.iter_mut()) {
+        for (i, ((xn, x), v)) in self
+            .x_next
+            .iter_mut()
+            .zip(&self.x)
+            .zip(self.v_next.iter_mut())
+            .enumerate()
+        {
             if let Some(f) = &self.params.floor {
-                contacts += f.respond(x, v, h) as usize;
+                // A held particle stays put, below the floor or not.
+                if !self.is_held.get(i).copied().unwrap_or(false) {
+                    contacts += f.respond(x, v, h) as usize;
+                }
             }
             for a in 0..3 {
                 xn[a] = x[a] + h * v[a];
