@@ -105,6 +105,26 @@ impl CubeGrid {
         let d = self.dims;
         [k % d[0], (k / d[0]) % d[1], k / (d[0] * d[1])]
     }
+    /// Calls `f` with every cube of the grid at Chebyshev distance exactly `r` from cube `c`
+    /// (`r = 0`: `c` itself), in z, y, x order.
+    pub(crate) fn for_each_in_shell(&self, c: [usize; 3], r: usize, mut f: impl FnMut([usize; 3])) {
+        let r = r as isize;
+        for dz in -r..=r {
+            for dy in -r..=r {
+                for dx in -r..=r {
+                    if dx.abs().max(dy.abs()).max(dz.abs()) != r {
+                        continue;
+                    }
+                    let q = [c[0] as isize + dx, c[1] as isize + dy, c[2] as isize + dz];
+                    if (0..3).any(|i| q[i] < 0 || q[i] >= self.dims[i] as isize) {
+                        continue;
+                    }
+                    f([q[0] as usize, q[1] as usize, q[2] as usize]);
+                }
+            }
+        }
+    }
+
     /// The cube holding point `p` (clamped to the grid).
     pub(crate) fn locate(&self, p: &[f64]) -> [usize; 3] {
         std::array::from_fn(|i| (((p[i] - self.origin[i]) / self.cell).floor().max(0.0) as usize).min(self.dims[i] - 1))
@@ -596,31 +616,18 @@ fn nearest_cube_of(
             })
             .sum()
     };
-    let max_r = grid.dims.iter().copied().max().unwrap_or(0) as isize;
+    let max_r = grid.dims.iter().copied().max().unwrap_or(0);
     let mut best: Option<(f64, usize, [usize; 3])> = None;
     for r in 1..=max_r {
-        // Every cube at Chebyshev distance r.
-        for dz in -r..=r {
-            for dy in -r..=r {
-                for dx in -r..=r {
-                    if dx.abs().max(dy.abs()).max(dz.abs()) != r {
-                        continue;
-                    }
-                    let q = [c[0] as isize + dx, c[1] as isize + dy, c[2] as isize + dz];
-                    if (0..3).any(|i| q[i] < 0 || q[i] >= grid.dims[i] as isize) {
-                        continue;
-                    }
-                    let q = [q[0] as usize, q[1] as usize, q[2] as usize];
-                    let k = grid.index(q);
-                    if first_tet.contains_key(&(k, piece)) {
-                        let d = dist2(q);
-                        if best.is_none_or(|(bd, bk, _)| d < bd || (d == bd && k < bk)) {
-                            best = Some((d, k, q));
-                        }
-                    }
+        grid.for_each_in_shell(c, r, |q| {
+            let k = grid.index(q);
+            if first_tet.contains_key(&(k, piece)) {
+                let d = dist2(q);
+                if best.is_none_or(|(bd, bk, _)| d < bd || (d == bd && k < bk)) {
+                    best = Some((d, k, q));
                 }
             }
-        }
+        });
         // A cube in a later shell is at least r cells away along one axis.
         if let Some((bd, _, q)) = best {
             let next = r as f64 * grid.cell;

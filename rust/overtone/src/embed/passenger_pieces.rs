@@ -198,41 +198,30 @@ fn nearest_point_on_surface(
 ) -> [f64; 3] {
     let c = grid.locate(p);
     let corner = |v: usize| [vertices[3 * v], vertices[3 * v + 1], vertices[3 * v + 2]];
-    let max_r = grid.dims.iter().copied().max().unwrap_or(0) as isize;
+    let max_r = grid.dims.iter().copied().max().unwrap_or(0);
     let mut best: Option<(f64, [f64; 3])> = None;
     let mut tested: std::collections::HashSet<usize> = std::collections::HashSet::new();
     for r in 0..=max_r {
-        for dz in -r..=r {
-            for dy in -r..=r {
-                for dx in -r..=r {
-                    if dx.abs().max(dy.abs()).max(dz.abs()) != r {
-                        continue;
-                    }
-                    let q = [c[0] as isize + dx, c[1] as isize + dy, c[2] as isize + dz];
-                    if (0..3).any(|i| q[i] < 0 || q[i] >= grid.dims[i] as isize) {
-                        continue;
-                    }
-                    let Some(ts) = buckets.get(&grid.index([q[0] as usize, q[1] as usize, q[2] as usize])) else {
-                        continue;
-                    };
-                    for &t in ts {
-                        if !tested.insert(t) {
-                            continue;
-                        }
-                        let x = crate::mesh::closest_point_on_triangle(
-                            p,
-                            &corner(tris[3 * t]),
-                            &corner(tris[3 * t + 1]),
-                            &corner(tris[3 * t + 2]),
-                        );
-                        let d: f64 = (0..3).map(|i| (x[i] - p[i]).powi(2)).sum();
-                        if best.is_none_or(|(bd, _)| d < bd) {
-                            best = Some((d, x));
-                        }
-                    }
+        grid.for_each_in_shell(c, r, |q| {
+            let Some(ts) = buckets.get(&grid.index(q)) else {
+                return;
+            };
+            for &t in ts {
+                if !tested.insert(t) {
+                    continue;
+                }
+                let x = crate::mesh::closest_point_on_triangle(
+                    p,
+                    &corner(tris[3 * t]),
+                    &corner(tris[3 * t + 1]),
+                    &corner(tris[3 * t + 2]),
+                );
+                let d: f64 = (0..3).map(|i| (x[i] - p[i]).powi(2)).sum();
+                if best.is_none_or(|(bd, _)| d < bd) {
+                    best = Some((d, x));
                 }
             }
-        }
+        });
         // Triangles first met in a later shell lie at least r cells away.
         if let Some((bd, x)) = best {
             let next = r as f64 * grid.cell;
