@@ -53,11 +53,7 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
     bl_space_type = 'PROPERTIES'
     bl_region_type = 'WINDOW'
     bl_context = "physics"
-
-    @classmethod
-    def poll(cls, context):
-        ob = context.object
-        return ob is not None and ob.type == 'MESH'
+    poll = classmethod(lambda cls, context: _Sub.poll(context))
 
     def draw(self, context):
         layout = self.layout

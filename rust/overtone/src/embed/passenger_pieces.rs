@@ -55,6 +55,11 @@ pub(crate) fn passenger_hosts(
     let mut owners: HashMap<usize, Vec<usize>> = HashMap::new();
     let mut hosts: Vec<usize> = Vec::new();
     let reach = PASSENGER_REACH as isize;
+    // Whether each piece has holes (boundary edges), counted once per piece.
+    let open: Vec<bool> = piece_tris
+        .iter()
+        .map(|t| crate::mesh::surface_defects(t).0 > 0)
+        .collect();
     for &p in &order {
         if piece_tris[p].is_empty() {
             continue;
@@ -107,17 +112,15 @@ pub(crate) fn passenger_hosts(
                     return None;
                 }
                 let (size, host_size) = (occupied[p].len(), occupied[h].len());
-                let (open, _) = crate::mesh::surface_defects(&piece_tris[p]);
-                let (host_open, _) = crate::mesh::surface_defects(&piece_tris[h]);
                 let shared = occupied[p]
                     .iter()
                     .filter(|(k, _)| owners.get(k).is_some_and(|hs| hs.contains(&h)))
                     .count();
                 let covers = 2 * shared >= size;
-                let shell = open > 0 && (covers || 2 * size <= host_size);
+                let shell = open[p] && (covers || 2 * size <= host_size);
                 // A closed piece rides an open host only when small: the winding-number inside
                 // of a long open robe holds the body, which must not ride in the robe.
-                let overlaps = covers && 2 * size <= host_size && (open > 0 || host_open == 0);
+                let overlaps = covers && 2 * size <= host_size && (open[p] || !open[h]);
                 let small = 8 * size <= host_size;
                 (shell || overlaps || small).then_some(h)
             })
