@@ -52,7 +52,7 @@ typedef struct {
   double poisson_ratio; /* Poisson ratio: volume preservation (ARAP uses only the shear modulus E/(2(1+ν))). (in (-1, 0.5); default 0.4; changes the precompute) */
   double density; /* Mass density in the normalised frame. (kg/m³; > 0; default 1000; changes the precompute) */
   bool use_frequency; /* false: none: Young's modulus as given */
-  double frequency; /* Jiggle frequency of the lowest mode: Young's modulus is rescaled to it, so the same value gives a comparable jiggle on any character. (Hz; > 0; default none) */
+  double frequency; /* Jiggle frequency of the lowest mode: Young's modulus is rescaled to it at bind, so the same value gives a comparable jiggle on any character and with either solver. (Hz; > 0; default 5) */
   double damping; /* Damping ratio of the low jiggle modes: 0 rings on, 0.1 decays over a few swings, 1 settles without swinging. (0 to 10; default 0.1; animatable) */
   double strength; /* Multiplier of the secondary motion (0 none, 2 twice). (>= 0; default 1; animatable) */
   double time_scale; /* Physics seconds per animation second: 2 jiggles twice as fast. (> 0; default 1) */

@@ -16,7 +16,7 @@ bl_info = {
 
 import bpy
 
-from . import batch, live, operators, panel, properties, saving, undo  # noqa: F401 (batch: the farm entry)
+from . import batch, live, operators, panel, properties, saving, setup_check, undo  # noqa: F401 (batch: the farm entry)
 
 _classes = (properties.OvertoneSettings,) + operators.classes + panel.classes
 
@@ -28,9 +28,11 @@ def register():
     live.register()
     undo.register()
     saving.register()
+    setup_check.register()
 
 
 def unregister():
+    setup_check.unregister()
     saving.unregister()
     undo.unregister()
     live.unregister()

@@ -1,4 +1,4 @@
-"""Bake: simulate the scene's frame range and write, for every object of the body, a cache of
+"""Bake: simulate the scene's frame range (or the object's own) and write, for every object of the body, a cache of
 final object-space positions (PC2 by default, Alembic or USD as options), played right after its
 Armature modifier (a Mesh Cache modifier for PC2, a Mesh Sequence Cache modifier otherwise).
 
@@ -33,6 +33,28 @@ def _evaluated_positions(ob, depsgraph, n, out):
     return out
 
 
+def frame_range(ob, scene):
+    """The frames a bake of ``ob`` covers: the scene's range, or the object's own (Cache
+    sub-panel) when *Scene Frame Range* is off."""
+    p = ob.overtone
+    if p.use_scene_frame_range:
+        return scene.frame_start, scene.frame_end
+    return p.bake_frame_start, p.bake_frame_end
+
+
+def bodies(scene):
+    """One object per Overtone body of ``scene`` (its first member), in the scene's order."""
+    seen, out = set(), []
+    for o in scene.objects:
+        if o.type != 'MESH' or not o.overtone.enabled:
+            continue
+        key = o.overtone.body or o.name
+        if key not in seen:
+            seen.add(key)
+            out.append(session.members(scene, o)[0])
+    return out
+
+
 class BakeJob:
     """One bake of the body of ``ob`` over ``scene.frame_start..frame_end``: :meth:`step`
     simulates one frame, :meth:`finish` writes every object's cache and sets up its modifier,
@@ -58,9 +80,10 @@ class BakeJob:
             self.targets.append(path)
             self.formats.append(fmt)
         self.path = self.targets[objects.index(ob)]
-        self.start, self.end = scene.frame_start, scene.frame_end
+        self.start, self.end = frame_range(ob, scene)
         if self.end < self.start:
-            raise session.SettingsError(f"the scene's frame range {self.start}..{self.end} is empty")
+            what = "scene's" if ob.overtone.use_scene_frame_range else "bake's"
+            raise session.SettingsError(f"the {what} frame range {self.start}..{self.end} is empty")
         self.ob, self.scene = ob, scene
         self.frame0 = scene.frame_current
         self.session = s = session.create(objects, scene, bpy.context.evaluated_depsgraph_get())
@@ -217,4 +240,56 @@ class ModalBake:
         except BaseException:
             self.job.cancel()
             raise
+        return {'RUNNING_MODAL'}
+
+
+class ModalBakeAll:
+    """*Bake All*: the bodies of a scene baked one after the other, each a :class:`ModalBake`
+    (same event protocol). A body that fails is reported and skipped; Esc cancels the body
+    being baked (its previous cache untouched) and the ones not started, keeping those already
+    baked."""
+
+    def __init__(self, scene, objects, budget=0.1, on_progress=None):
+        self.scene = scene
+        self.queue = [o.name for o in objects]
+        self.budget = budget
+        self.on_progress = on_progress
+        self.current = None
+        self.results, self.failures = [], []
+        self.cancelled = False
+
+    def _next(self):
+        while self.current is None and self.queue:
+            name = self.queue.pop(0)
+            ob = bpy.data.objects.get(name)
+            if ob is None:
+                continue
+            try:
+                self.current = ModalBake(BakeJob(ob, self.scene), self.budget, self.on_progress)
+                self.current_name = name
+            except Exception as e:
+                self.failures.append((name, e))
+
+    def handle(self, event_type):
+        if event_type in ModalBake.CANCEL_EVENTS:
+            if self.current is not None:
+                self.current.handle(event_type)
+                self.current = None
+            self.queue.clear()
+            self.cancelled = True
+            return {'CANCELLED'}
+        self._next()
+        if self.current is None:
+            return {'FINISHED'}
+        try:
+            answer = self.current.handle(event_type)
+        except Exception as e:
+            self.failures.append((self.current_name, e))
+            self.current = None
+            return {'RUNNING_MODAL'}
+        if 'FINISHED' in answer:
+            self.results.append((self.current_name, self.current.result))
+            self.current = None
+            if not self.queue:
+                return {'FINISHED'}
         return {'RUNNING_MODAL'}

@@ -1,4 +1,5 @@
-"""The Mesh Cache modifier that plays a baked PC2 right after the Armature modifier."""
+"""The Mesh Cache modifier that plays a baked PC2 right after the Armature modifier (and the Mesh
+Sequence Cache modifier of an Alembic/USD bake)."""
 
 MODIFIER = "Overtone Cache"
 
@@ -23,7 +24,9 @@ def ensure(ob, armature_index, filepath, frame_start):
     m.time_mode = 'FRAME'
     m.frame_start = float(frame_start)
     m.frame_scale = 1.0
-    m.interpolation = 'NONE'
+    # Linear between frames: a render's motion blur samples sub-frames (at whole frames it is
+    # the sample itself).
+    m.interpolation = 'LINEAR'
     m.forward_axis = 'POS_Y'
     m.up_axis = 'POS_Z'
     m.factor = 1.0
@@ -94,3 +97,15 @@ def remove_sequence(ob):
     m = get_sequence(ob)
     if m is not None:
         ob.modifiers.remove(m)
+
+
+def free(ob):
+    """Removes every cache modifier a bake added to ``ob``; ``True`` if there was one."""
+    had = get(ob) is not None or get_sequence(ob) is not None
+    remove(ob)
+    remove_sequence(ob)
+    return had
+
+
+def has_cache(ob):
+    return get(ob) is not None or get_sequence(ob) is not None

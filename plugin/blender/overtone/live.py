@@ -138,6 +138,8 @@ def update(scene, depsgraph):
     for obs in _live_bodies(scene):
         try:
             s = session.get(obs[0])
+            if s is not None and s.setup_outdated and s.matches(obs):
+                continue  # edited since the bind: the plain rig until a Rebind (setup_check)
             if s is not None and s.fps != fps and s.clocked and s.matches(obs):
                 # The default integrator runs on the fixed physics clock: a new frame rate only
                 # changes how far a frame advances (no new bind), and the motion restarts.

@@ -1,4 +1,4 @@
-"""Operators: add (bind and precompute), bake, remove. Every failure is reported with
+"""Operators: add (bind and precompute), bake, bake all, free bake, remove. Every failure is reported with
 ``self.report({'ERROR'}, ...)`` and leaves the object as it was."""
 
 import uuid
@@ -377,4 +377,95 @@ class OBJECT_OT_overtone_remove(bpy.types.Operator):
         return {'FINISHED'}
 
 
-classes = (OBJECT_OT_overtone_add, OBJECT_OT_overtone_bake, OBJECT_OT_overtone_remove)
+class OBJECT_OT_overtone_free_bake(bpy.types.Operator):
+    """Free the bake of the active mesh's body, as Cloth's Free Bake does: its cache modifiers are
+    removed and the live preview plays again (the cache files stay on disk)"""
+
+    bl_idname = "object.overtone_free_bake"
+    bl_label = "Free Bake"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context):
+        if not _active_mesh(context) or not context.active_object.overtone.enabled:
+            return False
+        return any(cache_modifier.has_cache(o) for o in session.members(context.scene, context.active_object))
+
+    def execute(self, context):
+        objects = session.members(context.scene, context.active_object)
+        freed = [o.name for o in objects if cache_modifier.free(o)]
+        for o in objects:
+            o.overtone.live_preview = True
+            o.overtone.cache_in_temp = False
+            o.overtone.status = "bake freed: the live preview plays (the cache files are kept on disk)"
+        self.report({'INFO'}, f"Overtone: freed the bake of {', '.join(freed)}")
+        return {'FINISHED'}
+
+
+class OBJECT_OT_overtone_bake_all(bpy.types.Operator):
+    """Bake every Overtone body of the scene, one after the other, each over its own frame range
+    (Esc cancels the body being baked and the rest; bodies already baked keep their new cache)"""
+
+    bl_idname = "object.overtone_bake_all"
+    bl_label = "Bake All"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and bool(bake.bodies(context.scene))
+
+    def _summary(self, results, failures, cancelled=False):
+        for name, e in failures:
+            ob = bpy.data.objects.get(name)
+            if ob is not None:
+                ob.overtone.status = f"error: {e}"
+            self.report({'ERROR'}, f"Overtone: the bake of '{name}' failed: {e}")
+        for name, result in results:
+            for o_name, path in zip(result["objects"], result["paths"]):
+                o = bpy.data.objects.get(o_name)
+                if o is not None:
+                    o.overtone.status = f"baked {result['frames']} frames to {path}"
+        done = ", ".join(name for name, _ in results) or "no body"
+        self.report({'WARNING' if cancelled or failures else 'INFO'},
+                    f"Overtone: baked {done}" + (" (cancelled)" if cancelled else ""))
+        return {'CANCELLED'} if cancelled or not results else {'FINISHED'}
+
+    def execute(self, context):
+        """Every body at once (scripts, background mode)."""
+        results, failures = [], []
+        with _progress(context) as progress:
+            for ob in bake.bodies(context.scene):
+                try:
+                    results.append((ob.name, bake.bake(ob, context.scene, progress)))
+                except Exception as e:
+                    failures.append((ob.name, e))
+        return self._summary(results, failures)
+
+    def invoke(self, context, event):
+        if context.window is None or bpy.app.background:
+            return self.execute(context)
+        wm = context.window_manager
+        self._all = bake.ModalBakeAll(context.scene, bake.bodies(context.scene),
+                                      on_progress=lambda d, t: self._show(context, d, t))
+        self._timer = wm.event_timer_add(0.0, window=context.window)
+        wm.modal_handler_add(self)
+        return {'RUNNING_MODAL'}
+
+    def _show(self, context, done, total):
+        if context.workspace is not None:
+            name = getattr(self._all, "current_name", "")
+            context.workspace.status_text_set(f"Overtone: baking '{name}', frame {done} of {total}, "
+                                              f"{len(self._all.queue)} bodies after it (Esc to cancel)")
+
+    def modal(self, context, event):
+        answer = self._all.handle(event.type)
+        if 'RUNNING_MODAL' in answer:
+            return answer
+        context.window_manager.event_timer_remove(self._timer)
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
+        return self._summary(self._all.results, self._all.failures, self._all.cancelled)
+
+
+classes = (OBJECT_OT_overtone_add, OBJECT_OT_overtone_bake, OBJECT_OT_overtone_bake_all,
+           OBJECT_OT_overtone_free_bake, OBJECT_OT_overtone_remove)

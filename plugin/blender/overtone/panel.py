@@ -6,7 +6,7 @@ can be set before the first Add, which binds with them."""
 
 import bpy
 
-from . import properties, session
+from . import cache_modifier, properties, session
 
 # The optional settings of the table (drawn with their use_ switch).
 _OPTIONAL = {row["name"] for row in properties.ROWS if row["optional"]}
@@ -28,10 +28,31 @@ def _setting(layout, props, name):
     row.prop_decorator(props, name)
 
 
-def _split(layout):
+def baked(ob):
+    """The body of ``ob`` plays a bake (a cache modifier, live preview off): as with a baked
+    Cloth, the settings that made the bake are locked until *Free Bake*."""
+    p = ob.overtone
+    return p.enabled and not p.live_preview and cache_modifier.has_cache(ob)
+
+
+def _split(layout, ob=None):
+    """A property-split column; greyed out (not editable) while ``ob`` plays a bake."""
     layout.use_property_split = True
     layout.use_property_decorate = True
-    return layout.column()
+    col = layout.column()
+    if ob is not None and baked(ob):
+        col.enabled = False
+    return col
+
+
+def _unassigned(counts, default):
+    """The Weights hint for a group: how many vertices are not in it and what they get (a vertex
+    not in the group differs from one at weight 0; Blender's Clean removes weight-0 vertices from
+    a group, which marks the bind outdated)."""
+    if counts is None:
+        return f"Vertices not in the group keep {default}"
+    inside, total = counts
+    return f"{total - inside} of {total} vertices are not in the group: they keep {default}"
 
 
 class _Sub:
@@ -73,8 +94,10 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
         row.operator("object.overtone_bake", icon='REC')
         row.operator("object.overtone_add", text="Rebind", icon='FILE_REFRESH')
         layout.operator("object.overtone_remove", icon='X')
+        if baked(ob):
+            layout.label(text="Baked: the settings are locked until Free Bake (Cache)", icon='LOCKED')
         if props.status:
-            layout.label(text=props.status, icon='ERROR' if props.status.startswith("error") else 'INFO')
+            layout.label(text=props.status, icon='ERROR' if props.status.startswith(("error", "Outdated")) else 'INFO')
 
 
 class PHYSICS_PT_overtone_motion(_Sub, bpy.types.Panel):
@@ -82,7 +105,7 @@ class PHYSICS_PT_overtone_motion(_Sub, bpy.types.Panel):
 
     def draw(self, context):
         props = context.object.overtone
-        col = _split(self.layout)
+        col = _split(self.layout, context.object)
         for name in ("damping", "strength", "frequency", "time_scale", "preroll"):
             _setting(col, props, name)
         col.prop(props, "use_gravity")
@@ -95,7 +118,7 @@ class PHYSICS_PT_overtone_material(_Sub, bpy.types.Panel):
 
     def draw(self, context):
         props = context.object.overtone
-        col = _split(self.layout)
+        col = _split(self.layout, context.object)
         sub = col.column()
         # With a frequency set, Young's modulus is only the starting value that gets rescaled.
         sub.active = not props.use_frequency
@@ -110,12 +133,14 @@ class PHYSICS_PT_overtone_weights(_Sub, bpy.types.Panel):
     def draw(self, context):
         ob = context.object
         props = ob.overtone
-        col = _split(self.layout)
+        col = _split(self.layout, ob)
+        s = session.get(ob)
+        painted = s.painted if s is not None else {}
         col.prop_search(props, "leak_group", ob, "vertex_groups")
         hint = col.column(align=True)
         if props.leak_group:
             hint.label(text="Painted: 0 follows the rig, 1 resists it (lags)")
-            hint.label(text="Unpainted vertices keep the default field")
+            hint.label(text=_unassigned(painted.get("leak"), "the default field"))
         else:
             hint.label(text="None: the default field (rigid at the bones, free in the flesh)")
         col.prop_search(props, "stiffness_group", ob, "vertex_groups")
@@ -124,7 +149,7 @@ class PHYSICS_PT_overtone_weights(_Sub, bpy.types.Panel):
             hint = col.column(align=True)
             r = props.stiffness_range
             hint.label(text=f"Painted: 0.5 default, 1 is {r:g}x stiffer (less jiggle), 0 is {r:g}x softer")
-            hint.label(text="Unpainted vertices keep the default stiffness")
+            hint.label(text=_unassigned(painted.get("stiffness"), "the default stiffness"))
 
 
 class PHYSICS_PT_overtone_cache(_Sub, bpy.types.Panel):
@@ -140,8 +165,18 @@ class PHYSICS_PT_overtone_cache(_Sub, bpy.types.Panel):
             col.label(text=s.cache_info(), icon='ERROR' if s.outdated else 'FILE_CACHE')
         col.prop(props, "cache_format")
         col.prop(props, "cache_file")
+        col.prop(props, "use_scene_frame_range")
+        sub = col.column(align=True)
+        sub.active = not props.use_scene_frame_range
+        sub.prop(props, "bake_frame_start")
+        sub.prop(props, "bake_frame_end")
         if props.enabled:
-            col.operator("object.overtone_bake", icon='REC')
+            row = col.row(align=True)
+            row.operator("object.overtone_bake", text="Bake", icon='REC')
+            row.operator("object.overtone_free_bake", icon='TRASH')
+            col.operator("object.overtone_bake_all", icon='SCENE_DATA')
+            if cache_modifier.has_cache(ob):
+                col.label(text=props.status or "baked", icon='FILE_TICK')
 
 
 class PHYSICS_PT_overtone_solver(_Sub, bpy.types.Panel):
@@ -150,7 +185,7 @@ class PHYSICS_PT_overtone_solver(_Sub, bpy.types.Panel):
 
     def draw(self, context):
         props = context.object.overtone
-        col = _split(self.layout)
+        col = _split(self.layout, context.object)
         col.prop(props, "solver")
         sub = col.column()
         sub.enabled = props.solver == 'FAST'

@@ -226,6 +226,13 @@ class OvertoneSettings(bpy.types.PropertyGroup):
                ('USD', "USD", "USD text (.usda) played by a Mesh Sequence Cache modifier")],
         description="File format of the bake (the Point Cache path's extension follows it)",
         update=_format_changed)
+    use_scene_frame_range: BoolProperty(
+        name="Scene Frame Range", default=True,
+        description="Bake the scene's frame range (off: the Start and End frames below, as a Cloth "
+                    "cache's own range)")
+    bake_frame_start: IntProperty(name="Start", default=1, description="First frame baked (the "
+                                  "simulation starts at rest there)")
+    bake_frame_end: IntProperty(name="End", default=250, description="Last frame baked")
     live_preview: BoolProperty(name="Live Preview", default=True, update=_live_changed,
                                description="Simulate while the timeline plays (a shape key); off "
                                            "plays the baked cache")

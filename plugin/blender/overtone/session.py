@@ -295,6 +295,10 @@ class Bind:
         self.leak = None if leak is None else b.weld_field(leak)
         stiffness = body_stiffness(b, objects)
         self.stiffness = None if stiffness is None else b.weld_field(stiffness)
+        # Per painted field, (vertices in the group, vertices of the body): the panel says how
+        # many keep the default (unassigned differs from weight 0).
+        self.painted = {name: (int((f >= 0.0).sum()), len(f))
+                        for name, f in (("leak", leak), ("stiffness", stiffness)) if f is not None}
         self.settings = native_settings(props, scene)
         sidecar = resolve_path(props.sidecar, "sidecar", allow_temp=True) if props.sidecar else ""
         if sidecar:
@@ -315,6 +319,9 @@ class Bind:
         self.fps = scene.render.fps / scene.render.fps_base
         self.clocked = clocked(self.settings)
         self.job = None
+        # What the precompute is built from, checked again after edits (setup_check).
+        from . import setup_check
+        self.setup = setup_check.fingerprint(objects, scene)
 
     def body(self):
         """The ``native.Body`` of this bind: the welded surface, its fields, first pose and sidecar."""
@@ -382,6 +389,11 @@ class Session:
         self.uids = bind.uids
         self.sidecar = bind.sidecar
         self.fps = bind.fps
+        # The bind's fingerprint, and whether the body's data no longer matches it: the live
+        # preview then shows the plain rig until a Rebind (setup_check).
+        self.setup = bind.setup
+        self.setup_outdated = False
+        self.painted = bind.painted
         self.clocked = bind.clocked
         self.last_frame = None
         self.u = np.zeros_like(b.rest)
@@ -548,6 +560,11 @@ class Session:
 
 def get(ob):
     return _sessions.get(body_key(ob))
+
+
+def get_key(key):
+    """The session of the body ``key`` (see :func:`body_key`), if any."""
+    return _sessions.get(key)
 
 
 def create(objects, scene, depsgraph):

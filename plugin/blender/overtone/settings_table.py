@@ -35,11 +35,11 @@ SETTINGS = (
     },
     {
         "name": "frequency", "label": "Frequency", "type": "FLOAT",
-        "default": 4.0, "default_set": False, "optional": True, "unset": "none: Young's modulus as given",
+        "default": 5.0, "default_set": True, "optional": True, "unset": "none: Young's modulus as given",
         "min": 0.0, "min_exclusive": True, "max": None, "max_exclusive": False,
         "soft_min": None, "soft_max": 20.0, "unit": "Hz", "group": "MOTION",
         "precompute": False, "animatable": False, "items": None,
-        "description": "Jiggle frequency of the lowest mode: Young's modulus is rescaled to it, so the same value gives a comparable jiggle on any character. Unset: none: Young's modulus as given.",
+        "description": "Jiggle frequency of the lowest mode: Young's modulus is rescaled to it at bind, so the same value gives a comparable jiggle on any character and with either solver. Unset: none: Young's modulus as given.",
     },
     {
         "name": "damping", "label": "Damping", "type": "FLOAT",

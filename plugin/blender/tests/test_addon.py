@@ -39,10 +39,10 @@ def sidecar_key(path):
     return head[16 + vlen:48 + vlen]
 
 
-def tube_scene(name="tube"):
+def tube_scene(name="tube", **tube):
     session.drop_all()
     scene = scenes.empty_scene()
-    ob, rig = scenes.rigged_tube()
+    ob, rig = scenes.rigged_tube(**tube)
     ob.overtone.sidecar = os.path.join(TMP, f"{name}.ovt")
     ob.overtone.cache_file = os.path.join(TMP, f"{name}.pc2")
     return scene, ob, rig
@@ -90,7 +90,7 @@ def test_defaults_match_the_library():
         check(rna[name].type != 'BOOLEAN' or isinstance(getattr(s, name), bool), f"{name} is not a bool")
     check(not any(getattr(s, f"use_{row['name']}") for row in properties.ROWS
                   if row["optional"] and not row["default_set"]), "an optional setting unset in the table is set")
-    check(s.use_cut_distance and not s.use_frequency and not s.use_max_displacement and not s.use_modes
+    check(s.use_cut_distance and s.use_frequency and not s.use_max_displacement and not s.use_modes
           and not s.use_lattice_resolution and not s.use_substeps, "the library's optional defaults changed")
     session.drop_all()
     scene = scenes.empty_scene()
@@ -151,12 +151,17 @@ class _Layout:
         self.active = True
         # Property name -> whether it was drawn greyed out (this layout or a parent inactive).
         self.greyed = {} if parent is None else parent.greyed
+        # Property name -> whether it was drawn not editable (this layout or a parent disabled).
+        self.locked = {} if parent is None else parent.locked
 
     def column(self, **_):
         return _Layout(self.calls, self)
 
     def inactive(self):
         return not self.active or (self.parent is not None and self.parent.inactive())
+
+    def disabled(self):
+        return not self.enabled or (self.parent is not None and self.parent.disabled())
 
     row = column
     box = column
@@ -175,6 +180,7 @@ class _Layout:
         check(name in data.bl_rna.properties, f"panel draws a missing property {name}")
         self.calls.append(("prop", name))
         self.greyed[name] = self.inactive()
+        self.locked[name] = self.disabled()
 
     def prop_search(self, data, name, search_data, search_name, **_):
         check(name in data.bl_rna.properties and search_name in search_data.bl_rna.properties, name)
@@ -494,6 +500,156 @@ def test_remove_restores_the_plain_rig():
     scene.frame_set(13)
     scene.frame_set(12)
     check(np.abs(scenes.evaluated_positions(ob) - rig_only).max() < 1e-6, "the plain rig is not restored")
+
+
+def test_bake_range_free_bake_bake_all_and_motion_blur():
+    """The Cache sub-panel as Cloth's: a bake of the object's own frame range (the cache's first
+    sample at its start frame), sub-frames between two samples interpolated (a render's motion
+    blur samples them), *Free Bake* removes the cache modifiers and the live preview plays again
+    (the file stays), *Bake All* bakes every Overtone body of the scene (the UI's Esc path too,
+    through the modal logic: a cancel keeps the bodies baked before)."""
+    from overtone import bake, cache_modifier
+    scene, ob, rig = tube_scene("range")
+    scene.frame_start, scene.frame_end = 1, 24
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    ob.overtone.use_scene_frame_range = False
+    ob.overtone.bake_frame_start, ob.overtone.bake_frame_end = 5, 24
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake failed")
+    m = cache_modifier.get(ob)
+    check(m is not None and m.frame_start == 5.0 and m.interpolation == 'LINEAR', "the range bake's modifier")
+    with open(ob.overtone.cache_file, "rb") as f:
+        f.seek(28)
+        samples = int(np.frombuffer(f.read(4), dtype="<i4")[0])
+    check(samples == 20, f"the range 5..24 baked {samples} samples")
+    scene.frame_set(12)
+    a = scenes.evaluated_positions(ob)
+    scene.frame_set(13)
+    b = scenes.evaluated_positions(ob)
+    scene.frame_set(12, subframe=0.5)
+    mid = scenes.evaluated_positions(ob)
+    # The rig part of the sub-frame is the armature's own pose there; the cache's is linear.
+    err = np.abs(mid - 0.5 * (a + b)).max()
+    step = np.abs(b - a).max()
+    print(f"    sub-frame 12.5 vs the mean of frames 12 and 13: {err:.2e} (the frames differ by {step:.2e})")
+    check(step > 1e-4 and err < 1e-5, f"sub-frame not interpolated: {err:e} of a {step:e} step")
+    from overtone import panel
+
+    def locked():
+        layout = _Layout([])
+        ctx = type("Ctx", (), {"object": ob, "scene": scene})()
+        for cls in panel.classes:
+            cls.draw(type("P", (), {"layout": layout})(), ctx)
+        return layout.locked
+    while_baked = locked()
+    check(while_baked["damping"] and while_baked["frequency"] and while_baked["solver"]
+          and not while_baked["bake_frame_start"], f"locked while baked: {while_baked}")
+    path = ob.overtone.cache_file
+    check(bpy.ops.object.overtone_free_bake() == {'FINISHED'}, "free bake failed")
+    check(not any(locked().values()), "settings stay locked after Free Bake")
+    check(not cache_modifier.has_cache(ob) and ob.overtone.live_preview, "free bake left the cache playing")
+    check(os.path.exists(path), "free bake deleted the file")
+    check(not bpy.ops.object.overtone_free_bake.poll(), "free bake is offered with nothing baked")
+    # A second body; Bake All bakes both.
+    other, _ = scenes.rigged_tube()
+    other.overtone.sidecar = os.path.join(TMP, "range2.ovt")
+    other.overtone.cache_file = os.path.join(TMP, "range2.pc2")
+    scenes._select_only([other], other)
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add of the second body failed")
+    check([o.name for o in bake.bodies(scene)] == sorted([ob.name, other.name],
+          key=lambda n: list(scene.objects).index(bpy.data.objects[n])), "bodies of the scene")
+    check(bpy.ops.object.overtone_bake_all() == {'FINISHED'}, "bake all failed")
+    check(cache_modifier.has_cache(ob) and cache_modifier.has_cache(other), "bake all left a body unbaked")
+    # The modal path: Esc during the second body keeps the first one's new cache.
+    for o in (ob, other):
+        cache_modifier.free(o)
+    job = bake.ModalBakeAll(scene, bake.bodies(scene), budget=1e-4)
+    for _ in range(1000):
+        if job.results:
+            break
+        check('RUNNING_MODAL' in job.handle('TIMER'), f"the modal bake all ended early: {job.failures}")
+    check(len(job.results) == 1 and not job.failures, f"bake all: {job.results} {job.failures}")
+    job.handle('TIMER')
+    check(job.handle('ESC') == {'CANCELLED'} and job.cancelled, "Esc did not cancel")
+    first = bpy.data.objects[job.results[0][0]]
+    second = other if first is ob else ob
+    check(cache_modifier.has_cache(first) and not cache_modifier.has_cache(second),
+          "a cancelled bake all lost the finished body or baked the cancelled one")
+
+
+def shape_key_offsets(ob):
+    """The Overtone key's offsets from its reference key (n x 3)."""
+    from overtone import shape_key
+    kb = shape_key.get(ob)
+    n = len(ob.data.vertices)
+    co, ref = np.empty(3 * n), np.empty(3 * n)
+    kb.data.foreach_get("co", co)
+    kb.relative_key.data.foreach_get("co", ref)
+    return (co - ref).reshape(n, 3)
+
+
+def test_editing_the_setup_marks_the_bind_outdated():
+    """Issue 30's staleness: painting a weight, Blender's Clean on a leak group (weight-0 vertices
+    leave the group), a new modifier before the Armature or Preserve Volume after a bind mark the
+    bind outdated — the status says "Outdated — Rebind" and what changed, and the live preview
+    shows the plain rig instead of frames simulated from the old setup — while playing (the
+    add-on's own shape-key writes) does not; Rebind makes it live again. The Weights hint counts
+    the vertices not in the group."""
+    from overtone import panel, setup_check
+    scene, ob, _ = tube_scene("stale", rings=41, segments=16)
+    leak = ob.vertex_groups.new(name="Leak")
+    leak.add(list(range(0, 200)), 0.0, 'REPLACE')
+    leak.add(list(range(200, 400)), 1.0, 'REPLACE')
+    ob.overtone.leak_group = "Leak"
+    ob.overtone.use_lattice_resolution, ob.overtone.lattice_resolution = True, 12  # quick binds
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    scenes.play(scene, ob, range(1, 12))
+
+    def settle():
+        """What the timer does once edits pause (headless Blender runs no timers)."""
+        setup_check._last_edit[0] -= setup_check.QUIET_SECONDS
+        check(setup_check._timer() is None, "the check timer asked to run again")
+    settle()
+    check(not session.get(ob).setup_outdated, "playing (the add-on's own shape-key writes) marked the bind outdated")
+    s = session.get(ob)
+    n = len(ob.data.vertices)
+    check(s.painted["leak"] == (400, n), f"painted counts {s.painted}")
+    labels = []
+    layout = _Layout(labels)
+    panel.PHYSICS_PT_overtone_weights.draw(type("P", (), {"layout": layout})(),
+                                           type("Ctx", (), {"object": ob, "scene": scene})())
+    hint = f"{n - 400} of {n} vertices are not in the group: they keep the default field"
+    check(("label", hint) in labels, f"the Weights hint: {labels}")
+
+    def stale(edit, words):
+        check(bpy.ops.object.overtone_add() == {'FINISHED'}, "rebind failed")
+        scene.frame_set(1)
+        scenes.play(scene, ob, range(2, 8))
+        moving = np.abs(shape_key_offsets(ob)).max()
+        check(moving > 1e-5, "no secondary motion before the edit")
+        edit()
+        bpy.context.view_layer.update()  # the depsgraph update notes the body
+        check(session.body_key(ob) in setup_check._dirty, "the edit was not noticed")
+        settle()
+        status = ob.overtone.status
+        check(session.get(ob).setup_outdated and status.startswith("Outdated — Rebind") and words in status,
+              status)
+        steps = session.get(ob).steps
+        scene.frame_set(8)
+        check(np.abs(shape_key_offsets(ob)).max() == 0.0 and session.get(ob).steps == steps,
+              "an outdated bind still writes simulated frames")
+        print(f"    {words}: {status}")
+
+    stale(lambda: ob.vertex_groups["Bone1"].add([5], 0.123, 'REPLACE'), "weights")
+    # Clean: the weight-0 vertices leave the leak group (they would get the default field).
+    stale(lambda: leak.remove(list(range(0, 200))), "weights")
+    arm_mod = next(m for m in ob.modifiers if m.type == 'ARMATURE')
+    stale(lambda: setattr(arm_mod, "use_deform_preserve_volume", True), "modifiers")
+    arm_mod.use_deform_preserve_volume = False
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "rebind after the edits failed")
+    scene.frame_set(1)
+    scenes.play(scene, ob, range(2, 8))
+    check(not session.get(ob).setup_outdated and np.abs(shape_key_offsets(ob)).max() > 1e-5,
+          "Rebind did not bring the live preview back")
 
 
 def test_remove_save_and_render_leave_no_live_offsets_behind():

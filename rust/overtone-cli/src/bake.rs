@@ -334,6 +334,11 @@ fn bake_gltf(
     }
     // Dynamics flags; a painted stiffness (per welded or per input vertex) multiplies the
     // skeleton-derived default; gravity is given in the file's units (÷ scale).
+    // A Young's modulus given without a frequency is used as given (the character's default
+    // stiffness is a frequency, `DEFAULT_FREQUENCY`).
+    if o.youngs_modulus.is_some() && keys.get("frequency").is_none() {
+        ch.scene.dynamics.frequency = None;
+    }
     ch.scene.dynamics = keys.apply(&ch.scene.dynamics)?;
     if let Some(p) = &o.dynamics.stiffness {
         let mut f = crate::dynamics_args::read_field(p, "stiffness")?;

@@ -292,7 +292,7 @@ pub fn substeps_table(character: &Path, frames: usize, repeats: usize) -> Result
     Ok(rows.join("\n") + "\n")
 }
 
-/// Multiples of the default Young's modulus in [`stiffness_table`].
+/// Multiples of the default stiffness (Young's modulus, and frequency × √multiple) in [`stiffness_table`].
 const STIFFNESS: [f64; 3] = [1.0, 10.0, 100.0];
 
 /// Substeps per physics step of the converged reference in [`stiffness_table`].
@@ -333,6 +333,8 @@ pub fn stiffness_table(character: &Path, frames: usize, repeats: usize) -> Resul
     let scene_at = |scale: f64, substeps: Option<usize>| {
         let mut sc = ch.scene.clone();
         sc.material.youngs_modulus = e0 * scale;
+        // Stiffness × scale is frequency × √scale.
+        sc.dynamics.frequency = ch.scene.dynamics.frequency.map(|f| f * scale.sqrt());
         sc.dynamics.substeps = substeps;
         sc
     };

@@ -191,7 +191,8 @@ enum Command {
         #[arg(long)]
         surface: Option<PathBuf>,
         /// Young's modulus (glTF characters: in the normalised frame, longest half-extent 1;
-        /// default 2.5e4).
+        /// default 2.5e4, rescaled to the default frequency of 5 Hz; given without
+        /// --frequency, it is used as given).
         #[arg(long)]
         youngs_modulus: Option<f64>,
         /// Poisson ratio (default 0.4).

@@ -77,7 +77,7 @@ mod ffi {
         density: f64,
         /// Whether `frequency` is set (false: none: Young's modulus as given).
         use_frequency: bool,
-        /// Jiggle frequency of the lowest mode: Young's modulus is rescaled to it, so the same value gives a comparable jiggle on any character.
+        /// Jiggle frequency of the lowest mode: Young's modulus is rescaled to it at bind, so the same value gives a comparable jiggle on any character and with either solver.
         frequency: f64,
         /// Damping ratio of the low jiggle modes: 0 rings on, 0.1 decays over a few swings, 1 settles without swinging.
         damping: f64,

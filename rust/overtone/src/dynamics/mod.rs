@@ -17,7 +17,7 @@ pub mod time_integration;
 pub use fast::{FastParams, FastPrecompute, FastSolver, ReducedModel, AUTO_MODES, SMALL_BODY_MODES};
 pub use full_order::FullOrderSolver;
 pub use newton_cd::{NewtonCdParams, NewtonCdSolver};
-pub use params::{Integrator, LocalGlobalParams, Material, RestShape, SolverParams};
+pub use params::{Integrator, LocalGlobalParams, Material, RestShape, SolverParams, DEFAULT_FREQUENCY};
 pub(crate) use params::{DEFAULT_DAMPING, MAX_SUBSTEPS};
 pub use physics_clock::{PhysicsClock, PHYSICS_RATE};
 pub(crate) use solver::{max_norm, validate_solver_inputs};

@@ -8,6 +8,19 @@ use crate::error::{OvertoneError, Result};
 /// a few percent within two to three periods.
 pub(crate) const DEFAULT_DAMPING: f64 = 0.1;
 
+/// Default frequency of a character's lowest vibration mode, Hz (hosts and glTF bakes; scene
+/// files keep their Young's modulus unless they give a frequency). Both solvers rescale the
+/// stiffness to it at bind, each on its own lowest mode, so the solver switch keeps the jiggle's
+/// rate: at one Young's modulus the reduced model, stiffened by its subspace and rotation
+/// clusters, rang ~1.5x as fast as the full model (CesiumMan 6.2 vs 4.2 Hz at the former
+/// default 2.5e4), and stocky bodies twice as fast as slender ones (mannequin 12.4 Hz, avatar
+/// 13.4 Hz). Measured when choosing it: a live host's frame-rate independence degrades as the
+/// body's period nears a few host frames (Blender CesiumMan, 96 vs 24 fps: 1.8% of the peak at
+/// 4 Hz, 3.8% at 5, 6.6% at 6), and a layered avatar's motion grows as the frequency drops
+/// (peak 1.7% / 3.0% / 6.1% of its diagonal at 6 / 5 / 4 Hz, still 0.45% one second after
+/// the rig stops at 4 Hz).
+pub const DEFAULT_FREQUENCY: f64 = 5.0;
+
 /// An ARAP material: `E` and `ν` give the shear modulus `μ`, density gives the lumped mass.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Material {

@@ -426,9 +426,11 @@ impl Character {
             examples: None,
             blendshapes,
             normalisation: Some(frame),
-            // The cubes the surface crosses carry only the part of the body inside them.
+            // The cubes the surface crosses carry only the part of the body inside them; the
+            // stiffness is the default frequency's (a host's default too).
             dynamics: crate::scene::SceneDynamics {
                 fill: Some(embedding.material_share.clone()),
+                frequency: Some(crate::dynamics::DEFAULT_FREQUENCY),
                 ..crate::scene::SceneDynamics::default()
             },
             model: ElasticModel::Arap,

@@ -90,11 +90,12 @@ settings_table! {
         label: "Density", short: "den", unit: "kg/m³", min: Some(0.0), min_exclusive: true,
         soft_max: Some(1e4), precompute: true,
     };
-    /// Jiggle frequency of the lowest mode: Young's modulus is rescaled to it, so the same value
-    /// gives a comparable jiggle on any character.
-    frequency: Option<f64> = None, Spec {
+    /// Jiggle frequency of the lowest mode: Young's modulus is rescaled to it at bind, so the
+    /// same value gives a comparable jiggle on any character and with either solver.
+    frequency: Option<f64> = Some(crate::dynamics::DEFAULT_FREQUENCY), Spec {
         label: "Frequency", short: "frq", unit: "Hz", min: Some(0.0), min_exclusive: true,
-        soft_max: Some(20.0), unset_value: 4.0, unset: "none: Young's modulus as given", scene: true,
+        soft_max: Some(20.0), unset_value: crate::dynamics::DEFAULT_FREQUENCY,
+        unset: "none: Young's modulus as given", scene: true,
     };
     /// Damping ratio of the low jiggle modes: 0 rings on, 0.1 decays over a few swings, 1
     /// settles without swinging.
