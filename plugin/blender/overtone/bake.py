@@ -80,9 +80,9 @@ class BakeJob:
             self.targets.append(path)
             self.formats.append(fmt)
         self.path = self.targets[objects.index(ob)]
-        self.start, self.end = frame_range(ob, scene)
+        self.start, self.end = frame_range(objects[0], scene)
         if self.end < self.start:
-            what = "scene's" if ob.overtone.use_scene_frame_range else "bake's"
+            what = "scene's" if objects[0].overtone.use_scene_frame_range else "bake's"
             raise session.SettingsError(f"the {what} frame range {self.start}..{self.end} is empty")
         self.ob, self.scene = ob, scene
         self.frame0 = scene.frame_current

@@ -1,5 +1,5 @@
-"""Farm bakes: bake every Overtone object of a saved .blend headless, in order, over the scene's
-frame range, and exit non-zero when any object fails.
+"""Farm bakes: bake every Overtone body of a saved .blend headless, in order, each over its frame
+range (the scene's, or the body's own), and exit non-zero when any object fails.
 
     blender -b shot.blend --python-expr "import bl_ext.user_default.overtone as o; o.batch.bake_all()"
     blender -b shot.blend --python-expr "...; o.batch.bake_all(['Body', 'Belly'])"
@@ -26,7 +26,8 @@ def overtone_objects(scene, names=None):
     """The scene's mesh objects with Overtone enabled, in name order, or exactly ``names``
     (each must exist, be a mesh and have Overtone enabled; a missing one is a failure)."""
     if names is None:
-        return sorted((o for o in scene.objects if o.type == 'MESH' and o.overtone.enabled), key=lambda o: o.name), []
+        # One object per body (a bake writes every object of its body).
+        return sorted(bake.bodies(scene), key=lambda o: o.name), []
     found, missing = [], []
     for n in names:
         ob = scene.objects.get(n)
@@ -58,13 +59,14 @@ def bake_all(names=None, exit=True, scene=None):
     if not obs and not missing:
         results[""] = f"no object of scene '{scene.name}' has Overtone enabled"
         _say(f"overtone: FAILED: {results['']}", err=True)
-    _say(f"overtone: baking {len(obs)} object(s) over frames {scene.frame_start}..{scene.frame_end} "
-         f"of '{bpy.data.filepath or 'unsaved file'}'")
+    _say(f"overtone: baking {len(obs)} object(s) of '{bpy.data.filepath or 'unsaved file'}'")
     for ob in obs:
         name = ob.name
+        first, last = bake.frame_range(session.members(scene, ob)[0], scene)
+        _say(f"overtone: {name} over frames {first}..{last}")
 
-        def progress(done, total, name=name):
-            _say(f"overtone: {name} frame {scene.frame_start + done - 1} ({done}/{total})")
+        def progress(done, total, name=name, first=first):
+            _say(f"overtone: {name} frame {first + done - 1} ({done}/{total})")
 
         try:
             r = bake.bake(ob, scene, progress)

@@ -101,7 +101,7 @@ def remove_sequence(ob):
 
 def free(ob):
     """Removes every cache modifier a bake added to ``ob``; ``True`` if there was one."""
-    had = get(ob) is not None or get_sequence(ob) is not None
+    had = has_cache(ob)
     remove(ob)
     remove_sequence(ob)
     return had

@@ -10,7 +10,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from . import native, session, shape_key
+from . import native, session, setup_check, shape_key
 from .rig_binding import BindError
 
 _replaying = False
@@ -135,9 +135,13 @@ def update(scene, depsgraph):
     pending = []
     done = []
     fps = scene.render.fps / scene.render.fps_base
+    session.split_copies(scene)
     for obs in _live_bodies(scene):
         try:
             s = session.get(obs[0])
+            if s is not None and not s.setup_outdated and s.matches(obs) and \
+                    setup_check.scene_changed(s, obs, scene):
+                setup_check.mark(s, obs, ["the scene's gravity or units"])
             if s is not None and s.setup_outdated and s.matches(obs):
                 continue  # edited since the bind: the plain rig until a Rebind (setup_check)
             if s is not None and s.fps != fps and s.clocked and s.matches(obs):
@@ -173,7 +177,7 @@ def update(scene, depsgraph):
     for obs, s in done:
         s.write_shape_keys(obs)
         for ob in obs:
-            if ob.overtone.status.startswith(("error", "binding")):
+            if ob.overtone.status.startswith(("error", "binding", "Outdated")):
                 ob.overtone.status = "live"
         if s.outdated and s.last_frame is not None:
             # Simulated again from the start: up to date; the status says why it took longer.

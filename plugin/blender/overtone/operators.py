@@ -354,8 +354,7 @@ class OBJECT_OT_overtone_remove(bpy.types.Operator):
         rest = [o for o in session.members(context.scene, ob) if o is not ob] if props.body else []
         session.drop(ob)
         # Every cache modifier a bake added: the PC2 Mesh Cache and the Alembic/USD Sequence Cache.
-        cache_modifier.remove(ob)
-        cache_modifier.remove_sequence(ob)
+        cache_modifier.free(ob)
         shape_key.remove(ob, props.created_basis)
         props.created_basis = False
         props.enabled = False
@@ -428,7 +427,8 @@ class OBJECT_OT_overtone_bake_all(bpy.types.Operator):
         done = ", ".join(name for name, _ in results) or "no body"
         self.report({'WARNING' if cancelled or failures else 'INFO'},
                     f"Overtone: baked {done}" + (" (cancelled)" if cancelled else ""))
-        return {'CANCELLED'} if cancelled or not results else {'FINISHED'}
+        # Bodies baked before a cancel keep their new cache: an undo step for them.
+        return {'FINISHED'} if results else {'CANCELLED'}
 
     def execute(self, context):
         """Every body at once (scripts, background mode)."""

@@ -135,7 +135,7 @@ class PHYSICS_PT_overtone_weights(_Sub, bpy.types.Panel):
         props = ob.overtone
         col = _split(self.layout, ob)
         s = session.get(ob)
-        painted = s.painted if s is not None else {}
+        painted = s.painted.get(ob.name, {}) if s is not None else {}
         col.prop_search(props, "leak_group", ob, "vertex_groups")
         hint = col.column(align=True)
         if props.leak_group:
@@ -170,6 +170,10 @@ class PHYSICS_PT_overtone_cache(_Sub, bpy.types.Panel):
         sub.active = not props.use_scene_frame_range
         sub.prop(props, "bake_frame_start")
         sub.prop(props, "bake_frame_end")
+        scene = context.scene
+        if not props.use_scene_frame_range and (props.bake_frame_start > scene.frame_start or
+                                                 props.bake_frame_end < scene.frame_end):
+            col.label(text="Outside Start-End the cache holds its first and last frames", icon='INFO')
         if props.enabled:
             row = col.row(align=True)
             row.operator("object.overtone_bake", text="Bake", icon='REC')

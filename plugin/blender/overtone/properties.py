@@ -27,7 +27,8 @@ def property_names(row):
 # Settings one body shares: editing one on any of its objects sets it on the others (every table
 # setting and its use_ switch, and the add-on's own body-wide ones).
 SHARED = tuple(n for row in ROWS for n in property_names(row)) + (
-    "sidecar", "live_preview", "use_gravity", "stiffness_range")
+    "sidecar", "live_preview", "use_gravity", "stiffness_range", "use_scene_frame_range", "bake_frame_start",
+    "bake_frame_end")
 
 # The keyframable controls: the running session applies them at its next frame (no rebind, no new
 # sidecar); every other setting rebuilds the session at the next frame and is not animatable.
@@ -227,12 +228,13 @@ class OvertoneSettings(bpy.types.PropertyGroup):
         description="File format of the bake (the Point Cache path's extension follows it)",
         update=_format_changed)
     use_scene_frame_range: BoolProperty(
-        name="Scene Frame Range", default=True,
+        name="Scene Frame Range", default=True, update=lambda self, ctx: _sync(self, "use_scene_frame_range"),
         description="Bake the scene's frame range (off: the Start and End frames below, as a Cloth "
-                    "cache's own range)")
-    bake_frame_start: IntProperty(name="Start", default=1, description="First frame baked (the "
-                                  "simulation starts at rest there)")
-    bake_frame_end: IntProperty(name="End", default=250, description="Last frame baked")
+                    "cache's own range; outside it the cache holds its first and last frames)")
+    bake_frame_start: IntProperty(name="Start", default=1, update=lambda self, ctx: _sync(self, "bake_frame_start"),
+                                  description="First frame baked (the simulation starts at rest there)")
+    bake_frame_end: IntProperty(name="End", default=250, update=lambda self, ctx: _sync(self, "bake_frame_end"),
+                                description="Last frame baked")
     live_preview: BoolProperty(name="Live Preview", default=True, update=_live_changed,
                                description="Simulate while the timeline plays (a shape key); off "
                                            "plays the baked cache")

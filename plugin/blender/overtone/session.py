@@ -228,6 +228,35 @@ def body_key(ob):
     return ob.overtone.body or f"object:{ob.name}"
 
 
+def split_copies(scene):
+    """A duplicated object (Shift-D, Ctrl-C/V) carries its original's body id and place: it would
+    join that body silently. Each such copy becomes a body of its own (a new id; it binds at its
+    next frame like a new Add) and says so; the object the body's session was bound with keeps
+    its place (without a session: the first by name). Returns the copies split off."""
+    import uuid
+
+    seen = {}
+    for o in scene.objects:
+        if o.type == 'MESH' and o.overtone.enabled and o.overtone.body:
+            seen.setdefault((o.overtone.body, o.overtone.body_index), []).append(o)
+    split = []
+    for (key, _), obs in seen.items():
+        if len(obs) < 2:
+            continue
+        s = _sessions.get(key)
+        bound = [o for o in obs if s is not None and o.session_uid in s.uids]
+        keep = bound[0] if bound else min(obs, key=lambda o: o.name)
+        for o in obs:
+            if o is keep:
+                continue
+            o.overtone.body = uuid.uuid4().hex
+            o.overtone.body_index = 0
+            o.overtone.status = (f"a copy of '{keep.name}': simulated as a body of its own (select it with "
+                                 "the other meshes and Rebind to join a body)")
+            split.append(o)
+    return split
+
+
 def members(scene, ob):
     """The enabled objects of ``ob``'s body in body order (``ob`` alone if it has no body id)."""
     key = ob.overtone.body
@@ -295,10 +324,11 @@ class Bind:
         self.leak = None if leak is None else b.weld_field(leak)
         stiffness = body_stiffness(b, objects)
         self.stiffness = None if stiffness is None else b.weld_field(stiffness)
-        # Per painted field, (vertices in the group, vertices of the body): the panel says how
-        # many keep the default (unassigned differs from weight 0).
-        self.painted = {name: (int((f >= 0.0).sum()), len(f))
-                        for name, f in (("leak", leak), ("stiffness", stiffness)) if f is not None}
+        # Per object and painted field, (vertices in the group, vertices of the object): the
+        # panel says how many keep the default (unassigned differs from weight 0).
+        self.painted = {ob.name: {name: (int((f[p.slice] >= 0.0).sum()), p.n)
+                                  for name, f in (("leak", leak), ("stiffness", stiffness)) if f is not None}
+                        for ob, p in zip(objects, b.parts)}
         self.settings = native_settings(props, scene)
         sidecar = resolve_path(props.sidecar, "sidecar", allow_temp=True) if props.sidecar else ""
         if sidecar:

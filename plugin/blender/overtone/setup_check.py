@@ -4,10 +4,13 @@ including the Armature modifier and its settings, the shape keys' state, the sce
 unit scale), taken at bind and checked again after the user edits the body.
 
 A mismatch marks the session *outdated*: the live preview stops writing frames simulated from the
-old setup and shows the plain rig, and the panel says "Outdated — Rebind" with what changed. The
-check is not on the frame path: a ``depsgraph_update_post`` handler only notes which bodies'
-data changed (cheap), and a timer checks them once the edits pause (reading the weights of a 16k
-vertex mesh takes tens of milliseconds), or :func:`check` is called directly (scripts, tests)."""
+old setup and shows the plain rig, and the panel says "Outdated — Rebind" with what changed; an
+edit undone by hand (or a toggle switched back) makes it live again. The check is not on the
+frame path: a ``depsgraph_update_post`` handler only notes which bodies' data changed (cheap),
+and a timer checks those once the edits pause and playback has stopped (reading the weights of a
+16k-vertex mesh with ~4 groups a vertex takes ~60 ms, the whole fingerprint ~90 ms), or
+:func:`check` is called directly (scripts, tests). The add-on's own shape-key writes also note
+their body, so one check follows each stop of playback."""
 
 import hashlib
 import time
@@ -34,12 +37,30 @@ def _digest(*parts):
     return h.hexdigest()
 
 
+def _read_groups(ob):
+    """The vertex groups a bind reads: the Armature's deform bones', the leak and stiffness
+    groups and the shape keys' (other groups, e.g. a Mask modifier's, do not matter)."""
+    names = {ob.overtone.leak_group, ob.overtone.stiffness_group}
+    for m in ob.modifiers:
+        if m.type == 'ARMATURE':
+            if m.object is not None and m.object.type == 'ARMATURE':
+                names |= {b.name for b in m.object.data.bones if b.use_deform}
+            break
+    keys = ob.data.shape_keys
+    if keys is not None:
+        names |= {kb.vertex_group for kb in keys.key_blocks}
+    return names - {""}
+
+
 def _weights(ob):
-    """The vertex groups (names in index order) and every vertex's (group, weight) pairs."""
-    me = ob.data
-    counts = np.fromiter((len(v.groups) for v in me.vertices), dtype=np.int32, count=len(me.vertices))
-    pairs = np.array([(g.group, g.weight) for v in me.vertices for g in v.groups], dtype=np.float64)
-    return _digest(tuple(g.name for g in ob.vertex_groups), counts.tobytes(), pairs.tobytes())
+    """The read groups (:func:`_read_groups`: names and indices) and every vertex's (group,
+    weight) pairs in them."""
+    read = _read_groups(ob)
+    groups = sorted((g.index, g.name) for g in ob.vertex_groups if g.name in read)
+    wanted = {i for i, _ in groups}
+    pairs = np.array([(v.index, g.group, g.weight) for v in ob.data.vertices for g in v.groups
+                      if g.group in wanted], dtype=np.float64)
+    return _digest(tuple(groups), pairs.tobytes())
 
 
 def _modifiers(ob):
@@ -47,11 +68,11 @@ def _modifiers(ob):
     the rig's skinning and the bind's checks depend on)."""
     out = []
     for m in ob.modifiers:
-        out.append((m.name, m.type, m.show_viewport, m.show_render))
         if m.type == 'ARMATURE':
             out.append((m.object.name if m.object else None, m.use_deform_preserve_volume,
                         m.use_bone_envelopes, m.use_vertex_groups, m.vertex_group, m.use_multi_modifier))
             break
+        out.append((m.type, m.show_viewport, m.show_render))
     return _digest(tuple(out))
 
 
@@ -91,14 +112,37 @@ PARTS = (
 )
 
 
+def _scene(objects, scene):
+    """The scene's gravity in world units as the bind used it (nothing without gravity: the
+    unit scale only converts gravity)."""
+    props = objects[0].overtone
+    if not (props.use_gravity and scene.use_gravity):
+        return _digest(None)
+    return _digest(tuple(scene.gravity), scene.unit_settings.scale_length)
+
+
 def fingerprint(objects, scene):
     """``{part: digest}`` of the body ``objects`` (see :data:`PARTS`), plus the scene's gravity
     and unit scale as the first object's settings see them."""
     out = {name: _digest(*(read(ob) for ob in objects)) for name, _, read in PARTS}
-    props = objects[0].overtone
-    out["scene"] = _digest(props.use_gravity and scene.use_gravity and tuple(scene.gravity),
-                           scene.unit_settings.scale_length)
+    out["scene"] = _scene(objects, scene)
     return out
+
+
+def scene_changed(s, objects, scene):
+    """Whether the scene's gravity or units differ from the bind of session ``s`` (a few
+    numbers: cheap enough for every frame)."""
+    return s.setup is not None and s.setup.get("scene") != _scene(objects, scene)
+
+
+def mark(s, objects, what):
+    """Marks session ``s`` outdated: the plain rig shown, the status says what changed."""
+    from . import live
+
+    s.setup_outdated = True
+    for ob in objects:
+        live.zero_offsets(ob)
+        ob.overtone.status = f"Outdated — Rebind: {', '.join(what)} changed since Overtone was added"
 
 
 _WORDS = dict((name, words) for name, words, _ in PARTS) | {"scene": "the scene's gravity or units"}
@@ -109,29 +153,35 @@ def changed(old, new):
     return [_WORDS[k] for k in old if old[k] != new.get(k)]
 
 
-def check(scene):
-    """Checks every bound body of ``scene`` that has a session: one whose fingerprint no longer
-    matches its bind is marked outdated (plain rig shown, the status says what changed).
-    Returns the objects marked."""
+def check(scene, keys=None):
+    """Checks the live bodies of ``scene`` that have a session (only those of body ``keys`` when
+    given): one whose fingerprint no longer matches its bind is marked outdated (plain rig shown,
+    the status says what changed); an outdated one that matches again is live again. Returns the
+    objects newly marked."""
     from . import live
 
     marked = []
     for obs in live._live_bodies(scene):
         s = session.get(obs[0])
-        if s is None or s.setup_outdated or s.setup is None:
+        if s is None or s.setup is None or (keys is not None and session.body_key(obs[0]) not in keys):
             continue
         what = changed(s.setup, fingerprint(obs, scene))
-        if what:
-            s.setup_outdated = True
-            for ob in obs:
-                live.zero_offsets(ob)
-                ob.overtone.status = f"Outdated — Rebind: {', '.join(what)} changed since Overtone was added"
+        if what and not s.setup_outdated:
+            mark(s, obs, what)
             marked += obs
+        elif not what and s.setup_outdated:
+            # Back to what was bound: simulate again from the start frame at the next frame.
+            s.setup_outdated = False
+            s.last_frame = None
+            s.clear_cache()
+            for ob in obs:
+                ob.overtone.status = "live (the setup matches the bind again)"
     return marked
 
 
-def _bodies_touched(depsgraph):
-    """Keys of the bound bodies whose object or mesh data the update touched."""
+def _bodies_touched(scene, depsgraph):
+    """Keys of the bound bodies whose object or mesh data the update touched (the scene's
+    gravity and units are compared every frame instead: :func:`scene_changed`)."""
     keys = set()
     for u in depsgraph.updates:
         if not u.is_updated_geometry:
@@ -140,10 +190,15 @@ def _bodies_touched(depsgraph):
         if isinstance(idb, bpy.types.Object) and idb.type == 'MESH' and idb.overtone.enabled:
             keys.add(session.body_key(idb))
         elif isinstance(idb, bpy.types.Mesh):
-            for ob in bpy.context.scene.objects:
+            for ob in scene.objects:
                 if ob.data == idb and ob.overtone.enabled:
                     keys.add(session.body_key(ob))
     return keys
+
+
+def _playing():
+    screen = getattr(bpy.context, "screen", None)
+    return screen is not None and screen.is_animation_playing
 
 
 def _timer():
@@ -151,10 +206,15 @@ def _timer():
     wait = QUIET_SECONDS - (time.perf_counter() - _last_edit[0])
     if wait > 0.0:
         return wait
-    _dirty.clear()
     try:
-        check(bpy.context.scene)
+        if _playing() or any(o.mode in {'EDIT', 'SCULPT'} for o in bpy.context.scene.objects
+                             if o.type == 'MESH' and session.body_key(o) in _dirty):
+            return QUIET_SECONDS  # mesh data is not final yet: look again later
+        keys = set(_dirty)
+        _dirty.clear()
+        check(bpy.context.scene, keys)
     except Exception as e:  # a timer must never raise into Blender
+        _dirty.clear()
         print(f"Overtone: checking the bind: {e}")
     return None
 
@@ -165,13 +225,16 @@ def on_depsgraph_update(scene, depsgraph):
 
     if live._replaying or live._rendering:
         return
-    touched = {k for k in _bodies_touched(depsgraph) if session.get_key(k) is not None}
-    if not touched:
-        return
-    _dirty.update(touched)
-    _last_edit[0] = time.perf_counter()
-    if not bpy.app.timers.is_registered(_timer):
-        bpy.app.timers.register(_timer, first_interval=QUIET_SECONDS)
+    try:
+        touched = {k for k in _bodies_touched(scene, depsgraph) if session.get_key(k) is not None}
+        if not touched:
+            return
+        _dirty.update(touched)
+        _last_edit[0] = time.perf_counter()
+        if not bpy.app.timers.is_registered(_timer):
+            bpy.app.timers.register(_timer, first_interval=QUIET_SECONDS)
+    except Exception as e:  # a handler must never raise into Blender
+        print(f"Overtone: noting an edit: {e}")
 
 
 def register():

@@ -569,6 +569,7 @@ def test_bake_range_free_bake_bake_all_and_motion_blur():
         check('RUNNING_MODAL' in job.handle('TIMER'), f"the modal bake all ended early: {job.failures}")
     check(len(job.results) == 1 and not job.failures, f"bake all: {job.results} {job.failures}")
     job.handle('TIMER')
+    check(job.current is not None and not job.failures, f"the second body's bake did not start: {job.failures}")
     check(job.handle('ESC') == {'CANCELLED'} and job.cancelled, "Esc did not cancel")
     first = bpy.data.objects[job.results[0][0]]
     second = other if first is ob else ob
@@ -589,10 +590,10 @@ def shape_key_offsets(ob):
 
 def test_editing_the_setup_marks_the_bind_outdated():
     """Issue 30's staleness: painting a weight, Blender's Clean on a leak group (weight-0 vertices
-    leave the group), a new modifier before the Armature or Preserve Volume after a bind mark the
-    bind outdated — the status says "Outdated — Rebind" and what changed, and the live preview
+    leave the group) or Preserve Volume after a bind mark the bind outdated — the status says "Outdated — Rebind" and what changed, and the live preview
     shows the plain rig instead of frames simulated from the old setup — while playing (the
-    add-on's own shape-key writes) does not; Rebind makes it live again. The Weights hint counts
+    add-on's own shape-key writes) or a group the bind does not read does not; switching the
+    edit back or a Rebind makes it live again. The Weights hint counts
     the vertices not in the group."""
     from overtone import panel, setup_check
     scene, ob, _ = tube_scene("stale", rings=41, segments=16)
@@ -612,7 +613,7 @@ def test_editing_the_setup_marks_the_bind_outdated():
     check(not session.get(ob).setup_outdated, "playing (the add-on's own shape-key writes) marked the bind outdated")
     s = session.get(ob)
     n = len(ob.data.vertices)
-    check(s.painted["leak"] == (400, n), f"painted counts {s.painted}")
+    check(s.painted[ob.name]["leak"] == (400, n), f"painted counts {s.painted}")
     labels = []
     layout = _Layout(labels)
     panel.PHYSICS_PT_overtone_weights.draw(type("P", (), {"layout": layout})(),
@@ -644,7 +645,17 @@ def test_editing_the_setup_marks_the_bind_outdated():
     stale(lambda: leak.remove(list(range(0, 200))), "weights")
     arm_mod = next(m for m in ob.modifiers if m.type == 'ARMATURE')
     stale(lambda: setattr(arm_mod, "use_deform_preserve_volume", True), "modifiers")
+    # Switched back: the setup matches the bind again, and the body is live without a Rebind.
     arm_mod.use_deform_preserve_volume = False
+    bpy.context.view_layer.update()
+    settle()
+    check(not session.get(ob).setup_outdated and ob.overtone.status.startswith("live"),
+          f"switched back, still {ob.overtone.status!r}")
+    # A group the bind does not read (a Mask modifier's) is not part of the setup.
+    ob.vertex_groups.new(name="MaskOnly").add([1, 2, 3], 1.0, 'REPLACE')
+    bpy.context.view_layer.update()
+    settle()
+    check(not session.get(ob).setup_outdated, "a group the bind does not read marked it outdated")
     check(bpy.ops.object.overtone_add() == {'FINISHED'}, "rebind after the edits failed")
     scene.frame_set(1)
     scenes.play(scene, ob, range(2, 8))

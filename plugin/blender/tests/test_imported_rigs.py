@@ -351,6 +351,34 @@ def two_meshes():
     return scene, ob, sleeve, rig
 
 
+def test_a_duplicated_member_is_a_body_of_its_own():
+    """Issue 30's trap: a copy of one mesh of a two-mesh body (Shift-D copies the Overtone
+    settings, body id included) does not join the original's body silently: at the next frame it
+    is a body of its own (its own session, the status says so), and the original body keeps its
+    two meshes and its session."""
+    scene, ob, sleeve, rig = two_meshes()
+    for o in (ob, sleeve):
+        o.overtone.use_lattice_resolution, o.overtone.lattice_resolution = True, 12
+        o.overtone.sidecar = os.path.join(TMP, "dup.ovt")
+    scenes._select_only([ob, sleeve], ob)
+    scene.frame_set(1)
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    scene.frame_set(2)
+    s = session.get(ob)
+    copy = sleeve.copy()
+    copy.data = sleeve.data.copy()
+    scene.collection.objects.link(copy)
+    check(copy.overtone.body == sleeve.overtone.body, "the copy did not carry the body id (test premise)")
+    scene.frame_set(3)
+    check(copy.overtone.body != sleeve.overtone.body and copy.overtone.status.startswith("a copy of"),
+          f"the copy joined the body: {copy.overtone.status!r}")
+    check(session.members(scene, ob) == [ob, sleeve] and session.get(ob) is s and s.last_frame == 3,
+          "the original body changed")
+    c = session.get(copy)
+    check(c is not None and c is not s and c.binding.vertex_count == len(copy.data.vertices),
+          "the copy is not simulated as a body of its own")
+
+
 def test_two_meshes_one_body():
     """Add with two selected meshes binds one body: one session, one simulation; each object has
     its shape key and its own baked cache (= live); the sleeve (a separate piece) stays within
