@@ -61,7 +61,7 @@ class BakeJob:
     :meth:`cancel` undoes the temporary changes. Construction checks the paths and binds; it
     changes nothing if it raises."""
 
-    def __init__(self, ob, scene):
+    def __init__(self, ob, scene, from_cache=False):
         self.objects = objects = session.members(scene, ob)
         self.targets, self.temporary, self.formats = [], [], []
         for o in objects:
@@ -86,7 +86,20 @@ class BakeJob:
             raise session.SettingsError(f"the {what} frame range {self.start}..{self.end} is empty")
         self.ob, self.scene = ob, scene
         self.frame0 = scene.frame_current
-        self.session = s = session.create(objects, scene, bpy.context.evaluated_depsgraph_get())
+        # Current Cache to Bake: the live preview's played frames instead of a new simulation
+        # (each checked against the rig and controls it was played with, as playback does).
+        self.from_cache = from_cache
+        if from_cache:
+            s = session.get(ob)
+            missing = [] if s is None or not s.matches(objects) else \
+                [f for f in range(self.start, self.end + 1) if f not in s.cache]
+            if s is None or not s.matches(objects) or s.setup_outdated or missing:
+                what = (f"frames {missing[0]}..{missing[-1]} are not" if missing else "nothing is")
+                raise session.SettingsError(f"the live cache does not cover frames {self.start}..{self.end} "
+                                            f"({what} cached): play the range first, or Bake")
+            self.session = s
+        else:
+            self.session = s = session.create(objects, scene, bpy.context.evaluated_depsgraph_get())
         b = s.binding
         self.saved_vis, self.saved_keys = [], []
         for o, p in zip(objects, b.parts):
@@ -119,7 +132,11 @@ class BakeJob:
         self.scene.frame_set(f)
         dg = bpy.context.evaluated_depsgraph_get()
         t = time.perf_counter()
-        if i == 0:
+        if self.from_cache:
+            if not s.show_cached(self.objects, dg, f):
+                raise session.SettingsError(f"frame {f} of the live cache is outdated (the rig or a keyed "
+                                            "setting changed since it was played): play the range again, or Bake")
+        elif i == 0:
             s.reset(self.objects, dg, f)
         else:
             s.step(self.objects, dg, f)
@@ -187,15 +204,26 @@ class BakeJob:
         the next frame."""
         if self.open:
             self._restore()
-            session.drop(self.ob)
+            if not self.from_cache:  # the live session of Current Cache to Bake stays
+                session.drop(self.ob)
 
 
-def bake(ob, scene, progress=None):
+def cache_covers(ob, scene):
+    """Whether the live preview's frame cache of ``ob``'s body holds every frame of its bake
+    range (what *Current Cache to Bake* writes)."""
+    s = session.get(ob)
+    if s is None or s.setup_outdated:
+        return False
+    start, end = frame_range(session.members(scene, ob)[0], scene)
+    return end >= start and all(f in s.cache for f in range(start, end + 1))
+
+
+def bake(ob, scene, progress=None, from_cache=False):
     """Bakes the body of ``ob`` in one go; returns a dict of what it did (``paths``: one cache per
     object, ``temporary``: objects whose cache went to the temporary folder because the file is
     unsaved, ``cache_state``: where the precompute came from, a :class:`native.CacheState`, and
     ``cache`` its text)."""
-    job = BakeJob(ob, scene)
+    job = BakeJob(ob, scene, from_cache)
     try:
         while not job.finished:
             done, total = job.step()

@@ -84,6 +84,8 @@ def poll_pending():
     if done:
         try:
             scene = bpy.context.scene
+            # Edits made while a body was binding: bind it again rather than play the old setup.
+            setup_check.rebind_if_changed(scene, done)
             update(scene, bpy.context.evaluated_depsgraph_get())
         except Exception as e:  # a timer must never raise into Blender
             print(f"Overtone: {e}")

@@ -1,11 +1,11 @@
-"""Operators: add (bind and precompute), bake, bake all, free bake, remove. Every failure is reported with
+"""Operators: add (bind and precompute), bake, bake all, current cache to bake, free bake, remove. Every failure is reported with
 ``self.report({'ERROR'}, ...)`` and leaves the object as it was."""
 
 import uuid
 
 import bpy
 
-from . import bake, cache_modifier, live, native, properties, session, shape_key
+from . import bake, cache_modifier, live, native, properties, session, setup_check, shape_key
 from .rig_binding import BindError
 
 _ERRORS = (BindError, native.NativeError, session.SettingsError, OSError, ValueError)
@@ -156,6 +156,9 @@ class OBJECT_OT_overtone_add(bpy.types.Operator):
                     f"bound: {p.n} vertices")
             op.status = f"{what}, {len(s.binding.bone_names)} bones; {status}"
         _cache_report(self, ob, state, status)
+        # Edits made while it was binding (the UI stays usable): said, not silently dropped.
+        if setup_check.check(context.scene, {s.key}):
+            self.report({'WARNING'}, f"Overtone: {ob.overtone.status}")
         live.update(context.scene, context.evaluated_depsgraph_get())
         self.report({'INFO'}, f"Overtone added to {names} ({status})")
         return {'FINISHED'}
@@ -376,6 +379,30 @@ class OBJECT_OT_overtone_remove(bpy.types.Operator):
         return {'FINISHED'}
 
 
+class OBJECT_OT_overtone_cache_to_bake(bpy.types.Operator):
+    """Write the frames the live preview has played to the bake's cache files, as Cloth's Current
+    Cache to Bake (no new simulation; every frame of the bake range must be cached and still match
+    the rig and keyed settings it was played with)"""
+
+    bl_idname = "object.overtone_cache_to_bake"
+    bl_label = "Current Cache to Bake"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context):
+        ob = context.active_object
+        return _active_mesh(context) and ob.overtone.enabled and bake.cache_covers(ob, context.scene)
+
+    def execute(self, context):
+        ob = context.active_object
+        with _progress(context) as progress:
+            try:
+                result = bake.bake(ob, context.scene, progress, from_cache=True)
+            except Exception as e:
+                return OBJECT_OT_overtone_bake._failed(self, ob, e)
+        return OBJECT_OT_overtone_bake._done(self, ob, result)
+
+
 class OBJECT_OT_overtone_free_bake(bpy.types.Operator):
     """Free the bake of the active mesh's body, as Cloth's Free Bake does: its cache modifiers are
     removed and the live preview plays again (the cache files stay on disk)"""
@@ -468,4 +495,4 @@ class OBJECT_OT_overtone_bake_all(bpy.types.Operator):
 
 
 classes = (OBJECT_OT_overtone_add, OBJECT_OT_overtone_bake, OBJECT_OT_overtone_bake_all,
-           OBJECT_OT_overtone_free_bake, OBJECT_OT_overtone_remove)
+           OBJECT_OT_overtone_cache_to_bake, OBJECT_OT_overtone_free_bake, OBJECT_OT_overtone_remove)

@@ -179,6 +179,7 @@ class PHYSICS_PT_overtone_cache(_Sub, bpy.types.Panel):
             row.operator("object.overtone_bake", text="Bake", icon='REC')
             row.operator("object.overtone_free_bake", icon='TRASH')
             col.operator("object.overtone_bake_all", icon='SCENE_DATA')
+            col.operator("object.overtone_cache_to_bake", icon='EXPORT')
             if cache_modifier.has_cache(ob):
                 col.label(text=props.status or "baked", icon='FILE_TICK')
 

@@ -179,6 +179,23 @@ def check(scene, keys=None):
     return marked
 
 
+def rebind_if_changed(scene, keys):
+    """For precomputes the frame handler ran on the worker thread (bodies ``keys``, just
+    installed): a body edited while it was binding is bound again from its current data (its
+    session dropped; the next frame starts the new bind) instead of playing the old setup.
+    Returns the keys bound again."""
+    again = []
+    for ob in check(scene, set(keys)):
+        key = session.body_key(ob)
+        if key not in again:
+            again.append(key)
+            session.drop(ob)
+    for ob in scene.objects:
+        if ob.type == 'MESH' and session.body_key(ob) in again:
+            ob.overtone.status = "binding again: the mesh changed while it was binding"
+    return again
+
+
 def _bodies_touched(scene, depsgraph):
     """Keys of the bound bodies whose object or mesh data the update touched (the scene's
     gravity and units are compared every frame instead: :func:`scene_changed`)."""

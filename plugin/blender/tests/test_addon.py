@@ -577,6 +577,39 @@ def test_bake_range_free_bake_bake_all_and_motion_blur():
           "a cancelled bake all lost the finished body or baked the cancelled one")
 
 
+def test_current_cache_to_bake_writes_the_played_frames():
+    """*Current Cache to Bake* (Cloth's): the frames the live preview played become the bake
+    without simulating again (no step taken), and the bake plays what the preview showed; a range
+    the cache does not cover is refused with what to do."""
+    from overtone import bake, cache_modifier
+    scene, ob, _ = tube_scene("cache2bake", rings=41, segments=16)
+    ob.overtone.use_lattice_resolution, ob.overtone.lattice_resolution = True, 12
+    scene.frame_start, scene.frame_end = 1, 12
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    live = scenes.play(scene, ob, range(1, 13))
+    s = session.get(ob)
+    steps = s.steps
+    check(bpy.ops.object.overtone_cache_to_bake.poll(), "the played range is not offered")
+    check(bpy.ops.object.overtone_cache_to_bake() == {'FINISHED'}, "current cache to bake failed")
+    check(session.get(ob) is s and s.steps == steps, f"it simulated ({s.steps - steps} steps)")
+    check(cache_modifier.get(ob) is not None and not ob.overtone.live_preview, "the bake does not play")
+    baked = scenes.play(scene, ob, range(1, 13))
+    diag = float(np.linalg.norm(live[0].max(0) - live[0].min(0)))
+    err = float(np.abs(baked - live).max()) / diag
+    moved = float(np.abs(live - live[0]).max()) / diag
+    print(f"    baked from the live cache vs the live preview: {err:.1e} of the diagonal "
+          f"(the body moves {moved:.2f} of it)")
+    check(err <= 1e-5 and moved > 1e-2, f"the bake differs from the preview by {err:e} of the diagonal")
+    check(bpy.ops.object.overtone_free_bake() == {'FINISHED'}, "free bake failed")
+    scene.frame_end = 20
+    check(not bpy.ops.object.overtone_cache_to_bake.poll(), "a range the cache does not cover is offered")
+    try:
+        bake.bake(ob, scene, from_cache=True)
+        raise AssertionError("an uncovered range was baked from the cache")
+    except session.SettingsError as e:
+        check("13..20" in str(e) and "play the range" in str(e), str(e))
+
+
 def shape_key_offsets(ob):
     """The Overtone key's offsets from its reference key (n x 3)."""
     from overtone import shape_key

@@ -746,10 +746,20 @@ def test_playing_while_binding_shows_the_plain_rig():
         check(np.abs(scenes.evaluated_positions(ob) - rig_only).max() < 1e-6,
               "while binding, the mesh is not the plain rig")
         check(ob.overtone.status.startswith("binding"), ob.overtone.status)
+        # A weight painted while it binds (issue 30's trap: the edit was dropped): the body is
+        # bound again from the edited data.
+        first = session.pending(ob)
+        ob.vertex_groups["Bone1"].add([7], 0.321, 'REPLACE')
         t0 = time.perf_counter()
-        while session.pending(ob) is not None and time.perf_counter() - t0 < 60:
+        again = False
+        while session.get(ob) is None and time.perf_counter() - t0 < 60:
             time.sleep(0.02)
             live.poll_pending()
+            again |= session.pending(ob) not in (None, first)
+        check(again and ob.overtone.status.startswith(("binding again", "live")),
+              f"an edit made while binding was not bound again: {ob.overtone.status}")
+        from overtone import setup_check
+        check(session.get(ob).setup == setup_check.fingerprint([ob], scene), "the session is not of the edited data")
         check(session.get(ob) is not None, f"the bind did not finish: {ob.overtone.status}")
         check(np.abs(scenes.evaluated_positions(ob) - rig_only).max() > 1e-4,
               "no secondary motion after the bind finished")
