@@ -97,6 +97,12 @@ class BakeJob:
                 what = (f"frames {missing[0]}..{missing[-1]} are not" if missing else "nothing is")
                 raise session.SettingsError(f"the live cache does not cover frames {self.start}..{self.end} "
                                             f"({what} cached): play the range first, or Bake")
+            # Edits not yet checked (the check waits for a pause) count too.
+            from . import setup_check
+            what = setup_check.changed(s.setup, setup_check.fingerprint(objects, scene))
+            if what:
+                raise session.SettingsError(f"{setup_check.words(what)} changed since the frames were played: "
+                                            "Rebind and play the range again, or Bake")
             self.session = s
         else:
             self.session = s = session.create(objects, scene, bpy.context.evaluated_depsgraph_get())

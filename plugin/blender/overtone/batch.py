@@ -51,6 +51,7 @@ def bake_all(names=None, exit=True, scene=None):
     the ``names`` given — printing one line per frame. Returns ``{name: error or None}``; with
     ``exit`` (the farm entry), ends Blender with status 0 when all succeeded, else 1."""
     scene = scene or bpy.context.scene
+    session.split_copies(scene)
     obs, missing = overtone_objects(scene, names)
     results = {}
     for n, why in missing:

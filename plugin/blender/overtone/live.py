@@ -137,13 +137,15 @@ def update(scene, depsgraph):
     pending = []
     done = []
     fps = scene.render.fps / scene.render.fps_base
-    session.split_copies(scene)
+    try:
+        session.split_copies(scene)
+    except Exception as e:  # a frame handler must never break playback
+        print(f"Overtone: {e}")
     for obs in _live_bodies(scene):
         try:
             s = session.get(obs[0])
-            if s is not None and not s.setup_outdated and s.matches(obs) and \
-                    setup_check.scene_changed(s, obs, scene):
-                setup_check.mark(s, obs, ["the scene's gravity or units"])
+            if s is not None and s.matches(obs):
+                setup_check.check_scene(s, obs, scene)
             if s is not None and s.setup_outdated and s.matches(obs):
                 continue  # edited since the bind: the plain rig until a Rebind (setup_check)
             if s is not None and s.fps != fps and s.clocked and s.matches(obs):

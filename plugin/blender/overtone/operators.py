@@ -282,6 +282,7 @@ class OBJECT_OT_overtone_bake(bpy.types.Operator):
     def execute(self, context):
         """The whole bake at once (scripts, background mode)."""
         ob = context.active_object
+        session.split_copies(context.scene)
         with _progress(context) as progress:
             try:
                 result = bake.bake(ob, context.scene, progress)
@@ -295,6 +296,7 @@ class OBJECT_OT_overtone_bake(bpy.types.Operator):
         if context.window is None or bpy.app.background:
             return self.execute(context)
         ob = context.active_object
+        session.split_copies(context.scene)
         try:
             job = bake.BakeJob(ob, context.scene)
         except Exception as e:
@@ -354,6 +356,7 @@ class OBJECT_OT_overtone_remove(bpy.types.Operator):
     def execute(self, context):
         ob = context.active_object
         props = ob.overtone
+        session.split_copies(context.scene)
         rest = [o for o in session.members(context.scene, ob) if o is not ob] if props.body else []
         session.drop(ob)
         # Every cache modifier a bake added: the PC2 Mesh Cache and the Alembic/USD Sequence Cache.
@@ -395,6 +398,7 @@ class OBJECT_OT_overtone_cache_to_bake(bpy.types.Operator):
 
     def execute(self, context):
         ob = context.active_object
+        session.split_copies(context.scene)
         with _progress(context) as progress:
             try:
                 result = bake.bake(ob, context.scene, progress, from_cache=True)
@@ -459,6 +463,7 @@ class OBJECT_OT_overtone_bake_all(bpy.types.Operator):
 
     def execute(self, context):
         """Every body at once (scripts, background mode)."""
+        session.split_copies(context.scene)
         results, failures = [], []
         with _progress(context) as progress:
             for ob in bake.bodies(context.scene):
@@ -471,6 +476,7 @@ class OBJECT_OT_overtone_bake_all(bpy.types.Operator):
     def invoke(self, context, event):
         if context.window is None or bpy.app.background:
             return self.execute(context)
+        session.split_copies(context.scene)
         wm = context.window_manager
         self._all = bake.ModalBakeAll(context.scene, bake.bodies(context.scene),
                                       on_progress=lambda d, t: self._show(context, d, t))

@@ -237,6 +237,9 @@ def split_copies(scene):
 
     seen = {}
     for o in scene.objects:
+        # Linked data is not ours to write (and a library's copies are the library's business).
+        if o.library is not None or o.override_library is not None:
+            continue
         if o.type == 'MESH' and o.overtone.enabled and o.overtone.body:
             seen.setdefault((o.overtone.body, o.overtone.body_index), []).append(o)
     split = []
@@ -251,6 +254,7 @@ def split_copies(scene):
                 continue
             o.overtone.body = uuid.uuid4().hex
             o.overtone.body_index = 0
+            o.overtone.cache_file = ""  # its own cache at its bake, not the original's
             o.overtone.status = (f"a copy of '{keep.name}': simulated as a body of its own (select it with "
                                  "the other meshes and Rebind to join a body)")
             split.append(o)
@@ -423,6 +427,7 @@ class Session:
         # preview then shows the plain rig until a Rebind (setup_check).
         self.setup = bind.setup
         self.setup_outdated = False
+        self.outdated_parts = []
         self.painted = bind.painted
         self.clocked = bind.clocked
         self.last_frame = None

@@ -135,22 +135,50 @@ def scene_changed(s, objects, scene):
     return s.setup is not None and s.setup.get("scene") != _scene(objects, scene)
 
 
-def mark(s, objects, what):
-    """Marks session ``s`` outdated: the plain rig shown, the status says what changed."""
+def check_scene(s, objects, scene):
+    """The per-frame part of the check (:func:`scene_changed`): marks ``s`` outdated when the
+    scene's gravity or units changed, and live again when they are back and nothing else was
+    changed."""
+    if not s.setup_outdated and scene_changed(s, objects, scene):
+        mark(s, objects, ["scene"])
+    elif s.setup_outdated and s.outdated_parts == ["scene"] and \
+            not scene_changed(s, objects, scene):
+        _clear(s, objects)
+
+
+def _clear(s, objects):
+    """Live again: the next frame simulates from the start frame."""
+    s.setup_outdated = False
+    s.outdated_parts = []
+    s.last_frame = None
+    s.clear_cache()
+    for ob in objects:
+        ob.overtone.status = "live (the setup matches the bind again)"
+
+
+def mark(s, objects, parts):
+    """Marks session ``s`` outdated for the fingerprint ``parts`` that changed: the plain rig
+    shown, the status says what changed."""
     from . import live
 
     s.setup_outdated = True
+    s.outdated_parts = list(parts)
     for ob in objects:
         live.zero_offsets(ob)
-        ob.overtone.status = f"Outdated — Rebind: {', '.join(what)} changed since Overtone was added"
+        ob.overtone.status = f"Outdated — Rebind: {words(parts)} changed since Overtone was added"
 
 
 _WORDS = dict((name, words) for name, words, _ in PARTS) | {"scene": "the scene's gravity or units"}
 
 
 def changed(old, new):
-    """The words for the parts of two fingerprints that differ."""
-    return [_WORDS[k] for k in old if old[k] != new.get(k)]
+    """The parts (keys) of two fingerprints that differ."""
+    return [k for k in old if old[k] != new.get(k)]
+
+
+def words(parts):
+    """What the parts of a fingerprint are, in the panel's words."""
+    return ", ".join(_WORDS[k] for k in parts)
 
 
 def check(scene, keys=None):
@@ -170,12 +198,7 @@ def check(scene, keys=None):
             mark(s, obs, what)
             marked += obs
         elif not what and s.setup_outdated:
-            # Back to what was bound: simulate again from the start frame at the next frame.
-            s.setup_outdated = False
-            s.last_frame = None
-            s.clear_cache()
-            for ob in obs:
-                ob.overtone.status = "live (the setup matches the bind again)"
+            _clear(s, obs)  # back to what was bound
     return marked
 
 
@@ -214,8 +237,9 @@ def _bodies_touched(scene, depsgraph):
 
 
 def _playing():
-    screen = getattr(bpy.context, "screen", None)
-    return screen is not None and screen.is_animation_playing
+    """Whether any window plays the timeline (a timer has no screen in its context)."""
+    wm = getattr(bpy.context, "window_manager", None)
+    return wm is not None and any(w.screen is not None and w.screen.is_animation_playing for w in wm.windows)
 
 
 def _timer():

@@ -377,6 +377,15 @@ def test_a_duplicated_member_is_a_body_of_its_own():
     c = session.get(copy)
     check(c is not None and c is not s and c.binding.vertex_count == len(copy.data.vertices),
           "the copy is not simulated as a body of its own")
+    # A Bake right after a copy (no frame in between) bakes the original body only.
+    again = sleeve.copy()
+    again.data = sleeve.data.copy()
+    scene.collection.objects.link(again)
+    scenes._select_only([ob], ob)
+    scene.frame_start, scene.frame_end = 1, 4
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "the bake after a copy failed")
+    check(again.overtone.body != sleeve.overtone.body and session.members(scene, ob) == [ob, sleeve],
+          "the bake took the copy into the body")
 
 
 def test_two_meshes_one_body():
