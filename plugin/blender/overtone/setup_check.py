@@ -7,8 +7,9 @@ A mismatch marks the session *outdated*: the live preview stops writing frames s
 old setup and shows the plain rig, and the panel says "Outdated — Rebind" with what changed; an
 edit undone by hand (or a toggle switched back) makes it live again. The check is not on the
 frame path: a ``depsgraph_update_post`` handler only notes which bodies' data changed (cheap),
-and a timer checks those once the edits pause and playback has stopped (reading the weights of a
-16k-vertex mesh with ~4 groups a vertex takes ~60 ms, the whole fingerprint ~90 ms), or
+and a timer checks those once the edits pause and playback has stopped (reading every vertex's
+groups of a 16k-vertex mesh with ~4 groups a vertex took ~60 ms, the whole fingerprint ~90 ms,
+measured before the read-groups filter), or
 :func:`check` is called directly (scripts, tests). The add-on's own shape-key writes also note
 their body, so one check follows each stop of playback."""
 
