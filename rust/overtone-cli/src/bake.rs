@@ -9,12 +9,14 @@ use crate::stage_clock::StageClock;
 use anyhow::{bail, Context, Result};
 use overtone::dynamics::{FastParams, AUTO_MODES};
 use overtone::scene::{
-    bake_character_motion, character_from_gltf_meshes, simulate_streaming, CharacterSettings, SolverKind,
+    character_from_gltf_meshes, simulate_streaming, stream_character_motion, CharacterSettings, SolverKind,
 };
 use overtone::settings::{SettingValue, Value};
 use serde_json::json;
 
-use crate::physics_clock::{interpolate, interpolation_weights, PhysicsClock};
+use crate::frame_outputs::{FrameOutputs, Layout};
+use crate::output_frames::{OutputFrames, SampleWindow};
+use crate::physics_clock::PhysicsClock;
 
 /// `--rig-interpolation`: how glTF LINEAR channels are sampled between keys.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -158,10 +160,8 @@ pub fn cache_file_names(names: &[String]) -> Vec<String> {
 
 /// What a bake computed, for the caches, previews and report.
 struct Baked {
-    /// Per output frame, the deformed points (`n_points × 3`).
-    frames: Vec<Vec<f64>>,
-    /// Per output frame, the secondary-motion displacements (`n_points × 3`).
-    displacements: Vec<Vec<f64>>,
+    /// The caches written as the frames arrived, and the motion measured on the way.
+    written: crate::frame_outputs::Written,
     /// Output frame rate (frames per second).
     fps: f64,
     sim: overtone::scene::Simulation,
@@ -184,6 +184,9 @@ struct Baked {
     step_of_frame: Option<PhysicsClock>,
     /// Milliseconds spent preparing a glTF character (0 for scenes).
     prepare_ms: f64,
+    /// Milliseconds of the simulation stage spent after the steps: making the output frames
+    /// and writing them (for the report's account of the bake's time).
+    output_ms: f64,
 }
 
 pub fn bake(o: BakeOptions) -> Result<()> {
@@ -198,34 +201,66 @@ pub fn bake(o: BakeOptions) -> Result<()> {
         "--mesh picks meshes of a glTF file; {} is a scene",
         o.input.display()
     );
+    let start = o.frames.map(|(a, _)| a as f64 + 1.0).unwrap_or(1.0);
     let baked = if is_gltf {
-        bake_gltf(&o, leak, t_prepare, &clock)?
+        bake_gltf(&o, leak, t_prepare, start, &clock)?
     } else {
-        bake_scene(&o, leak, &clock)?
+        bake_scene(&o, leak, start, &clock)?
     };
-    let start = o.frames.map(|(a, _)| a as f32 + 1.0).unwrap_or(1.0);
-    let mesh = overtone::io::AnimatedMesh {
-        name: &baked.name,
-        triangles: &baked.triangles,
-        frames: &baked.frames,
-        fps: baked.fps,
-        start_frame: start as f64,
-    };
-    clock.mark("writing the caches");
-    let (written, cache_write_ms) = write_caches(&o, &baked, &mesh, start)?;
     clock.mark("writing the previews");
-    write_previews(&o, &baked, &mesh)?;
+    write_previews(&o, &baked, start)?;
     clock.mark("writing the report");
-    write_report(&o, &baked, is_gltf, cache_write_ms, &clock)?;
+    write_report(&o, &baked, is_gltf, &clock)?;
     out!(
         "baked {} frames of {} points to {} (median step {:.3} ms, max relative residual {:.1e})",
-        baked.frames.len(),
+        baked.written.n_frames,
         baked.n_points,
-        written.join(", "),
+        baked.written.files.join(", "),
         crate::report::median(&baked.sim.step_ms),
         baked.sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max)
     );
     Ok(())
+}
+
+/// The caches of a bake of `n_frames` frames of `n_points` points, opened before its
+/// simulation so that the frames are written as they arrive.
+fn open_outputs(
+    o: &BakeOptions,
+    mesh_outputs: &[(String, std::ops::Range<usize>)],
+    n_frames: usize,
+    n_points: usize,
+    fps: f64,
+    start: f64,
+) -> Result<FrameOutputs> {
+    FrameOutputs::open(&Layout {
+        out: &o.out,
+        mesh_outputs,
+        mdd: o.mdd.as_deref(),
+        previews: !o.preview.is_empty(),
+        n_frames,
+        n_points,
+        fps,
+        start_frame: start,
+    })
+}
+
+/// Runs `simulate` with a sink that may fail for the CLI's own reasons (a cache write, a frame
+/// out of order): the core sees a stop, and the CLI's error is the one returned.
+fn with_output_errors<T>(
+    simulate: impl FnOnce(&mut dyn FnMut(Result<()>) -> overtone::Result<()>) -> overtone::Result<T>,
+) -> Result<T> {
+    let mut failed: Option<anyhow::Error> = None;
+    let mut check = |r: Result<()>| -> overtone::Result<()> {
+        r.map_err(|e| {
+            failed = Some(e);
+            overtone::OvertoneError::Unsupported("the bake's outputs stopped the simulation".into())
+        })
+    };
+    let result = simulate(&mut check);
+    match (result, failed) {
+        (_, Some(e)) => Err(e),
+        (r, None) => Ok(r?),
+    }
 }
 
 /// Whether `path` names a glTF file (`.glb` or `.gltf`); anything else is a scene.
@@ -267,6 +302,7 @@ fn bake_gltf(
     o: &BakeOptions,
     leak: Option<Vec<f64>>,
     t_prepare: std::time::Instant,
+    start: f64,
     stages: &StageClock,
 ) -> Result<Baked> {
     let mut mesh_outputs: Vec<(String, std::ops::Range<usize>)> = Vec::new();
@@ -438,32 +474,54 @@ fn bake_gltf(
     };
     stages.mark("the physics clock's samples");
     let samples = clock.physics_samples(n_output, ch.scene.frames.len());
-    let physics = physics_character(&ch, &samples, clock.physics_dt());
-    let bar = progress_bar(samples.len());
-    let mut tick = |k: usize, _: usize| {
-        if let Some(b) = &bar {
-            b.set_position(k as u64);
-        }
+    // When the physics steps through every animation sample (24, 30, 60 fps), the character
+    // itself is the physics character (no copy of its sampled animation).
+    let every_sample = samples.iter().copied().eq(0..ch.scene.frames.len());
+    let physics = if every_sample {
+        ch.scene.dt = clock.physics_dt();
+        std::borrow::Cow::Borrowed(&ch)
+    } else {
+        std::borrow::Cow::Owned(physics_character(&ch, &samples, clock.physics_dt()))
     };
-    stages.mark("simulation (precompute, steps, carrying the motion to the surface)");
-    let (physics_displacements, sim) = overtone::progress::scoped(stages, || {
-        bake_character_motion(&physics, kind, o.sidecar.as_deref(), &mut tick)
+    let needed = SampleWindow::needed(&clock, n_output, samples.len());
+    stages.mark("opening the caches");
+    let n_points = ch.original_to_welded.len();
+    let mut outputs = open_outputs(o, &mesh_outputs, n_output, n_points, output_fps, start)?;
+    let mut frames = OutputFrames::new(&ch, clock, n_output, samples.len());
+    let mut progress = Progress::new(samples.len(), "physics steps");
+    let mut tick = |k: usize, _: usize| progress.set(k);
+    let mut output_ms = 0.0;
+    stages.mark("simulation (precompute, steps; output frames made and written as they arrive)");
+    let sim = with_output_errors(|check| {
+        overtone::progress::scoped(stages, || {
+            stream_character_motion(
+                &physics,
+                kind,
+                o.sidecar.as_deref(),
+                &|k| needed[k],
+                &mut tick,
+                &mut |k, u| {
+                    let t = std::time::Instant::now();
+                    let r = frames.push(k, u, &mut |_, x, u| outputs.push(x, u));
+                    output_ms += t.elapsed().as_secs_f64() * 1e3;
+                    check(r)
+                },
+            )
+        })
     })?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    progress.finish();
+    frames.finish()?;
+    stages.mark("completing the caches");
+    let written = outputs.finish(&ch.scene.name, &ch.file_triangles, output_fps, start)?;
     let physics_rate = Some(1.0 / clock.physics_dt());
     let step_of_frame = Some(clock);
     let sampling_rate = Some(clock.sampling_rate);
     let common_clock = Some(clock.common);
-    stages.mark("output frames (skinned pose plus interpolated motion)");
-    let (frames, displacements) = output_frames(&ch, &clock, n_output, &physics_displacements);
     Ok(Baked {
-        frames,
-        displacements,
+        written,
         fps: output_fps,
         sim,
-        n_points: ch.original_to_welded.len(),
+        n_points,
         name: ch.scene.name.clone(),
         triangles: ch.file_triangles.clone(),
         mesh_outputs,
@@ -475,13 +533,14 @@ fn bake_gltf(
         sampling_rate,
         common_clock,
         step_of_frame,
+        output_ms,
         prepare_ms,
     })
 }
 
 /// Bakes the tet-mesh scene `o.input` (with the painted `leak`), its frames and displacements
 /// on the display surface when one is given, else on the tet mesh's vertices (padded to 3D).
-fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>, stages: &StageClock) -> Result<Baked> {
+fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>, start: f64, stages: &StageClock) -> Result<Baked> {
     let mut warnings: Vec<String> = Vec::new();
     let mut surface_report = serde_json::Value::Null;
     stages.mark("reading the scene");
@@ -526,40 +585,42 @@ fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>, stages: &StageClock) -> R
         .solver
         .kind(&sc, fast_params(o, sc.mesh.dim()), IterationFlags::default());
     let d = sc.mesh.dim();
-    let (mut frames, mut displacements) = (Vec::new(), Vec::new());
-    let mut keep = |_: usize, frame: &[f64], disp: &[f64]| -> overtone::Result<()> {
-        let disp3: Vec<f64> = disp
-            .chunks_exact(d)
-            .flat_map(|u| (0..3).map(move |i| if i < d { u[i] } else { 0.0 }))
-            .collect();
-        match &display {
-            None => {
-                frames.push(frame.to_vec());
-                displacements.push(disp3);
-            }
-            Some(ds) => {
-                let mut x = vec![0.0; 3 * ds.n_vertices()];
-                ds.positions(frame, &mut x);
-                frames.push(x);
-                let mut u = vec![0.0; 3 * ds.n_vertices()];
-                ds.displacements(&disp3, &mut u);
-                displacements.push(u);
-            }
-        }
-        Ok(())
-    };
-    stages.mark("simulation (precompute, steps, carrying the motion to the surface)");
-    let sim = overtone::progress::scoped(stages, || {
-        simulate_streaming(&sc, kind, o.sidecar.as_deref(), &mut keep)
-    })?;
     let fps = o.fps.unwrap_or(1.0 / sc.dt);
     let n_points = display
         .as_ref()
         .map(|ds| ds.n_vertices())
         .unwrap_or(sc.mesh.n_vertices());
+    stages.mark("opening the caches");
+    let mut outputs = open_outputs(o, &[], sc.frames.len(), n_points, fps, start)?;
+    let (mut disp3, mut x, mut u) = (Vec::new(), vec![0.0; 3 * n_points], vec![0.0; 3 * n_points]);
+    let mut output_ms = 0.0;
+    stages.mark("simulation (precompute, steps; frames written as they arrive)");
+    let sim = with_output_errors(|check| {
+        overtone::progress::scoped(stages, || {
+            simulate_streaming(&sc, kind, o.sidecar.as_deref(), &mut |_, frame, disp| {
+                let t = std::time::Instant::now();
+                disp3.clear();
+                disp3.extend(
+                    disp.chunks_exact(d)
+                        .flat_map(|u| (0..3).map(move |i| if i < d { u[i] } else { 0.0 })),
+                );
+                let r = match &display {
+                    None => outputs.push(frame, &disp3),
+                    Some(ds) => {
+                        ds.positions(frame, &mut x);
+                        ds.displacements(&disp3, &mut u);
+                        outputs.push(&x, &u)
+                    }
+                };
+                output_ms += t.elapsed().as_secs_f64() * 1e3;
+                check(r)
+            })
+        })
+    })?;
+    stages.mark("completing the caches");
+    let written = outputs.finish(&sc.name, &triangles, fps, start)?;
     Ok(Baked {
-        frames,
-        displacements,
+        written,
         fps,
         sim,
         n_points,
@@ -574,72 +635,34 @@ fn bake_scene(o: &BakeOptions, leak: Option<Vec<f64>>, stages: &StageClock) -> R
         sampling_rate: None,
         common_clock: None,
         step_of_frame: None,
+        output_ms,
         prepare_ms: 0.0,
     })
 }
 
-/// Writes the point cache(s): `o.out` (one mesh) or one `.pc2` per mesh into the folder
-/// `o.out`, numbered from frame `start`, and the `.mdd` when asked. Returns the files written
-/// and the milliseconds the caches took (without the `.mdd`).
-fn write_caches(
-    o: &BakeOptions,
-    baked: &Baked,
-    mesh: &overtone::io::AnimatedMesh,
-    start: f32,
-) -> Result<(Vec<String>, f64)> {
-    let Baked {
-        frames,
-        fps,
-        n_points,
-        mesh_outputs,
-        ..
-    } = baked;
-    let (fps, n_points) = (*fps, *n_points);
-    let t_write = std::time::Instant::now();
-    let mut written = Vec::new();
-    if mesh_outputs.is_empty() {
-        anyhow::ensure!(
-            !o.out.is_dir(),
-            "--out {} is a folder; one mesh is written to a file",
-            o.out.display()
-        );
-        crate::cache_format::write_cache(&o.out, mesh)?;
-        written.push(o.out.display().to_string());
-    } else {
-        std::fs::create_dir_all(&o.out).with_context(|| format!("creating the folder {}", o.out.display()))?;
-        for (file, range) in mesh_outputs {
-            let part: Vec<Vec<f64>> = frames
-                .iter()
-                .map(|f| f[3 * range.start..3 * range.end].to_vec())
-                .collect();
-            let path = o.out.join(file);
-            overtone::io::write_pc2(&path, start, 1.0, range.len(), &part)?;
-            written.push(path.display().to_string());
-        }
-    }
-    let cache_write_ms = t_write.elapsed().as_secs_f64() * 1e3;
-    if let Some(m) = &o.mdd {
-        overtone::io::write_mdd(m, fps, n_points, frames)?;
-    }
-    Ok((written, cache_write_ms))
-}
-
-/// Writes the pictures `o.preview` of the baked secondary motion.
-fn write_previews(o: &BakeOptions, baked: &Baked, mesh: &overtone::io::AnimatedMesh) -> Result<()> {
-    let (name, displacements) = (&baked.name, &baked.displacements);
+/// Writes the pictures `o.preview` of the baked secondary motion (from the frames kept for
+/// them).
+fn write_previews(o: &BakeOptions, baked: &Baked, start: f64) -> Result<()> {
+    let w = &baked.written;
+    let mesh = overtone::io::AnimatedMesh {
+        name: &baked.name,
+        triangles: &baked.triangles,
+        frames: &w.frames,
+        fps: baked.fps,
+        start_frame: start,
+    };
     for p in &o.preview {
         // Encoded in memory and written atomically (staged with the run's other outputs).
-        crate::preview::write_preview(p, &format!("{name}: secondary motion"), mesh, displacements)?;
+        crate::preview::write_preview(p, &format!("{}: secondary motion", baked.name), &mesh, &w.displacements)?;
     }
     Ok(())
 }
 
 /// Writes the JSON report `o.report` (when asked): the run's settings, timings, residuals,
 /// caches and per-frame motion.
-fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f64, stages: &StageClock) -> Result<()> {
+fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, stages: &StageClock) -> Result<()> {
     let Baked {
-        frames,
-        displacements,
+        written,
         fps,
         sim,
         n_points,
@@ -654,6 +677,7 @@ fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f
         common_clock,
         step_of_frame,
         prepare_ms,
+        output_ms,
         ..
     } = baked;
     let dynamics_report = json!({
@@ -680,7 +704,7 @@ fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f
             "input": o.input.display().to_string(),
             "name": name,
             "points": n_points,
-            "frames": frames.len(),
+            "frames": written.n_frames,
             "fps": fps,
             "solver": if sim.fast.is_some() { "fast" } else { "full" },
             "precompute_ms": sim.precompute_ms,
@@ -695,20 +719,23 @@ fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, cache_write_ms: f
             "prepare_ms": prepare_ms,
             // Every stage of the bake in order (the report's own writing is the last, up to
             // now), the wall time so far, and the simulation's physics: its precompute and
-            // the sum of its steps (the rest of the simulation stage is the per-frame work
-            // around the steps: carrying the motion to the surface, progress).
+            // the sum of its steps. The simulation stage also makes and writes the output
+            // frames as they arrive: `output_ms` is that part (`cache_write_ms` the writing
+            // in it plus the caches' completion); the rest of the stage is carrying the
+            // motion of the physics samples that output frames read to the surface.
             "stage_ms": stages.stages().iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>(),
             "wall_ms": stages.elapsed_ms(),
             "physics_ms": {"precompute": sim.precompute_ms, "steps": sim.step_ms.iter().sum::<f64>()},
+            "output_ms": output_ms,
             "dynamics": dynamics_report,
             "cuts": sim.cuts,
-            "cache_write_ms": cache_write_ms,
+            "cache_write_ms": written.write_ms,
             "warnings": warnings,
             "display_surface": surface_report,
             "lattice": lattice_report,
             "caches": mesh_outputs.iter().map(|(f, r)| json!({"file": f, "vertices": r.len(), "first_vertex": r.start})).collect::<Vec<_>>(),
-            "diagonal": diagonal(&frames[0], &displacements[0]),
-            "per_frame": surface_motion(&frames, &displacements).iter().enumerate().skip(1).filter_map(|(i, (u, rig))| {
+            "diagonal": written.diagonal,
+            "per_frame": written.motion.iter().enumerate().skip(1).filter_map(|(i, (u, rig))| {
                 // Steps are counted from frame 0: step k − 1 ends at physics sample k.
                 let k = step_of_frame.map_or(i, |c| {
                     let (j, num, _) = c.physics_position(i);
@@ -739,49 +766,6 @@ fn physics_character(ch: &overtone::scene::Character, samples: &[usize], dt: f64
         mo.weights = pick(&src.weights);
     }
     p
-}
-
-/// The `n_output` output frames of a glTF bake: per frame, the file's vertices (`n × 3`, the
-/// file's order and units) at the glTF's own pose of the frame's instant plus the secondary
-/// displacement, and that displacement, cubic-interpolated from the physics samples'
-/// `displacements` (exact at instants that are physics samples), scaled down where they exceed
-/// the scene's `max_displacement`.
-fn output_frames(
-    ch: &overtone::scene::Character,
-    clock: &PhysicsClock,
-    n_output: usize,
-    displacements: &[Vec<f64>],
-) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
-    let len = displacements.first().map_or(0, |d| d.len());
-    // The `max_displacement` limit, a fraction of the bind surface's diagonal (as the deformer's).
-    let limit = ch
-        .scene
-        .dynamics
-        .max_displacement
-        .map(|m| m * overtone::rig::bounding_box_diagonal(&ch.surface));
-    let (mut frames, mut disps) = (Vec::with_capacity(n_output), Vec::with_capacity(n_output));
-    for i in 0..n_output {
-        let (j, num, den) = clock.physics_position(i);
-        let (first, w, k) = interpolation_weights(j, num, den, displacements.len());
-        let mut u = vec![0.0; len];
-        interpolate(displacements, first, &w, k, &mut u);
-        if let Some(limit) = limit {
-            overtone::rig::limit_displacement(&mut u, limit);
-        }
-        let skinned = ch.skinned_surface(clock.sample_of_frame(i));
-        let x: Vec<f64> = ch
-            .original_to_welded
-            .iter()
-            .enumerate()
-            .flat_map(|(v, &s)| {
-                let (u, skinned) = (&u, &skinned);
-                (0..3).map(move |c| skinned[3 * s + c] + u[3 * v + c])
-            })
-            .collect();
-        frames.push(x);
-        disps.push(u);
-    }
-    (frames, disps)
 }
 
 /// Refuses, before any work, outputs that are inputs, that coincide, that are folders or that
@@ -840,47 +824,81 @@ fn check_paths(o: &BakeOptions, folder_out: bool) -> Result<()> {
     check(&inputs, &outputs, o.force)
 }
 
-/// The diagonal of the rig-only surface's bounding box in the first frame (world units).
-fn diagonal(frame: &[f64], disp: &[f64]) -> f64 {
-    let rig: Vec<f64> = frame.iter().zip(disp).map(|(x, u)| x - u).collect();
-    let (lo, hi) = overtone::mesh::bounding_box(&rig);
-    (0..3).map(|i| (hi[i] - lo[i]).powi(2)).sum::<f64>().sqrt()
+/// Progress of a bake on stderr: a bar with the time left on an interactive terminal, and
+/// otherwise (a farm's log) a line at every tenth of the way with the elapsed time and an
+/// estimate of the time left, once the bake has run for [`QUIET_SECONDS`] (a short bake's log
+/// stays short).
+/// Seconds of a bake before its log gets progress lines.
+const QUIET_SECONDS: f64 = 2.0;
+
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    total: usize,
+    what: &'static str,
+    started: std::time::Instant,
+    /// The next tenth to print (non-interactive).
+    next_tenth: usize,
 }
 
-/// Per frame: the largest complementary displacement of a written point and the largest motion
-/// of the rig-only position since the previous frame (0 for the first), both in world units.
-fn surface_motion(frames: &[Vec<f64>], displacements: &[Vec<f64>]) -> Vec<(f64, f64)> {
-    let norm = |v: &[f64]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-    let mut out = Vec::with_capacity(frames.len());
-    for k in 0..frames.len() {
-        let u = displacements[k].chunks_exact(3).map(norm).fold(0.0, f64::max);
-        let rig = if k == 0 {
-            0.0
-        } else {
-            (0..frames[k].len() / 3)
-                .map(|v| {
-                    let d: [f64; 3] = std::array::from_fn(|i| {
-                        (frames[k][3 * v + i] - displacements[k][3 * v + i])
-                            - (frames[k - 1][3 * v + i] - displacements[k - 1][3 * v + i])
-                    });
-                    norm(&d)
-                })
-                .fold(0.0, f64::max)
-        };
-        out.push((u, rig));
+impl Progress {
+    /// Progress over `total` items, named `what` in the log lines.
+    fn new(total: usize, what: &'static str) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new(total as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("baking {bar:40} {pos}/{len} {msg} ({eta} left)")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar.set_message(what);
+            bar
+        });
+        Self {
+            bar,
+            total,
+            what,
+            started: std::time::Instant::now(),
+            next_tenth: 1,
+        }
     }
-    out
+
+    /// `done` of the items are done.
+    fn set(&mut self, done: usize) {
+        if let Some(b) = &self.bar {
+            b.set_position(done as u64);
+            return;
+        }
+        if self.total < 10 || done * 10 < self.next_tenth * self.total {
+            return;
+        }
+        self.next_tenth = done * 10 / self.total + 1;
+        let elapsed = self.started.elapsed().as_secs_f64();
+        if elapsed < QUIET_SECONDS {
+            return;
+        }
+        let left = elapsed * (self.total - done.min(self.total)) as f64 / done.max(1) as f64;
+        eprintln!(
+            "baking: {done}/{} {} ({:.0}%), {} elapsed, about {} left",
+            self.total,
+            self.what,
+            100.0 * done as f64 / self.total as f64,
+            clock_time(elapsed),
+            clock_time(left)
+        );
+    }
+
+    fn finish(self) {
+        if let Some(b) = self.bar {
+            b.finish_and_clear();
+        }
+    }
 }
 
-/// A progress bar on an interactive terminal; nothing when output is redirected.
-fn progress_bar(total: usize) -> Option<indicatif::ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
+/// `h:mm:ss` (or `m:ss`) of `seconds`.
+fn clock_time(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
     }
-    let bar = indicatif::ProgressBar::new(total as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("baking {bar:40} {pos}/{len} frames ({eta})")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    Some(bar)
 }

@@ -13,7 +13,9 @@ mod bake;
 mod bench;
 mod cache_format;
 mod dynamics_args;
+mod frame_outputs;
 mod interrupt;
+mod output_frames;
 mod output_paths;
 mod physics_clock;
 mod preview;
@@ -219,6 +221,11 @@ fn main() {
     // interrupt (see `interrupt`) or a failure leaves every earlier output as it was.
     let result = real_main().and_then(|()| Ok(overtone::io::commit_deferred()?));
     if let Err(e) = result {
+        if overtone::io::writes_abandoned() {
+            // An interrupt stopped an output being written: the signal handler reports it and
+            // exits with the signal's code; this thread only waits for it.
+            std::thread::sleep(std::time::Duration::from_secs(10));
+        }
         overtone::io::discard_deferred();
         eprintln!("error: {e:#}");
         std::process::exit(1);

@@ -133,14 +133,15 @@ pub fn interpolation_weights(j: usize, num: usize, den: usize, n: usize) -> (usi
     (first, w, k)
 }
 
-/// `out ← Σ_a w_a · samples[first + a]` (`k` terms; every sample as long as `out`).
-pub fn interpolate(samples: &[Vec<f64>], first: usize, w: &[f64; 4], k: usize, out: &mut [f64]) {
+/// `out ← Σ_a w_a · sample(first + a)` (`k` terms, those with `w_a ≠ 0`; every sample as long
+/// as `out`).
+pub fn interpolate<'a>(sample: impl Fn(usize) -> &'a [f64], first: usize, w: &[f64; 4], k: usize, out: &mut [f64]) {
     out.fill(0.0);
     for a in 0..k {
         if w[a] == 0.0 {
             continue;
         }
-        for (o, x) in out.iter_mut().zip(&samples[first + a]) {
+        for (o, x) in out.iter_mut().zip(sample(first + a)) {
             *o += w[a] * x;
         }
     }
@@ -192,7 +193,7 @@ mod tests {
                     continue;
                 }
                 let (first, w, k) = interpolation_weights(j, num, 3, samples.len());
-                interpolate(&samples, first, &w, k, &mut out);
+                interpolate(|i| &samples[i], first, &w, k, &mut out);
                 let x = j as f64 + num as f64 / 3.0;
                 assert!(
                     (out[0] - f(x)).abs() < 1e-12 * (1.0 + f(x).abs()),
@@ -208,7 +209,7 @@ mod tests {
         // Two samples: linear.
         let two = vec![vec![1.0], vec![3.0]];
         let (first, w, k) = interpolation_weights(0, 1, 4, 2);
-        interpolate(&two, first, &w, k, &mut out);
+        interpolate(|i| &two[i], first, &w, k, &mut out);
         assert!((out[0] - 1.5).abs() < 1e-15);
     }
 }

@@ -66,48 +66,110 @@ pub(crate) fn write_atomically_with<F>(path: &Path, write: F) -> Result<()>
 where
     F: FnOnce(&Path) -> std::io::Result<()>,
 {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| OvertoneError::io(path, "not a file path"))?
-        .to_string_lossy();
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".overtone-tmp.{}.{n}.{name}", std::process::id()));
-    {
+    let file = AtomicFile::create(path)?;
+    match write(&file.tmp) {
+        Ok(()) => file.commit(),
+        Err(e) => Err(OvertoneError::io(path, format!("cannot write: {e}"))),
+    }
+}
+
+/// A file written piece by piece and replaced atomically: the bytes go to a registered
+/// temporary file beside `path` (as [`write_atomically`]'s), and [`commit`](Self::commit) syncs
+/// it and renames it over `path` (or stages it, see [`defer_commits`]). Dropped without a commit
+/// (an error, a panic, an early return) the temporary file is removed and `path` is untouched,
+/// so a long bake that streams its frames leaves either the old file or the whole new one.
+pub struct AtomicFile {
+    target: PathBuf,
+    tmp: PathBuf,
+    out: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file for `path` (refused after [`abandon_pending_writes`]).
+    pub fn create(path: &Path) -> Result<Self> {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = path
+            .file_name()
+            .ok_or_else(|| OvertoneError::io(path, "not a file path"))?
+            .to_string_lossy();
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".overtone-tmp.{}.{n}.{name}", std::process::id()));
         let mut list = pending();
         if ABANDONED.load(Ordering::SeqCst) {
             return Err(interrupted(path));
         }
-        std::fs::File::create(&tmp).map_err(|e| OvertoneError::io(path, format!("cannot write: {e}")))?;
+        let file = std::fs::File::create(&tmp).map_err(|e| OvertoneError::io(path, format!("cannot write: {e}")))?;
         list.push(tmp.clone());
+        Ok(Self {
+            target: path.to_path_buf(),
+            tmp,
+            out: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
+        })
     }
-    let forget = |list: &mut Vec<PathBuf>| list.retain(|p| p != &tmp);
-    let written = write(&tmp).and_then(|()| std::fs::File::open(&tmp)?.sync_all());
-    let mut list = pending();
-    let result = match written {
-        Err(e) => Err(OvertoneError::io(path, format!("cannot write: {e}"))),
-        Ok(()) if ABANDONED.load(Ordering::SeqCst) => Err(interrupted(path)),
-        Ok(()) if DEFER.load(Ordering::SeqCst) => {
-            let mut st = staged();
-            // A second write to the same target in one run replaces the first.
-            if let Some(k) = st.iter().position(|(_, target)| target == path) {
-                let (old_tmp, _) = st.remove(k);
-                let _ = std::fs::remove_file(&old_tmp);
-                list.retain(|p| p != &old_tmp);
-            }
-            st.push((tmp.clone(), path.to_path_buf()));
-            return Ok(());
+
+    /// Appends `bytes` (buffered). Fails once the run's writes were abandoned (the temporary
+    /// file is gone: a long stream stops at once instead of writing on into a deleted file).
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        if ABANDONED.load(Ordering::Relaxed) {
+            return Err(interrupted(&self.target));
         }
-        Ok(()) => std::fs::rename(&tmp, path).map_err(|e| OvertoneError::io(path, format!("cannot write: {e}"))),
-    };
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let out = self.out.as_mut().expect("an uncommitted atomic file is open");
+        out.write_all(bytes)
+            .map_err(|e| OvertoneError::io(&self.target, format!("cannot write: {e}")))
     }
-    forget(&mut list);
-    result
+
+    /// Flushes and syncs the temporary file and renames it over the target (or stages it when
+    /// commits are deferred). On failure, or after an interrupt, the temporary file is removed
+    /// and the target is untouched.
+    pub fn commit(mut self) -> Result<()> {
+        let written = match self.out.take() {
+            Some(out) => out.into_inner().map_err(|e| e.into_error()).map(drop),
+            None => Ok(()),
+        }
+        .and_then(|()| std::fs::File::open(&self.tmp)?.sync_all());
+        let (path, tmp) = (self.target.clone(), self.tmp.clone());
+        let mut list = pending();
+        let result = match written {
+            Err(e) => Err(OvertoneError::io(&path, format!("cannot write: {e}"))),
+            Ok(()) if ABANDONED.load(Ordering::SeqCst) => Err(interrupted(&path)),
+            Ok(()) if DEFER.load(Ordering::SeqCst) => {
+                let mut st = staged();
+                // A second write to the same target in one run replaces the first.
+                if let Some(k) = st.iter().position(|(_, target)| target == &path) {
+                    let (old_tmp, _) = st.remove(k);
+                    let _ = std::fs::remove_file(&old_tmp);
+                    list.retain(|p| p != &old_tmp);
+                }
+                st.push((tmp.clone(), path.clone()));
+                // Staged: the temporary file now belongs to the staging list.
+                self.tmp = PathBuf::new();
+                return Ok(());
+            }
+            Ok(()) => std::fs::rename(&tmp, &path).map_err(|e| OvertoneError::io(&path, format!("cannot write: {e}"))),
+        };
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        list.retain(|p| p != &tmp);
+        self.tmp = PathBuf::new();
+        result
+    }
+}
+
+impl Drop for AtomicFile {
+    /// An uncommitted file: its temporary file is closed, removed and forgotten.
+    fn drop(&mut self) {
+        if self.tmp.as_os_str().is_empty() {
+            return;
+        }
+        drop(self.out.take());
+        let mut list = pending();
+        let _ = std::fs::remove_file(&self.tmp);
+        list.retain(|p| p != &self.tmp);
+    }
 }
 
 /// From now on (for the whole process), completed writes are staged and only renamed over their
@@ -151,6 +213,12 @@ pub fn commit_deferred() -> Result<()> {
 /// changes nothing).
 pub fn deferred_committed() -> bool {
     COMMITTED.load(Ordering::SeqCst)
+}
+
+/// Whether [`abandon_pending_writes`] was called (an interrupt is stopping the run: a command
+/// that fails because of it should let the signal handler report and exit).
+pub fn writes_abandoned() -> bool {
+    ABANDONED.load(Ordering::SeqCst)
 }
 
 /// Deletes every staged temporary file (after a failed run): no target changes.

@@ -24,6 +24,7 @@ pub use alembic::write_alembic;
 pub use animated_mesh::AnimatedMesh;
 pub use atomic_write::{
     abandon_pending_writes, commit_deferred, defer_commits, deferred_committed, discard_deferred, write_atomically,
+    writes_abandoned, AtomicFile,
 };
 pub(crate) use dmat::parse_dmat;
 pub use dmat::{read_dmat, Dmat};
@@ -33,10 +34,10 @@ pub use gltf_character::{
 };
 pub use gmsh::{parse_gmsh, read_gmsh, GmshMesh};
 pub use key_curves::RigInterpolation;
-pub use mdd::write_mdd;
+pub use mdd::{write_mdd, MddWriter};
 pub use medit::{parse_medit, read_medit, MeditMesh};
 pub use obj::{read_obj, ObjMesh};
-pub use pc2::{parse_pc2, read_pc2, write_pc2, Pc2};
+pub use pc2::{parse_pc2, read_pc2, write_pc2, Pc2, Pc2Writer};
 pub use reference_anim::{parse_point_handle_anim, parse_skeleton_anim, read_skeleton_anim, SkeletonAnim};
 pub(crate) use tgf::parse_tgf;
 pub use tgf::{read_tgf, Tgf};

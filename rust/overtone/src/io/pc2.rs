@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::error::{OvertoneError, Result};
-use crate::io::write_atomically;
+use crate::io::AtomicFile;
 
 const MAGIC: &[u8; 12] = b"POINTCACHE2\0";
 
@@ -36,33 +36,102 @@ pub fn write_pc2(
     num_points: usize,
     frames: &[Vec<f64>],
 ) -> Result<()> {
-    if frames.is_empty() || num_points == 0 {
-        return Err(OvertoneError::setting(
-            "pc2",
-            "empty",
-            "a point cache needs at least one frame and one point",
-        ));
+    let mut w = Pc2Writer::create(path, start_frame, sample_rate, num_points, frames.len())?;
+    for frame in frames {
+        w.push(frame)?;
     }
-    let mut bytes = Vec::with_capacity(32 + frames.len() * num_points * 12);
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&1i32.to_le_bytes());
-    bytes.extend_from_slice(&(num_points as i32).to_le_bytes());
-    bytes.extend_from_slice(&start_frame.to_le_bytes());
-    bytes.extend_from_slice(&sample_rate.to_le_bytes());
-    bytes.extend_from_slice(&(frames.len() as i32).to_le_bytes());
-    for (f, frame) in frames.iter().enumerate() {
-        if frame.len() != num_points * 3 {
+    w.finish()
+}
+
+/// A PC2 file written one frame at a time (memory flat in the frame count), replaced atomically
+/// when [`finish`](Self::finish)ed with exactly the announced number of samples; dropped before
+/// that, the target is untouched.
+pub struct Pc2Writer {
+    file: AtomicFile,
+    num_points: usize,
+    num_samples: usize,
+    written: usize,
+    row: Vec<u8>,
+}
+
+impl Pc2Writer {
+    /// Opens the cache of `num_samples` frames of `num_points` points (header written).
+    ///
+    /// Errors: no frame or no point, or counts beyond the format's `i32`.
+    pub fn create(
+        path: &Path,
+        start_frame: f32,
+        sample_rate: f32,
+        num_points: usize,
+        num_samples: usize,
+    ) -> Result<Self> {
+        if num_samples == 0 || num_points == 0 {
+            return Err(OvertoneError::setting(
+                "pc2",
+                "empty",
+                "a point cache needs at least one frame and one point",
+            ));
+        }
+        let (np, ns) = match (i32::try_from(num_points), i32::try_from(num_samples)) {
+            (Ok(np), Ok(ns)) => (np, ns),
+            _ => {
+                return Err(OvertoneError::setting(
+                    "pc2",
+                    format!("{num_points} points x {num_samples} samples"),
+                    "a PC2 header counts points and samples in 32 bits",
+                ))
+            }
+        };
+        let mut file = AtomicFile::create(path)?;
+        let mut header = Vec::with_capacity(32);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&1i32.to_le_bytes());
+        header.extend_from_slice(&np.to_le_bytes());
+        header.extend_from_slice(&start_frame.to_le_bytes());
+        header.extend_from_slice(&sample_rate.to_le_bytes());
+        header.extend_from_slice(&ns.to_le_bytes());
+        file.write_all(&header)?;
+        Ok(Self {
+            file,
+            num_points,
+            num_samples,
+            written: 0,
+            row: Vec::with_capacity(num_points * 12),
+        })
+    }
+
+    /// Appends one frame (`num_points × 3` row-major, converted to f32).
+    ///
+    /// Errors: a frame of the wrong size, or more frames than announced.
+    pub fn push(&mut self, frame: &[f64]) -> Result<()> {
+        if frame.len() != self.num_points * 3 {
             return Err(OvertoneError::size(
-                format!("pc2 frame {f}"),
-                num_points * 3,
+                format!("pc2 frame {}", self.written),
+                self.num_points * 3,
                 frame.len(),
             ));
         }
-        for &x in frame {
-            bytes.extend_from_slice(&(x as f32).to_le_bytes());
+        if self.written == self.num_samples {
+            return Err(OvertoneError::size("pc2 frames", self.num_samples, self.written + 1));
         }
+        self.row.clear();
+        for &x in frame {
+            self.row.extend_from_slice(&(x as f32).to_le_bytes());
+        }
+        self.file.write_all(&self.row)?;
+        self.written += 1;
+        Ok(())
     }
-    write_atomically(path, &bytes)
+
+    /// Completes the file (atomically replacing the target).
+    ///
+    /// Errors: fewer frames than announced (the target is untouched), or the write fails.
+    pub fn finish(self) -> Result<()> {
+        if self.written != self.num_samples {
+            return Err(OvertoneError::size("pc2 frames", self.num_samples, self.written));
+        }
+        self.file.commit()
+    }
 }
 
 /// Reads a PC2 file, checking the magic, version and that the size matches the header.
@@ -114,4 +183,70 @@ pub fn parse_pc2(path: &Path, b: &[u8]) -> Result<Pc2> {
         num_points: np as usize,
         positions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("overtone-pc2-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// Everything in `dir` (temporary files included).
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_streamed_cache_reads_back_frame_by_frame() {
+        let dir = folder("stream");
+        let path = dir.join("c.pc2");
+        let frames: Vec<Vec<f64>> = (0..5)
+            .map(|f| (0..6).map(|i| (f * 10 + i) as f64 * 0.25).collect())
+            .collect();
+        let mut w = Pc2Writer::create(&path, 3.0, 1.0, 2, frames.len()).unwrap();
+        for f in &frames {
+            w.push(f).unwrap();
+        }
+        w.finish().unwrap();
+        let pc2 = read_pc2(&path).unwrap();
+        assert_eq!((pc2.num_points, pc2.num_samples(), pc2.start_frame), (2, 5, 3.0));
+        // Every value is a multiple of 1/4 below 2^24: exact in f32.
+        let flat: Vec<f32> = frames.iter().flatten().map(|&x| x as f32).collect();
+        assert_eq!(pc2.positions, flat);
+        assert_eq!(entries(&dir), vec!["c.pc2".to_string()]);
+    }
+
+    #[test]
+    fn an_unfinished_cache_leaves_the_old_file_and_no_temporary() {
+        let dir = folder("unfinished");
+        let path = dir.join("c.pc2");
+        write_pc2(&path, 1.0, 1.0, 1, &[vec![1.0, 2.0, 3.0]]).unwrap();
+        let old = std::fs::read(&path).unwrap();
+        // Fewer frames than announced: refused at finish.
+        let mut w = Pc2Writer::create(&path, 1.0, 1.0, 1, 3).unwrap();
+        w.push(&[0.0; 3]).unwrap();
+        let e = w.finish().unwrap_err().to_string();
+        assert!(e.contains("pc2 frames"), "{e}");
+        // A frame of the wrong size: refused, and the writer dropped (as a failed bake does).
+        let mut w = Pc2Writer::create(&path, 1.0, 1.0, 1, 2).unwrap();
+        assert!(w.push(&[0.0; 4]).is_err());
+        drop(w);
+        // One frame too many.
+        let mut w = Pc2Writer::create(&path, 1.0, 1.0, 1, 1).unwrap();
+        w.push(&[0.0; 3]).unwrap();
+        assert!(w.push(&[0.0; 3]).is_err());
+        drop(w);
+        assert_eq!(std::fs::read(&path).unwrap(), old);
+        assert_eq!(entries(&dir), vec!["c.pc2".to_string()]);
+    }
 }

@@ -941,10 +941,33 @@ pub fn bake_character_motion(
     sidecar: Option<&Path>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(Vec<Vec<f64>>, Simulation)> {
+    let mut displacements = Vec::with_capacity(ch.scene.frames.len());
+    let simulation = stream_character_motion(ch, kind, sidecar, &|_| true, progress, &mut |_, u| {
+        displacements.push(u.to_vec());
+        Ok(())
+    })?;
+    Ok((displacements, simulation))
+}
+
+/// [`bake_character_motion`] without keeping the frames: `sink(k, u)` receives the
+/// displacement `u` (`n × 3`, world units and axes, the file's vertex order) of each frame `k`
+/// that is `wanted`, in order, as it is computed. Frames not wanted are stepped but their motion
+/// is not carried to the surface (for a fast body, not reconstructed at all), so a caller that
+/// needs only some physics samples (the command line's bake: those next to an output instant)
+/// pays for those alone, and memory stays flat in the frame count. `progress(k, total)` follows
+/// the steps; an error from `sink` stops the run and is returned.
+pub fn stream_character_motion(
+    ch: &Character,
+    kind: SolverKind,
+    sidecar: Option<&Path>,
+    wanted: &dyn Fn(usize) -> bool,
+    progress: &mut dyn FnMut(usize, usize),
+    sink: &mut dyn FnMut(usize, &[f64]) -> Result<()>,
+) -> Result<Simulation> {
     let ns = ch.surface.len() / 3;
     let total = ch.scene.frames.len();
-    let mut displacements = Vec::with_capacity(total);
     let mut surface_u = vec![0.0; ns * 3];
+    let mut original_u = vec![0.0; ch.original_to_welded.len() * 3];
     let mut on_frame = |k: usize, _: &[f64], disp: &[f64]| -> Result<()> {
         surface_u.fill(0.0);
         ch.embedding.add_to_surface(disp, &mut surface_u);
@@ -953,13 +976,10 @@ pub fn bake_character_motion(
             let local = [u[0], u[1], u[2]];
             ch.frame.vector_to_file(&local, u);
         }
-        displacements.push(
-            ch.original_to_welded
-                .iter()
-                .flat_map(|&s| (0..3).map(move |i| (s, i)))
-                .map(|(s, i)| surface_u[3 * s + i])
-                .collect(),
-        );
+        for (o, &s) in ch.original_to_welded.iter().enumerate() {
+            original_u[3 * o..3 * o + 3].copy_from_slice(&surface_u[3 * s..3 * s + 3]);
+        }
+        sink(k, &original_u)?;
         progress(k + 1, total);
         Ok(())
     };
@@ -967,7 +987,6 @@ pub fn bake_character_motion(
         SolverKind::Fast(fp) => SolverKind::Fast(ch.fast_params(fp)),
         other => other,
     };
-    let simulation = simulate_streaming_output(&ch.scene, kind, sidecar, false, &mut on_frame)
-        .map_err(|e| e.with_advice(lattice_advice(matches!(kind, SolverKind::Fast(_)))))?;
-    Ok((displacements, simulation))
+    simulate_streaming_output(&ch.scene, kind, sidecar, false, wanted, &mut on_frame)
+        .map_err(|e| e.with_advice(lattice_advice(matches!(kind, SolverKind::Fast(_)))))
 }

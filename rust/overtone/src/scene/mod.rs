@@ -14,8 +14,8 @@ mod surface_field;
 pub(crate) use body_frame::body_frame;
 pub(crate) use character::lattice_advice;
 pub use character::{
-    bake_character, bake_character_motion, character_from_gltf, character_from_gltf_meshes, Character, CharacterBake,
-    CharacterMesh, CharacterSettings, SurfaceMorphs,
+    bake_character, bake_character_motion, character_from_gltf, character_from_gltf_meshes, stream_character_motion,
+    Character, CharacterBake, CharacterMesh, CharacterSettings, SurfaceMorphs,
 };
 pub use display_surface::DisplaySurface;
 pub(crate) use extend_weights::{extend_harmonic, extend_weights_inward};

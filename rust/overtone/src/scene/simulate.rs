@@ -26,7 +26,8 @@ pub struct Simulation {
     pub precompute_ms: f64,
     /// Rig-orthogonality constraints per coordinate: independent ones kept, and given.
     pub constraint_rank: ConstraintRank,
-    /// Per frame, `max_v ‖u_c,v‖` (the size of the secondary motion).
+    /// Per frame handed out (every frame, unless a streaming caller skipped some),
+    /// `max_v ‖u_c,v‖` (the size of the secondary motion).
     pub max_displacement: Vec<f64>,
     /// The fast solver's precompute (eigenvalues, clusters, structural orthogonality, stages).
     pub fast: Option<FastPrecompute>,
@@ -153,8 +154,11 @@ fn apply_strength(s: f64, frame: &mut [f64], disp: &mut [f64], d: usize) {
     }
 }
 
-/// Steps through every frame of the scene, handing each frame's final positions (`n × 3`) and
-/// complementary displacement (`n × d`) to `on_frame` (frame 0 included).
+/// Steps through every frame of the scene, handing the final positions (`n × 3`) and
+/// complementary displacement (`n × d`) of each frame that is `wanted` to `on_frame` (frame 0
+/// included when wanted). Frames not wanted are stepped but not carried out of the solver's
+/// own coordinates (the fast solver's reduced state is not reconstructed on the mesh), and
+/// have no entry in `max_displacement`.
 ///
 /// The scene's [`SceneDynamics`](crate::scene::SceneDynamics) apply here: `preroll` seconds of
 /// steps at the first pose before frame 0, a restart (`reset`) at a frame whose rig jump
@@ -163,6 +167,7 @@ fn run_frames(
     scene: &Scene,
     solver: &mut dyn CdSolver,
     positions: bool,
+    wanted: &dyn Fn(usize) -> bool,
     on_frame: &mut FrameCallback,
 ) -> Result<FrameRun> {
     let (n, d) = (scene.mesh.n_vertices(), scene.mesh.dim());
@@ -187,16 +192,19 @@ fn run_frames(
         scene.frame_params_into(solver.rig(), 1, &mut p)?;
         solver.match_rig_velocity(&p, frame_length)?;
     }
-    let md = write_output(solver, positions, &mut frame, &mut disp);
-    apply_strength(dyn_.strength, &mut frame, &mut disp, d);
-    on_frame(0, &frame, &disp)?;
     let mut run = FrameRun {
         steps: Vec::with_capacity(scene.frames.len()),
         step_ms: Vec::with_capacity(scene.frames.len()),
-        max_displacement: vec![md * dyn_.strength],
+        max_displacement: Vec::new(),
         blendshape_residual: Vec::new(),
         cuts: Vec::new(),
     };
+    if wanted(0) {
+        let md = write_output(solver, positions, &mut frame, &mut disp);
+        apply_strength(dyn_.strength, &mut frame, &mut disp, d);
+        run.max_displacement.push(md * dyn_.strength);
+        on_frame(0, &frame, &disp)?;
+    }
     let jump = dyn_.cut_distance.map(|c| (RigJump::new(solver.rig()), c));
     let has_blendshapes = solver.rig().n_targets() > 0;
     for k in 1..scene.frames.len() {
@@ -227,10 +235,12 @@ fn run_frames(
         if has_blendshapes {
             run.blendshape_residual.push(solver.blendshape_residual().1);
         }
-        let md = write_output(solver, positions, &mut frame, &mut disp);
-        apply_strength(dyn_.strength, &mut frame, &mut disp, d);
-        run.max_displacement.push(md * dyn_.strength);
-        on_frame(k, &frame, &disp)?;
+        if wanted(k) {
+            let md = write_output(solver, positions, &mut frame, &mut disp);
+            apply_strength(dyn_.strength, &mut frame, &mut disp, d);
+            run.max_displacement.push(md * dyn_.strength);
+            on_frame(k, &frame, &disp)?;
+        }
     }
     Ok(run)
 }
@@ -258,21 +268,23 @@ pub fn simulate_streaming(
     sidecar: Option<&std::path::Path>,
     on_frame: &mut FrameCallback,
 ) -> Result<Simulation> {
-    simulate_streaming_output(scene, kind, sidecar, true, on_frame)
+    simulate_streaming_output(scene, kind, sidecar, true, &|_| true, on_frame)
 }
 
 /// [`simulate_streaming`] with the final positions written only when `positions` (without, the
 /// positions `on_frame` gets are meaningless: for bakes that need the displacement alone, which
-/// skips skinning the whole mesh every frame).
+/// skips skinning the whole mesh every frame), and only the frames that are `wanted` handed
+/// to `on_frame` (see `run_frames`).
 pub(crate) fn simulate_streaming_output(
     scene: &Scene,
     kind: SolverKind,
     sidecar: Option<&std::path::Path>,
     positions: bool,
+    wanted: &dyn Fn(usize) -> bool,
     on_frame: &mut FrameCallback,
 ) -> Result<Simulation> {
     let (mut solver, precompute_ms) = build_solver(scene, kind, sidecar)?;
-    let run = run_frames(scene, solver.as_mut(), positions, on_frame)?;
+    let run = run_frames(scene, solver.as_mut(), positions, wanted, on_frame)?;
     Ok(Simulation {
         positions: Vec::new(),
         steps: run.steps,
