@@ -56,10 +56,11 @@ def bodies(scene):
 
 
 class BakeJob:
-    """One bake of the body of ``ob`` over ``scene.frame_start..frame_end``: :meth:`step`
-    simulates one frame, :meth:`finish` writes every object's cache and sets up its modifier,
-    :meth:`cancel` undoes the temporary changes. Construction checks the paths and binds; it
-    changes nothing if it raises."""
+    """One bake of the body of ``ob`` over its frame range: :meth:`step` simulates one frame and
+    streams it into each PC2 cache's temporary file (Alembic and USD keep their frames until the
+    end), :meth:`finish` completes every object's cache (atomically) and sets up its modifier,
+    :meth:`cancel` deletes the temporary files and undoes the temporary changes. Construction
+    checks the paths and binds; it changes nothing if it raises."""
 
     def __init__(self, ob, scene, from_cache=False):
         self.objects = objects = session.members(scene, ob)
@@ -113,7 +114,23 @@ class BakeJob:
             kb = shape_key.get(o)
             if kb is not None:
                 self.saved_keys.append((kb, kb.value))
-        self.frames = [np.empty((self.total, p.n, 3), dtype=np.float32) for p in b.parts]
+        # PC2 caches are streamed to their temporary files frame by frame (one frame in memory
+        # per object); Alembic and USD are written at the end from frames kept here.
+        self.streams, self.frames = [], []
+        try:
+            for p, path, fmt in zip(b.parts, self.targets, self.formats):
+                if fmt == 'PC2':
+                    self.streams.append(pc2.Pc2Stream(path, p.n, self.total, self.start, 1.0))
+                    self.frames.append(None)
+                else:
+                    self.streams.append(None)
+                    self.frames.append(np.empty((self.total, p.n, 3), dtype=np.float32))
+        except BaseException:
+            self._abort_streams()
+            if not from_cache:
+                session.drop(ob)
+            raise
+        self.buffers = [np.empty((p.n, 3), dtype=np.float32) for p in b.parts]
         self.done = 0
         self.t0 = time.perf_counter()
         self.step_s = 0.0
@@ -147,11 +164,15 @@ class BakeJob:
         else:
             s.step(self.objects, dg, f)
         self.step_s += time.perf_counter() - t
-        for o, p, fr in zip(self.objects, s.binding.parts, self.frames):
+        for o, p, fr, buf, stream in zip(self.objects, s.binding.parts, self.frames, self.buffers, self.streams):
             mo = np.array(o.evaluated_get(dg).matrix_world, dtype=np.float64)
             world_to_object = affine_inverse(mo)[:3, :3]
-            _evaluated_positions(o, dg, p.n, fr[i])
-            fr[i] += (s.u[p.slice] @ world_to_object.T).astype(np.float32)
+            _evaluated_positions(o, dg, p.n, buf)
+            buf += (s.u[p.slice] @ world_to_object.T).astype(np.float32)
+            if stream is not None:
+                stream.push(buf)
+            else:
+                fr[i] = buf
         self.done += 1
         return self.done, self.total
 
@@ -171,9 +192,9 @@ class BakeJob:
             raise RuntimeError(f"bake finished after {self.done} of {self.total} frames")
         fps = self.scene.render.fps / self.scene.render.fps_base
         try:
-            for o, path, fmt, fr in zip(self.objects, self.targets, self.formats, self.frames):
-                if fmt == 'PC2':
-                    pc2.write_pc2(path, fr, self.start, 1.0)
+            for o, path, fmt, fr, stream in zip(self.objects, self.targets, self.formats, self.frames, self.streams):
+                if stream is not None:
+                    stream.finish()
                 else:
                     counts, indices = cache_formats.topology(o.data)
                     cache_formats.write(path, fmt, o.name, fr, counts, indices, fps, self.start)
@@ -204,10 +225,17 @@ class BakeJob:
             "cache_state": self.session.deformer.cache_state(),
         }
 
+    def _abort_streams(self):
+        """Deletes the temporary files of the caches being streamed (the previous caches stay)."""
+        for stream in getattr(self, "streams", []):
+            if stream is not None:
+                stream.abort()
+
     def cancel(self):
         """Stops without writing: frame, modifier visibility and shape key values as before, the
         previous cache files and modifiers untouched. The live preview rebuilds its session on
         the next frame."""
+        self._abort_streams()
         if self.open:
             self._restore()
             if not self.from_cache:  # the live session of Current Cache to Bake stays

@@ -189,6 +189,14 @@ def test_cancelled_modal_bake_keeps_the_previous_cache_and_modifier():
     check(all(a == {'RUNNING_MODAL'} for a in answers) and 0 < job.done < job.total,
           f"the modal bake did not advance frame by frame ({job.done}/{job.total})")
     check(live._replaying, "the live preview must stay quiet while the bake runs")
+    # The PC2 is streamed: no frame array is held, and the frames baked so far are in a
+    # temporary file beside the cache (flushed: header + frames x points x 12 bytes).
+    n = len(ob.data.vertices)
+    job.streams[0].file.flush()
+    partial = [f for f in os.listdir(os.path.dirname(path)) if f.endswith(".pc2.tmp")]
+    sizes = [os.path.getsize(os.path.join(os.path.dirname(path), f)) for f in partial]
+    check(job.frames == [None] and sizes == [32 + 12 * n * job.done],
+          f"the bake holds its frames instead of streaming them: {partial} {sizes}, {job.done} frames done")
     check(modal.handle('ESC') == {'CANCELLED'}, "Esc did not cancel")
     check(open(path, "rb").read() == previous, "a cancelled bake changed the previous cache")
     check(object_state(ob) == before, f"a cancelled bake changed the object:\n{before}\n{object_state(ob)}")
