@@ -29,6 +29,8 @@ pub struct SurfaceDeformer {
     /// The pose per rig column of the lattice scene (bones repeated per surface piece).
     column_pose: Vec<f64>,
     params: Vec<f64>,
+    /// Scratch: the lattice's displacement (`n × 3`), for solvers without an embedded readout
+    /// (see [`CdSolver::prepare_embedded`]).
     lattice_u: Vec<f64>,
     last: Option<StepReport>,
     cache: CacheStatus,
@@ -287,9 +289,12 @@ impl SurfaceDeformer {
             .map_or(SolverKind::LocalGlobal(LocalGlobalParams::default()), |f| {
                 SolverKind::Fast(character.fast_params(f))
             });
-        let solver = crate::progress::within(0.25, 0.99, || {
+        let mut solver = crate::progress::within(0.25, 0.99, || {
             crate::scene::new_solver(sc, rig, &params, kind, &p0, &dw, sidecar)
         })?;
+        // The fast solver reads the surface's displacement from its reduced coordinates; the
+        // others reconstruct the lattice and interpolate (`lattice_u`).
+        solver.prepare_embedded(&character.embedding.corners, &character.embedding.barycentric)?;
         let cache = solver
             .fast_precompute()
             .map_or(CacheStatus::NotRequested, |f| f.cache.clone());
@@ -549,7 +554,6 @@ impl SurfaceDeformer {
                             clock.reset();
                             self.path.start(p);
                             self.params_prev.copy_from_slice(p);
-                            self.lattice_u.fill(0.0);
                             return Err(match e {
                                 OvertoneError::Numerical(NumericalError::StepFailed { step, reason }) => {
                                     NumericalError::StepRestarted { step, reason }.into()
@@ -560,15 +564,16 @@ impl SurfaceDeformer {
                     }
                 }
             };
-            self.solver.write_displacement(&mut self.lattice_u);
             r
         };
-        if cut {
-            self.lattice_u.fill(0.0);
-        }
         self.params_prev.copy_from_slice(&self.params);
         out.fill(0.0);
-        self.character.embedding.add_to_surface(&self.lattice_u, out);
+        // At a cut the frame shows the rig alone; otherwise the surface's displacement, read
+        // from the solver at the embedded points or interpolated from the lattice's.
+        if !cut && !self.solver.write_embedded_displacement(out) {
+            self.solver.write_displacement(&mut self.lattice_u);
+            self.character.embedding.add_to_surface(&self.lattice_u, out);
+        }
         // Body frame → world units and axes, times the strength.
         for u in out.chunks_exact_mut(3) {
             let local = [self.strength * u[0], self.strength * u[1], self.strength * u[2]];

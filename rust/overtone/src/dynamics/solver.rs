@@ -108,6 +108,22 @@ pub trait CdSolver: Send + Sync {
     /// out of range or the solver cannot change its damping after construction (an
     /// [`OvertoneError::Setting`] naming `damping`); on error the solver is unchanged.
     fn set_damping(&mut self, zeta: f64) -> Result<()>;
+    /// Prepares [`write_embedded_displacement`](Self::write_embedded_displacement) for `m`
+    /// points embedded in the mesh (per point its four mesh vertices `corners` and barycentric
+    /// weights): `Ok(true)` when the solver reads its displacement at such points more cheaply
+    /// than reconstructing the whole mesh (the fast solver: from its reduced coordinates), else
+    /// `Ok(false)` and the caller interpolates [`write_displacement`](Self::write_displacement).
+    ///
+    /// Errors: a corner index out of range or a non-finite weight (nothing changes).
+    fn prepare_embedded(&mut self, _corners: &[[usize; 4]], _barycentric: &[[f64; 4]]) -> Result<bool> {
+        Ok(false)
+    }
+    /// The complementary displacement at the prepared points, `Σ_c b_c u_c(corner_c)`, into
+    /// `out` (`m × d`, row-major, overwritten); returns `false` (and writes nothing) when no
+    /// points were prepared for this size. Does not allocate.
+    fn write_embedded_displacement(&mut self, _out: &mut [f64]) -> bool {
+        false
+    }
     /// The fast solver's precompute report (`None` for the full-order solvers).
     fn fast_precompute(&self) -> Option<&FastPrecompute> {
         None
@@ -230,6 +246,13 @@ impl CdSolver for FastSolver {
     }
     fn write_frame(&mut self, frame: &mut [f64], disp: &mut [f64]) -> f64 {
         FastSolver::write_frame(self, frame, disp)
+    }
+    fn prepare_embedded(&mut self, corners: &[[usize; 4]], barycentric: &[[f64; 4]]) -> Result<bool> {
+        FastSolver::prepare_embedded(self, corners, barycentric)?;
+        Ok(true)
+    }
+    fn write_embedded_displacement(&mut self, out: &mut [f64]) -> bool {
+        FastSolver::write_embedded_displacement(self, out)
     }
     fn fast_precompute(&self) -> Option<&FastPrecompute> {
         Some(self.precompute())

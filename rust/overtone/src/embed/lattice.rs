@@ -58,10 +58,16 @@ impl Embedding {
     /// `out_s = Σ_k b_k u_{c_k}` for every surface vertex: a lattice field (`n_l × 3`
     /// row-major) mapped to the surface (`n_s × 3` row-major), added into `out`.
     pub(crate) fn add_to_surface(&self, lattice_field: &[f64], out: &mut [f64]) {
-        for (s, (c, b)) in self.corners.iter().zip(&self.barycentric).enumerate() {
-            for i in 0..3 {
-                out[3 * s + i] += (0..4).map(|k| b[k] * lattice_field[3 * c[k] + i]).sum::<f64>();
-            }
+        add_embedded(&self.corners, &self.barycentric, 3, lattice_field, out);
+    }
+}
+
+/// `out_p += Σ_c b_c field(corner_c)` for points embedded at `corners` with barycentric
+/// weights `barycentric`; `field` is `n × d` and `out` `m × d`, both row-major.
+pub(crate) fn add_embedded(corners: &[[usize; 4]], barycentric: &[[f64; 4]], d: usize, field: &[f64], out: &mut [f64]) {
+    for (s, (c, b)) in corners.iter().zip(barycentric).enumerate() {
+        for i in 0..d {
+            out[d * s + i] += (0..4).map(|k| b[k] * field[d * c[k] + i]).sum::<f64>();
         }
     }
 }

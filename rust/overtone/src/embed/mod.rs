@@ -12,7 +12,7 @@ mod winding_number;
 pub(crate) use auto_resolution::choose_lattice_resolution;
 pub use auto_resolution::{ResolutionChoice, CELLS_ACROSS_BULK};
 pub(crate) use fast_winding_number::WindingTree;
-pub(crate) use lattice::{embed_surface, AUTO_LATTICE_RESOLUTION, DEFAULT_LATTICE_RESOLUTION};
+pub(crate) use lattice::{add_embedded, embed_surface, AUTO_LATTICE_RESOLUTION, DEFAULT_LATTICE_RESOLUTION};
 pub use lattice::{surface_pieces, Embedding};
 pub use memory::LatticeSolver;
 pub(crate) use tet_embedding::embed_points_in_tets;

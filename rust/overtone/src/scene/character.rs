@@ -10,7 +10,8 @@ use crate::error::{InputError, OvertoneError, Result};
 use crate::io::{read_gltf_character_with, RigInterpolation};
 use crate::rig::compose_affine;
 use crate::scene::{
-    extend_harmonic, extend_weights_inward, simulate_streaming_output, ElasticModel, Scene, Simulation, SolverKind,
+    extend_harmonic, extend_weights_inward, simulate_streaming_output, ElasticModel, Embedded, Scene, Simulation,
+    SolverKind,
 };
 
 /// Settings of a character bake; every field documents its default.
@@ -489,13 +490,15 @@ impl Character {
     }
 
     /// The skinned surface of frame `k` (bind space → world, morphs applied first), `n_s × 3`
-    /// row-major, welded vertex order: the file's own skinning, exact glTF LBS.
+    /// row-major, welded vertex order: the file's own skinning, exact glTF LBS. Parallel over
+    /// vertices (each independent: the result does not depend on the thread count).
     pub fn skinned_surface(&self, k: usize) -> Vec<f64> {
+        use rayon::prelude::*;
         let ns = self.surface.len() / 3;
         let m = self.n_surface_bones();
         let t = &self.world_frames[k];
         let mut out = vec![0.0; ns * 3];
-        for s in 0..ns {
+        out.par_chunks_mut(3).enumerate().with_min_len(1024).for_each(|(s, o)| {
             let mut x = [self.surface[3 * s], self.surface[3 * s + 1], self.surface[3 * s + 2]];
             if let Some(mo) = &self.morphs {
                 for (tg, beta) in mo.weights[k].iter().enumerate() {
@@ -511,11 +514,10 @@ impl Character {
                 }
                 let tb = &t[b * 12..(b + 1) * 12];
                 for i in 0..3 {
-                    out[3 * s + i] +=
-                        w * (tb[i * 4] * x[0] + tb[i * 4 + 1] * x[1] + tb[i * 4 + 2] * x[2] + tb[i * 4 + 3]);
+                    o[i] += w * (tb[i * 4] * x[0] + tb[i * 4 + 1] * x[1] + tb[i * 4 + 2] * x[2] + tb[i * 4 + 3]);
                 }
             }
-        }
+        });
         out
     }
 }
@@ -968,13 +970,15 @@ pub fn stream_character_motion(
     let total = ch.scene.frames.len();
     let mut surface_u = vec![0.0; ns * 3];
     let mut original_u = vec![0.0; ch.original_to_welded.len() * 3];
+    // The run hands out the surface's displacement (embedded in the lattice).
+    let embedded = Embedded {
+        corners: &ch.embedding.corners,
+        barycentric: &ch.embedding.barycentric,
+    };
     let mut on_frame = |k: usize, _: &[f64], disp: &[f64]| -> Result<()> {
-        surface_u.fill(0.0);
-        ch.embedding.add_to_surface(disp, &mut surface_u);
         // The lattice frame's displacement in world units and axes.
-        for u in surface_u.chunks_exact_mut(3) {
-            let local = [u[0], u[1], u[2]];
-            ch.frame.vector_to_file(&local, u);
+        for (u, local) in surface_u.chunks_exact_mut(3).zip(disp.chunks_exact(3)) {
+            ch.frame.vector_to_file(&[local[0], local[1], local[2]], u);
         }
         for (o, &s) in ch.original_to_welded.iter().enumerate() {
             original_u[3 * o..3 * o + 3].copy_from_slice(&surface_u[3 * s..3 * s + 3]);
@@ -987,6 +991,6 @@ pub fn stream_character_motion(
         SolverKind::Fast(fp) => SolverKind::Fast(ch.fast_params(fp)),
         other => other,
     };
-    simulate_streaming_output(&ch.scene, kind, sidecar, false, wanted, &mut on_frame)
+    simulate_streaming_output(&ch.scene, kind, sidecar, false, wanted, Some(embedded), &mut on_frame)
         .map_err(|e| e.with_advice(lattice_advice(matches!(kind, SolverKind::Fast(_)))))
 }

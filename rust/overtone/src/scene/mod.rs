@@ -26,7 +26,7 @@ pub use readers::{
 };
 pub(crate) use scene_dynamics::DEFAULT_CUT_DISTANCE;
 pub use scene_dynamics::{scene_rows, DynamicsKeys, SceneDynamics};
-pub(crate) use simulate::{new_solver, rig_start, simulate_streaming_output};
+pub(crate) use simulate::{new_solver, rig_start, simulate_streaming_output, Embedded};
 pub use simulate::{
     simulate, simulate_full, simulate_streaming, simulate_with_sidecar, FrameCallback, Simulation, SolverKind,
 };

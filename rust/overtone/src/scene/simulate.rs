@@ -168,9 +168,11 @@ fn run_frames(
     solver: &mut dyn CdSolver,
     positions: bool,
     wanted: &dyn Fn(usize) -> bool,
+    embedded: Option<Embedded>,
     on_frame: &mut FrameCallback,
 ) -> Result<FrameRun> {
     let (n, d) = (scene.mesh.n_vertices(), scene.mesh.dim());
+    let mut out = Output::new(solver, embedded, n, d)?;
     // The precompute is done (a progress observer sees where its stages end).
     crate::progress::report(1.0, "stepping the frames");
     let dyn_ = &scene.dynamics;
@@ -200,10 +202,11 @@ fn run_frames(
         cuts: Vec::new(),
     };
     if wanted(0) {
-        let md = write_output(solver, positions, &mut frame, &mut disp);
-        apply_strength(dyn_.strength, &mut frame, &mut disp, d);
+        let md = out.write(solver, positions, &mut frame, &mut disp);
+        let disp = out.displacement(&mut disp);
+        apply_strength(dyn_.strength, &mut frame, disp, d);
         run.max_displacement.push(md * dyn_.strength);
-        on_frame(0, &frame, &disp)?;
+        on_frame(0, &frame, disp)?;
     }
     let jump = dyn_.cut_distance.map(|c| (RigJump::new(solver.rig()), c));
     let has_blendshapes = solver.rig().n_targets() > 0;
@@ -236,23 +239,86 @@ fn run_frames(
             run.blendshape_residual.push(solver.blendshape_residual().1);
         }
         if wanted(k) {
-            let md = write_output(solver, positions, &mut frame, &mut disp);
-            apply_strength(dyn_.strength, &mut frame, &mut disp, d);
+            let md = out.write(solver, positions, &mut frame, &mut disp);
+            let disp = out.displacement(&mut disp);
+            apply_strength(dyn_.strength, &mut frame, disp, d);
             run.max_displacement.push(md * dyn_.strength);
-            on_frame(k, &frame, &disp)?;
+            on_frame(k, &frame, disp)?;
         }
     }
     Ok(run)
 }
 
-/// The solver's displacement into `disp` (and its final positions into `frame` when
-/// `positions`); returns the largest displacement `max_v ‖u_v‖`.
-fn write_output(solver: &mut dyn CdSolver, positions: bool, frame: &mut [f64], disp: &mut [f64]) -> f64 {
-    if positions {
-        solver.write_frame(frame, disp)
-    } else {
-        solver.write_displacement(disp);
-        crate::dynamics::max_norm(disp, solver.dim())
+/// Points embedded in the scene's mesh whose displacement a run hands out instead of the mesh's:
+/// per point its four mesh vertices and barycentric weights.
+#[derive(Clone, Copy)]
+pub(crate) struct Embedded<'a> {
+    pub corners: &'a [[usize; 4]],
+    pub barycentric: &'a [[f64; 4]],
+}
+
+/// What a run writes per frame: the mesh's displacement, or the embedded points' (read from the
+/// solver at those points when it can, else interpolated from the mesh's).
+struct Output<'a> {
+    embedded: Option<Embedded<'a>>,
+    /// Whether the solver reads the embedded points itself.
+    direct: bool,
+    /// The embedded points' displacement (`m × d`).
+    points: Vec<f64>,
+}
+
+impl<'a> Output<'a> {
+    fn new(solver: &mut dyn CdSolver, embedded: Option<Embedded<'a>>, n: usize, d: usize) -> Result<Self> {
+        let direct = match embedded {
+            Some(e) => {
+                if let Some(c) = e.corners.iter().flatten().find(|&&c| c >= n) {
+                    return Err(OvertoneError::size(
+                        "an embedded point's corner (a mesh vertex)",
+                        format!("< {n}"),
+                        c,
+                    ));
+                }
+                solver.prepare_embedded(e.corners, e.barycentric)?
+            }
+            None => false,
+        };
+        let m = embedded.map_or(0, |e| e.corners.len());
+        Ok(Self {
+            embedded,
+            direct,
+            points: vec![0.0; m * d],
+        })
+    }
+
+    /// The solver's displacement into `disp` (the mesh's; the embedded points' go to
+    /// `points`) and its final positions into `frame` when `positions`; returns the largest
+    /// displacement written, `max ‖u‖`.
+    fn write(&mut self, solver: &mut dyn CdSolver, positions: bool, frame: &mut [f64], disp: &mut [f64]) -> f64 {
+        let d = solver.dim();
+        match self.embedded {
+            Some(e) => {
+                if !(self.direct && solver.write_embedded_displacement(&mut self.points)) {
+                    solver.write_displacement(disp);
+                    self.points.fill(0.0);
+                    crate::embed::add_embedded(e.corners, e.barycentric, d, disp, &mut self.points);
+                }
+                crate::dynamics::max_norm(&self.points, d)
+            }
+            None if positions => solver.write_frame(frame, disp),
+            None => {
+                solver.write_displacement(disp);
+                crate::dynamics::max_norm(disp, d)
+            }
+        }
+    }
+
+    /// The displacement handed out: the embedded points' or the mesh's (`disp`).
+    fn displacement<'b>(&'b mut self, disp: &'b mut [f64]) -> &'b mut [f64] {
+        if self.embedded.is_some() {
+            &mut self.points
+        } else {
+            disp
+        }
     }
 }
 
@@ -268,23 +334,25 @@ pub fn simulate_streaming(
     sidecar: Option<&std::path::Path>,
     on_frame: &mut FrameCallback,
 ) -> Result<Simulation> {
-    simulate_streaming_output(scene, kind, sidecar, true, &|_| true, on_frame)
+    simulate_streaming_output(scene, kind, sidecar, true, &|_| true, None, on_frame)
 }
 
 /// [`simulate_streaming`] with the final positions written only when `positions` (without, the
 /// positions `on_frame` gets are meaningless: for bakes that need the displacement alone, which
 /// skips skinning the whole mesh every frame), and only the frames that are `wanted` handed
-/// to `on_frame` (see `run_frames`).
+/// to `on_frame` (see `run_frames`). With `embedded`, `on_frame` gets the displacement of
+/// those points (`m × d`) instead of the mesh's, and no positions.
 pub(crate) fn simulate_streaming_output(
     scene: &Scene,
     kind: SolverKind,
     sidecar: Option<&std::path::Path>,
     positions: bool,
     wanted: &dyn Fn(usize) -> bool,
+    embedded: Option<Embedded>,
     on_frame: &mut FrameCallback,
 ) -> Result<Simulation> {
     let (mut solver, precompute_ms) = build_solver(scene, kind, sidecar)?;
-    let run = run_frames(scene, solver.as_mut(), positions, wanted, on_frame)?;
+    let run = run_frames(scene, solver.as_mut(), positions, wanted, embedded, on_frame)?;
     Ok(Simulation {
         positions: Vec::new(),
         steps: run.steps,

@@ -390,3 +390,68 @@ fn bad_settings_are_refused() {
     .expect("a fully constrained rig was accepted");
     assert!(err.to_string().contains("free"), "{err}");
 }
+
+/// The displacement read at points embedded in the mesh straight from the reduced coordinates
+/// (what hosts and bakes show on a surface) equals the mesh's reconstruction interpolated
+/// barycentrically, to 1e-12 of the motion; a wrong output size writes nothing and a corner out
+/// of range is refused.
+#[test]
+fn embedded_points_read_the_reconstructed_motion() {
+    let mut sc = load_scene(&reference_file("elephant", "json")).unwrap();
+    sc.frames.truncate(6);
+    let mut solver = fast_solver(&sc, FastParams::default_for(3)).unwrap();
+    let rig = LbsRig::new(3, sc.mesh.vertices(), &sc.weights, sc.n_bones).unwrap();
+    for f in &sc.frames[1..] {
+        solver.step(&rig.params_from_transforms(f).unwrap()).unwrap();
+    }
+    // One point inside each of the first tets (weights from the noise, normalised), and the
+    // vertices themselves.
+    let tets: Vec<[usize; 4]> = sc
+        .mesh
+        .elements()
+        .chunks_exact(4)
+        .take(500)
+        .map(|t| [t[0], t[1], t[2], t[3]])
+        .collect();
+    let r = noise(7, 4 * tets.len());
+    let mut bary: Vec<[f64; 4]> = r
+        .chunks_exact(4)
+        .map(|w| {
+            let w: Vec<f64> = w.iter().map(|x| x.abs() + 0.05).collect();
+            let s: f64 = w.iter().sum();
+            [w[0] / s, w[1] / s, w[2] / s, w[3] / s]
+        })
+        .collect();
+    let mut corners = tets.clone();
+    corners.push([3, 0, 0, 0]);
+    bary.push([1.0, 0.0, 0.0, 0.0]);
+    solver.prepare_embedded(&corners, &bary).unwrap();
+    let mut fast = vec![0.0; 3 * corners.len()];
+    assert!(solver.write_embedded_displacement(&mut fast));
+    let n = sc.mesh.n_vertices();
+    let mut mesh_u = vec![0.0; 3 * n];
+    solver.add_displacement(&mut mesh_u);
+    let size = mesh_u.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(
+        size > 1e-6,
+        "the elephant must move for the test to mean anything ({size:e})"
+    );
+    let mut worst = 0.0f64;
+    for (p, (c, b)) in corners.iter().zip(&bary).enumerate() {
+        for i in 0..3 {
+            let want: f64 = (0..4).map(|k| b[k] * mesh_u[3 * c[k] + i]).sum();
+            worst = worst.max((fast[3 * p + i] - want).abs());
+        }
+    }
+    assert!(
+        worst <= 1e-12 * size,
+        "embedded readout differs by {worst:e} (motion {size:e})"
+    );
+    let mut short = vec![7.0; 3 * corners.len() - 3];
+    assert!(!solver.write_embedded_displacement(&mut short) && short.iter().all(|&x| x == 7.0));
+    let e = solver.prepare_embedded(&[[0, 1, 2, n]], &[[0.25; 4]]).unwrap_err();
+    assert!(matches!(e, OvertoneError::Input(_)), "{e}");
+    assert!(solver
+        .prepare_embedded(&[[0, 1, 2, 3]], &[[f64::NAN, 0.0, 0.0, 1.0]])
+        .is_err());
+}

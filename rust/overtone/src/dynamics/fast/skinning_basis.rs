@@ -162,6 +162,86 @@ impl SkinningBasis {
         }
     }
 
+    /// The field products of vertex `v`, `q = [w_l(v) X̂_j(v)]` (`k(d+1)`, entry `l(d+1) + j`,
+    /// `X̂ = [X, 1]`), so that `u_i(v) = q · c_i`, written into `q`.
+    fn field_products(&self, v: usize, q: &mut [f64]) {
+        let (d, k) = (self.dim, self.n_fields);
+        let w = &self.weights[v * k..(v + 1) * k];
+        let x = &self.rest[v * d..(v + 1) * d];
+        for l in 0..k {
+            for j in 0..d {
+                q[l * (d + 1) + j] = w[l] * x[j];
+            }
+            q[l * (d + 1) + d] = w[l];
+        }
+    }
+
+    /// The field products of points embedded in the mesh (`m × k(d+1)`, row-major): per point
+    /// `p` with vertices `corners[p]` and barycentric weights `barycentric[p]`,
+    /// `q_p = Σ_c b_c q(corner_c)`. The reconstruction is linear in `q`, so
+    /// [`add_embedded_reconstruction`](Self::add_embedded_reconstruction) gives
+    /// `Σ_c b_c u(corner_c)` without reconstructing the mesh.
+    ///
+    /// Errors: a corner index `≥ n`, or a weight that is not finite.
+    pub(crate) fn embedded_products(&self, corners: &[[usize; 4]], barycentric: &[[f64; 4]]) -> Result<Vec<f64>> {
+        let cols = self.n_fields * (self.dim + 1);
+        let n = self.n_vertices();
+        if corners.len() != barycentric.len() {
+            return Err(OvertoneError::size(
+                "embedded points' barycentric weights",
+                corners.len(),
+                barycentric.len(),
+            ));
+        }
+        if let Some((p, _)) = corners.iter().enumerate().find(|(_, c)| c.iter().any(|&v| v >= n)) {
+            return Err(OvertoneError::size(
+                format!("embedded point {p}'s corner (a mesh vertex)"),
+                format!("< {n}"),
+                corners[p].iter().max().copied().unwrap_or(0),
+            ));
+        }
+        for b in barycentric {
+            crate::error::check_finite("embedded points' barycentric weights", b, 4)?;
+        }
+        let mut out = vec![0.0; corners.len() * cols];
+        let mut q = vec![0.0; cols];
+        for ((c, b), row) in corners.iter().zip(barycentric).zip(out.chunks_exact_mut(cols.max(1))) {
+            for (&v, &bc) in c.iter().zip(b) {
+                if bc == 0.0 {
+                    continue;
+                }
+                self.field_products(v, &mut q);
+                for (r, x) in row.iter_mut().zip(&q) {
+                    *r += bc * x;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `out_p = u(p)` (overwritten; `m × d` row-major) for the embedded points whose products
+    /// `q` came from [`embedded_products`](Self::embedded_products), with `c` from
+    /// [`field_coefficients`](Self::field_coefficients): `u_i(p) = q_p · c_i`, `k(d+1)·d`
+    /// multiply-adds a point. Parallel over points on large sets (each point independent: the
+    /// result does not depend on the thread count). Does not allocate.
+    pub(crate) fn embedded_reconstruction(&self, q: &[f64], c: &[f64], out: &mut [f64]) {
+        let (d, cols) = (self.dim, self.n_fields * (self.dim + 1));
+        let point = |qp: &[f64], o: &mut [f64]| {
+            for i in 0..d {
+                o[i] = dot(qp, &c[i * cols..(i + 1) * cols]);
+            }
+        };
+        if out.len() / d.max(1) >= PARALLEL_MIN_VERTICES {
+            out.par_chunks_mut(d)
+                .zip(q.par_chunks(cols.max(1)))
+                .for_each(|(o, qp)| point(qp, o));
+        } else {
+            out.chunks_mut(d)
+                .zip(q.chunks(cols.max(1)))
+                .for_each(|(o, qp)| point(qp, o));
+        }
+    }
+
     /// `out_v += u(v)` for every vertex, with `c` from [`field_coefficients`](Self::field_coefficients);
     /// `out` is `n × d` row-major. Parallel over vertices on large meshes (each vertex is
     /// independent, so the result does not depend on the thread count). Does not allocate.
@@ -174,12 +254,7 @@ impl SkinningBasis {
             if cols <= MAX_STACK_COLUMNS {
                 // q = [w_l · X̂_j], then u_i = q · c_i: contiguous dot products.
                 let mut q = [0.0; MAX_STACK_COLUMNS];
-                for l in 0..k {
-                    for j in 0..d {
-                        q[l * (d + 1) + j] = w[l] * x[j];
-                    }
-                    q[l * (d + 1) + d] = w[l];
-                }
+                self.field_products(v, &mut q[..cols]);
                 for i in 0..d {
                     o[i] += dot(&q[..cols], &c[i * cols..(i + 1) * cols]);
                 }

@@ -79,6 +79,8 @@ pub struct FastSolver {
     work: FastWorkspace,
     frames: FrameStepper,
     info: FastPrecompute,
+    /// Field products of the points prepared by [`FastSolver::prepare_embedded`] (`m × k(d+1)`).
+    embedded: Vec<f64>,
 }
 
 /// What the time plan and the damping make of the model: the step, the forces, and the
@@ -365,6 +367,7 @@ impl FastSolver {
             work,
             frames: FrameStepper::new(plan),
             info,
+            embedded: Vec::new(),
         };
         solver.reset(p0)?;
         Ok(solver)
@@ -734,6 +737,34 @@ impl FastSolver {
             0.0
         };
         (abs, rel)
+    }
+
+    /// Prepares [`write_embedded_displacement`](Self::write_embedded_displacement) for points
+    /// embedded in the mesh: per point its four vertices `corners` and barycentric weights
+    /// (the field products `Σ_c b_c [w_l X̂_j](corner_c)`, `k(d+1)` a point, are kept).
+    ///
+    /// Errors: a corner index `≥ n`, a non-finite weight, or mismatched lengths (nothing
+    /// changes).
+    pub fn prepare_embedded(&mut self, corners: &[[usize; 4]], barycentric: &[[f64; 4]]) -> Result<()> {
+        self.embedded = self.model.basis.embedded_products(corners, barycentric)?;
+        Ok(())
+    }
+
+    /// `u_c` at the points prepared by [`prepare_embedded`](Self::prepare_embedded),
+    /// `Σ_c b_c (B z)(corner_c)`, into `out` (`m × d`, row-major, overwritten) straight from the
+    /// reduced coordinates, without reconstructing the mesh (`k(d+1)·d` multiply-adds a
+    /// point). Returns `false`, writing nothing, when `out` is not `m × d` for the prepared
+    /// points. Does not allocate.
+    pub fn write_embedded_displacement(&mut self, out: &mut [f64]) -> bool {
+        let (d, cols) = (self.dim(), self.model.basis.n_fields() * (self.dim() + 1));
+        if self.embedded.is_empty() || out.len() * cols != self.embedded.len() * d {
+            return false;
+        }
+        self.model.basis.field_coefficients(&self.state.z, &mut self.work.coeff);
+        self.model
+            .basis
+            .embedded_reconstruction(&self.embedded, &self.work.coeff, out);
+        true
     }
 
     /// Complementary displacement `u_c = B z` added into `out` (`n × d`, row-major).
