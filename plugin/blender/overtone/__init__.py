@@ -16,15 +16,16 @@ bl_info = {
 
 import bpy
 
-from . import batch, live, operators, panel, properties, saving, setup_check, undo  # noqa: F401 (batch: the farm entry)
+from . import batch, live, operators, panel, presets, properties, saving, setup_check, undo  # noqa: F401 (batch: the farm entry)
 
-_classes = (properties.OvertoneSettings,) + operators.classes + panel.classes
+_classes = (properties.OvertoneSettings,) + operators.classes + presets.classes + panel.classes
 
 
 def register():
     for c in _classes:
         bpy.utils.register_class(c)
     bpy.types.Object.overtone = bpy.props.PointerProperty(type=properties.OvertoneSettings)
+    presets.install_bundled()
     live.register()
     undo.register()
     saving.register()

@@ -6,7 +6,7 @@ can be set before the first Add, which binds with them."""
 
 import bpy
 
-from . import cache_modifier, properties, session
+from . import cache_modifier, presets, properties, session
 
 # The optional settings of the table (drawn with their use_ switch).
 _OPTIONAL = {row["name"] for row in properties.ROWS if row["optional"]}
@@ -102,6 +102,10 @@ class PHYSICS_PT_overtone(bpy.types.Panel):
 
 class PHYSICS_PT_overtone_motion(_Sub, bpy.types.Panel):
     bl_label = "Motion"
+
+    def draw_header_preset(self, context):
+        if not baked(context.object):
+            presets.OVERTONE_PT_motion_presets.draw_panel_header(self.layout)
 
     def draw(self, context):
         props = context.object.overtone

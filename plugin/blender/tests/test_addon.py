@@ -186,6 +186,11 @@ class _Layout:
         check(name in data.bl_rna.properties and search_name in search_data.bl_rna.properties, name)
         self.calls.append(("prop", name))
 
+    def popover(self, panel, icon='NONE', text="", **_):
+        check(hasattr(bpy.types, panel), f"panel shows a popover of an unregistered panel {panel}")
+        check(icon in bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items, icon)
+        self.calls.append(("popover", panel))
+
     def operator(self, idname, text="", icon='NONE'):
         module, op = idname.split(".")
         check(hasattr(getattr(bpy.ops, module), op), f"panel shows a missing operator {idname}")
@@ -209,6 +214,8 @@ def test_panel_draws_every_setting():
         for cls in panel.classes:
             if cls.poll(Ctx()):
                 calls.append(("panel", cls.bl_label))
+                if hasattr(cls, "draw_header_preset"):
+                    cls.draw_header_preset(type("P", (), {"layout": layout})(), Ctx())
                 cls.draw(type("P", (), {"layout": layout})(), Ctx())
         return calls, layout.greyed
 
@@ -244,6 +251,9 @@ def test_panel_draws_every_setting():
                     current.append(name)
             print("    panel: " + " | ".join(f"{t[0]}: {', '.join(t[1:])}" for t in tree))
             check(("operator", "object.overtone_bake") in calls, "no bake button")
+            # The Motion sub-panel's header has the presets button, as Cloth's.
+            motion = calls.index(("panel", "Motion"))
+            check(calls[motion + 1] == ("popover", "OVERTONE_PT_motion_presets"), "no motion presets button")
             # An optional setting: its use_ checkbox right before the value, the value greyed out
             # while the switch is off and not once it is on (the switch itself never greyed).
             optional = [row["name"] for row in properties.ROWS if row["optional"]]

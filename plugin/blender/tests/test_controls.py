@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import overtone  # noqa: E402
 import runner  # noqa: E402
 import scenes  # noqa: E402
-from overtone import native, pc2, properties, session  # noqa: E402
+from overtone import native, pc2, presets, properties, session  # noqa: E402
 from test_addon import CACHE_TOL, check, tube_scene  # noqa: E402
 
 # The one definition of the settings layout check (scripts/test_cpp.sh runs it with C++ too).
@@ -167,6 +167,64 @@ def test_damping_changes_the_motion_without_a_rebind_and_is_keyframable():
     print(f"    damping: motion after the stop {a:.4f} ({zeta:g}) vs {b:.4f} (1.0); keyed: before {before:.1e}, "
           f"after {after:.4f}; sidecar untouched")
 
+
+def test_motion_presets_set_the_motion_and_save_new_ones():
+    """The Motion sub-panel's presets, as Cloth's: the bundled ones are installed, applying one
+    sets the motion settings (a softer preset moves the body more), *+* saves the current values
+    as a new preset that applies back, and a user's edit of a bundled file survives a restart."""
+    scene, ob, _ = tube_scene("presets")
+    bpy.context.view_layer.objects.active = ob
+    folders = bpy.utils.preset_paths(presets.SUBDIR)
+    found = {f for d in folders for f in os.listdir(d)}
+    wanted = {bpy.path.clean_name(n) + ".py" for n in presets.BUNDLED}
+    check(wanted <= found, f"bundled presets missing: {sorted(wanted - found)} in {folders}")
+    path = {f: os.path.join(d, f) for d in folders for f in os.listdir(d)}
+
+    def apply(name):
+        check(bpy.ops.script.execute_preset(filepath=path[bpy.path.clean_name(name) + ".py"],
+                                            menu_idname="OVERTONE_MT_motion_presets") == {'FINISHED'},
+              f"preset {name} did not apply")
+
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    peaks = {}
+    for name in ("Soft Belly", "Firm Muscle"):
+        apply(name)
+        p = ob.overtone
+        got = tuple(getattr(p, v) for v in presets.VALUES)
+        check(all(abs(a - b) < 1e-6 for a, b in zip(got, presets.BUNDLED[name])), f"{name}: {got}")
+        peaks[name] = np.abs(play_u(scene, ob, range(1, 41))).max()
+    check(peaks["Soft Belly"] > 1.5 * peaks["Firm Muscle"],
+          f"the soft preset should move the tube more than the firm one: {peaks}")
+    # A user preset keeps the current values and applies them back.
+    ob.overtone.frequency, ob.overtone.damping, ob.overtone.strength = 6.5, 0.2, 0.75
+    for d in bpy.utils.preset_paths(presets.SUBDIR):  # left by an interrupted run
+        if os.path.exists(os.path.join(d, "My_Jiggle.py")):
+            os.remove(os.path.join(d, "My_Jiggle.py"))
+    check(bpy.ops.object.overtone_motion_preset_add(name="My Jiggle") == {'FINISHED'}, "preset add failed")
+    mine = [os.path.join(d, "My_Jiggle.py") for d in bpy.utils.preset_paths(presets.SUBDIR)
+            if os.path.exists(os.path.join(d, "My_Jiggle.py"))]
+    check(len(mine) == 1, f"the new preset file: {mine}")
+    path["My_Jiggle.py"] = mine[0]
+    apply("Default")
+    check(abs(ob.overtone.frequency - 5.0) < 1e-6 and abs(ob.overtone.damping - 0.1) < 1e-6, "Default did not apply")
+    apply("My Jiggle")
+    check(abs(ob.overtone.frequency - 6.5) < 1e-6 and abs(ob.overtone.damping - 0.2) < 1e-6
+          and abs(ob.overtone.strength - 0.75) < 1e-6, "the saved preset did not apply back")
+    os.remove(mine[0])
+    # A bundled preset the user edited is kept when the add-on registers again.
+    soft = path["Soft_Belly.py"]
+    original = open(soft).read()
+    try:
+        with open(soft, "a") as f:
+            f.write("props.damping = 0.2\n")
+        edited = open(soft).read()
+        presets.install_bundled()
+        check(open(soft).read() == edited, "registering overwrote a user's edit of a bundled preset")
+    finally:
+        with open(soft, "w") as f:
+            f.write(original)
+    print(f"    presets: peak |u| Soft Belly {peaks['Soft Belly']:.4f} vs Firm Muscle {peaks['Firm Muscle']:.4f}; "
+          "a saved preset applies back")
 
 def test_stiffness_group_painted_stiffer_reduces_the_motion_there():
     scene, ob, _ = tube_scene("stiff")

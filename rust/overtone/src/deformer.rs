@@ -508,7 +508,7 @@ impl SurfaceDeformer {
                 relative_residual: 0.0,
             }
         } else {
-            let r = match &mut self.clock {
+            match &mut self.clock {
                 None => match self.solver.step(p) {
                     Ok(r) => r,
                     Err(e) => {
@@ -563,8 +563,7 @@ impl SurfaceDeformer {
                         }
                     }
                 }
-            };
-            r
+            }
         };
         self.params_prev.copy_from_slice(&self.params);
         out.fill(0.0);
