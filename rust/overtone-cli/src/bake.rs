@@ -682,7 +682,10 @@ fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, stages: &StageClo
     } = baked;
     let dynamics_report = json!({
         "physics_rate_hz": physics_rate,
-        "rig_interpolation": is_gltf.then(|| format!("{:?}", o.rig_interpolation).to_lowercase()),
+        "rig_interpolation": is_gltf.then_some(match o.rig_interpolation {
+            overtone::io::RigInterpolation::Linear => "linear",
+            overtone::io::RigInterpolation::Smooth => "smooth",
+        }),
         "animation_sampling_hz": sampling_rate,
         "common_physics_clock": common_clock,
         "substeps": sim.fast.as_ref().map(|f| f.substeps),
@@ -701,6 +704,8 @@ fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, stages: &StageClo
     if let Some(r) = &o.report {
         let worst = sim.steps.iter().map(|s| s.relative_residual).fold(0.0, f64::max);
         let report = json!({
+            "schema_version": crate::report::SCHEMA_VERSION,
+            "kind": "bake",
             "input": o.input.display().to_string(),
             "name": name,
             "points": n_points,

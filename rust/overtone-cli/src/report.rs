@@ -1,7 +1,14 @@
-//! The JSON run report.
+//! The JSON reports: the run report (`overtone run --report`) and the helpers the bake and
+//! figure reports share. Every report is plain JSON (numbers, strings, arrays, objects; `null`
+//! for a value that does not apply) and starts with `schema_version` and `kind`; the fields are
+//! described in `docs/reference/reports.md`.
 
 use overtone::scene::{Scene, Simulation};
 use serde_json::{json, Value};
+
+/// The reports' schema version: raised when a field is removed, renamed or changes meaning or
+/// unit (fields may be added without a change).
+pub const SCHEMA_VERSION: u32 = 1;
 
 pub fn median(v: &[f64]) -> f64 {
     if v.is_empty() {
@@ -73,5 +80,5 @@ pub fn full(scene: &Scene, sim: &Simulation) -> Value {
             "max_displacement": sim.max_displacement[k + 1],
         }));
     }
-    json!({"summary": summary(scene, sim), "frames": frames})
+    json!({"schema_version": SCHEMA_VERSION, "kind": "run", "summary": summary(scene, sim), "frames": frames})
 }

@@ -170,6 +170,8 @@ pub fn run(out_dir: &Path, only: &[String], force: bool) -> Result<()> {
             })
             .collect();
         let doc = json!({
+            "schema_version": crate::report::SCHEMA_VERSION,
+            "kind": "shape_matching_figure",
             "figure": stem,
             "title": f.title(),
             "settings": outcome.settings.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),

@@ -33,6 +33,7 @@ fn run_writes_deterministic_cache_and_report() {
             assert!(f["relative_residual"].as_f64().unwrap() <= 1e-10);
         }
         assert_eq!(report["summary"]["vertices"], 200);
+        assert_plain_json(&report, "run", "report");
         caches.push(bytes);
     }
     assert!(caches[0] == caches[1], "two runs differ");
@@ -168,6 +169,7 @@ fn bake_gltf_writes_caches_preview_and_reuses_the_sidecar() {
         let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
         assert!(report["max_relative_residual"].as_f64().unwrap() <= 1e-8);
         assert_eq!(report["dynamics"]["rig_interpolation"], "smooth");
+        assert_plain_json(&report, "bake", "report");
         let sidecar = report["sidecar"].as_str().unwrap();
         if round == 0 {
             assert!(sidecar.starts_with("rebuilt"), "{sidecar}");
@@ -351,6 +353,32 @@ fn bake_scene_onto_its_display_surface() {
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--surface"));
     assert!(!out.exists());
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A report starts with `schema_version` 1 and `kind`, and no string in it is a Rust `Debug`
+/// rendering (`Name { … }`, `Some(…)`, `None`): reports are JSON all the way down.
+fn assert_plain_json(report: &serde_json::Value, kind: &str, at: &str) {
+    assert_eq!(report["schema_version"], 1, "{at}: schema_version");
+    assert_eq!(report["kind"], kind, "{at}: kind");
+    fn walk(v: &serde_json::Value, at: &str) {
+        match v {
+            serde_json::Value::String(s) => {
+                let debug_struct = s.split_once(" { ").is_some_and(|(name, _)| {
+                    !name.is_empty()
+                        && name.chars().all(|c| c.is_ascii_alphanumeric())
+                        && name.starts_with(char::is_uppercase)
+                });
+                assert!(
+                    !(debug_struct || s.starts_with("Some(") || s == "None"),
+                    "{at}: a Debug string {s:?}"
+                );
+            }
+            serde_json::Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| walk(x, &format!("{at}[{i}]"))),
+            serde_json::Value::Object(o) => o.iter().for_each(|(k, x)| walk(x, &format!("{at}.{k}"))),
+            _ => {}
+        }
+    }
+    walk(report, at);
 }
 
 fn read_pc2(path: &std::path::Path) -> (usize, usize, Vec<f32>) {
