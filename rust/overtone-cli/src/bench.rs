@@ -413,3 +413,105 @@ pub fn stiffness_table(character: &Path, frames: usize, repeats: usize) -> Resul
     }
     Ok(rows.join("\n") + "\n")
 }
+
+/// The stages of one bind of a glTF character: `(stage, ms)` in order, preparation (reading,
+/// lattice, embedding, weights: what the core reports while it builds the character) then the
+/// fast solver's precompute (from `sidecar` when it holds this character's, else built and
+/// written there), and the sidecar's status.
+fn bind_stages(character: &Path, sidecar: &Path) -> Result<(Vec<(String, f64)>, String)> {
+    let stages = crate::stage_clock::StageClock::new();
+    stages.mark("reading the glTF and sampling the rig");
+    let settings = overtone::scene::CharacterSettings::default();
+    let mut ch = overtone::progress::scoped(&stages, || {
+        overtone::scene::character_from_gltf(character, &settings, None)
+    })?;
+    stages.mark("precompute");
+    // One frame: the bind alone, no step.
+    ch.select_frames(0, 0)?;
+    let kind = SolverKind::Fast(ch.fast_params(FastParams {
+        modes: overtone::dynamics::AUTO_MODES,
+        ..FastParams::default_for(3)
+    }));
+    let sim = overtone::progress::scoped(&stages, || {
+        overtone::scene::simulate_streaming(&ch.scene, kind, Some(sidecar), &mut |_, _, _| Ok(()))
+    })?;
+    let status = sim.fast.as_ref().map_or("none".to_string(), |f| f.cache.to_string());
+    let mut out: Vec<(String, f64)> = stages.stages();
+    // The precompute's own stages replace its one mark, when the solver reported them.
+    if let Some(f) = &sim.fast {
+        if let Some(k) = out.iter().position(|(n, _)| n == "precompute") {
+            out.truncate(k);
+            out.extend(f.stage_ms.iter().map(|(n, ms)| (format!("precompute: {n}"), *ms)));
+        }
+    }
+    Ok((out, status))
+}
+
+/// The bind table of issue 34: per glTF character, every stage of a bind with an empty sidecar
+/// (cold) and with the sidecar the cold bind wrote (warm), best of `repeats` rounds per stage
+/// (rounds run the characters in turn), and the totals. Returns the Markdown.
+pub fn bind_table(characters: &[std::path::PathBuf], repeats: usize) -> Result<String> {
+    let dir = std::env::temp_dir().join(format!("overtone-bench-bind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    // best[c] = per stage (name, cold ms, warm ms), and the warm status.
+    let mut best: Vec<(Vec<(String, f64, f64)>, String)> = vec![(Vec::new(), String::new()); characters.len()];
+    for round in 0..repeats.max(1) {
+        for (c, path) in characters.iter().enumerate() {
+            let sidecar = dir.join(format!("{c}.ovt"));
+            let _ = std::fs::remove_file(&sidecar);
+            let (cold, _) = bind_stages(path, &sidecar)?;
+            // The command's outputs are staged until it ends (see `interrupt`): the sidecar the
+            // cold bind wrote is put in place now, for the warm bind to find.
+            overtone::io::commit_deferred()?;
+            let (warm, status) = bind_stages(path, &sidecar)?;
+            let total = |s: &[(String, f64)]| s.iter().map(|(_, ms)| ms).sum::<f64>();
+            eprintln!(
+                "round {round}: {}: cold {:.2} s, warm {:.2} s ({status})",
+                path.display(),
+                total(&cold) / 1e3,
+                total(&warm) / 1e3
+            );
+            let rows = &mut best[c].0;
+            for (name, ms) in &cold {
+                match rows.iter_mut().find(|(n, _, _)| n == name) {
+                    Some(r) => r.1 = r.1.min(*ms),
+                    None => rows.push((name.clone(), *ms, 0.0)),
+                }
+            }
+            for (name, ms) in &warm {
+                match rows.iter_mut().find(|(n, _, _)| n == name) {
+                    Some(r) if round == 0 || r.2 == 0.0 => r.2 = *ms,
+                    Some(r) => r.2 = r.2.min(*ms),
+                    None => rows.push((name.clone(), f64::NAN, *ms)),
+                }
+            }
+            best[c].1 = status;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut out = vec![format!(
+        "Binds (fast solver, default settings), best of {} rounds per stage: cold with an empty sidecar, warm with the one the cold bind wrote.",
+        repeats.max(1)
+    )];
+    for (path, (rows, status)) in characters.iter().zip(&best) {
+        let sum = |f: fn(&(String, f64, f64)) -> f64| rows.iter().map(f).filter(|x| x.is_finite()).sum::<f64>();
+        let (cold, warm) = (sum(|r| r.1), sum(|r| r.2));
+        out.push(String::new());
+        out.push(format!(
+            "**{}**: cold {:.2} s, warm {:.2} s (warm: {status})",
+            path.file_name()
+                .map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned()),
+            cold / 1e3,
+            warm / 1e3
+        ));
+        out.push(String::new());
+        out.push("| stage | cold ms | warm ms |".into());
+        out.push("|---|---:|---:|".into());
+        for (name, c, w) in rows {
+            let cell = |x: f64| if x.is_finite() { format!("{x:.1}") } else { "—".into() };
+            out.push(format!("| {name} | {} | {} |", cell(*c), cell(*w)));
+        }
+        out.push(format!("| **total** | **{cold:.1}** | **{warm:.1}** |"));
+    }
+    Ok(out.join("\n") + "\n")
+}

@@ -129,6 +129,11 @@ enum Command {
         /// per physics step; `--frames` frames, `--repeats` rounds).
         #[arg(long, value_name = "GLB")]
         stiffness: Option<PathBuf>,
+        /// Instead of the scene table: every stage of a bind of these glTF characters (repeat
+        /// the flag), cold (empty sidecar) and warm (the sidecar the cold bind wrote), best of
+        /// `--repeats` rounds.
+        #[arg(long, value_name = "GLB", conflicts_with_all = ["stiffness", "substeps"])]
+        bind: Vec<PathBuf>,
     },
     /// Bake secondary motion of a glTF character (.glb/.gltf) or a scene into a point cache of
     /// the input mesh's own vertices, in their own order, one sample per frame.
@@ -304,6 +309,7 @@ fn real_main() -> Result<()> {
             repeats,
             substeps,
             stiffness,
+            bind,
         } => {
             if let Some(path) = out.as_deref() {
                 let o = output_paths::Output {
@@ -317,12 +323,14 @@ fn real_main() -> Result<()> {
                 ]
                 .into_iter()
                 .filter_map(|(flag, path)| path.map(|path| output_paths::Input { flag, path }))
+                .chain(bind.iter().map(|path| output_paths::Input { flag: "--bind", path }))
                 .collect();
                 output_paths::check(&inputs, &[o], force)?;
             }
             let table = match (substeps, stiffness) {
                 (Some(character), _) => Some(bench::substeps_table(&character, frames, repeats)?),
                 (None, Some(character)) => Some(bench::stiffness_table(&character, frames, repeats)?),
+                (None, None) if !bind.is_empty() => Some(bench::bind_table(&bind, repeats)?),
                 (None, None) => None,
             };
             match table {

@@ -573,3 +573,32 @@ fn dynamics_flags_come_from_the_settings_table() {
     ]);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
 }
+
+/// `overtone bench --bind` times every stage of a cold bind and of a warm one from the sidecar
+/// the cold one wrote: the warm bind loads the reduced model instead of computing eigenmodes.
+#[test]
+fn bench_bind_table_reuses_the_cold_binds_sidecar() {
+    let glb = examples_data("khronos-gltf-sample-assets/RiggedSimple.glb");
+    let out = bin()
+        .args(["bench", "--repeats", "1", "--bind"])
+        .arg(&glb)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("(warm: loaded from sidecar)"), "{table}");
+    let row = |stage: &str| -> Vec<String> {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {stage} |")))
+            .unwrap_or_else(|| panic!("no {stage} row in\n{table}"));
+        line.split('|')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    // Cold computes the eigenmodes; warm does not (its time there is 0).
+    let eig = row("precompute: skinning eigenmodes and clusters");
+    assert!(eig[1].parse::<f64>().unwrap() > 0.0 && eig[2] == "0.0", "{eig:?}");
+    assert_eq!(row("precompute: reduced model (sidecar)")[1], "—");
+}
