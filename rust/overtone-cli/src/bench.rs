@@ -447,6 +447,9 @@ fn bind_stages(character: &Path, sidecar: &Path) -> Result<(Vec<(String, f64)>, 
     Ok((out, status))
 }
 
+/// One stage of the bind table: its name, cold ms and warm ms.
+type StageRow = (String, f64, f64);
+
 /// The bind table of issue 34: per glTF character, every stage of a bind with an empty sidecar
 /// (cold) and with the sidecar the cold bind wrote (warm), best of `repeats` rounds per stage
 /// (rounds run the characters in turn), and the totals. Returns the Markdown.
@@ -454,7 +457,7 @@ pub fn bind_table(characters: &[std::path::PathBuf], repeats: usize) -> Result<S
     let dir = std::env::temp_dir().join(format!("overtone-bench-bind-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     // best[c] = per stage (name, cold ms, warm ms), and the warm status.
-    let mut best: Vec<(Vec<(String, f64, f64)>, String)> = vec![(Vec::new(), String::new()); characters.len()];
+    let mut best: Vec<(Vec<StageRow>, String)> = vec![(Vec::new(), String::new()); characters.len()];
     for round in 0..repeats.max(1) {
         for (c, path) in characters.iter().enumerate() {
             let sidecar = dir.join(format!("{c}.ovt"));
@@ -494,7 +497,7 @@ pub fn bind_table(characters: &[std::path::PathBuf], repeats: usize) -> Result<S
         repeats.max(1)
     )];
     for (path, (rows, status)) in characters.iter().zip(&best) {
-        let sum = |f: fn(&(String, f64, f64)) -> f64| rows.iter().map(f).filter(|x| x.is_finite()).sum::<f64>();
+        let sum = |f: fn(&StageRow) -> f64| rows.iter().map(f).filter(|x| x.is_finite()).sum::<f64>();
         let (cold, warm) = (sum(|r| r.1), sum(|r| r.2));
         out.push(String::new());
         out.push(format!(

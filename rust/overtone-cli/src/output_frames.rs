@@ -131,6 +131,9 @@ impl SampleWindow {
     }
 }
 
+/// Receives `(output frame, positions n × 3, displacement n × 3)`.
+pub type FrameSink<'a> = dyn FnMut(usize, &[f64], &[f64]) -> Result<()> + 'a;
+
 /// Makes the output frames of one glTF bake from its physics samples, in order.
 pub struct OutputFrames<'a> {
     ch: &'a Character,
@@ -161,12 +164,7 @@ impl<'a> OutputFrames<'a> {
 
     /// Takes physics sample `k` (its displacement `u`, `n × 3`; samples arrive in increasing
     /// order) and hands every output frame it completes to `out(i, positions, displacement)`.
-    pub fn push(
-        &mut self,
-        k: usize,
-        u: &[f64],
-        out: &mut dyn FnMut(usize, &[f64], &[f64]) -> Result<()>,
-    ) -> Result<()> {
+    pub fn push(&mut self, k: usize, u: &[f64], out: &mut FrameSink) -> Result<()> {
         let (ch, clock, limit, x) = (self.ch, self.clock, self.limit, &mut self.x);
         self.window.push(k, u, &mut |i, u| {
             if let Some(limit) = limit {
