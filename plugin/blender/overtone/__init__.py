@@ -24,7 +24,8 @@ _classes = (properties.OvertoneSettings,) + operators.classes + presets.classes 
 def register():
     for c in _classes:
         bpy.utils.register_class(c)
-    bpy.types.Object.overtone = bpy.props.PointerProperty(type=properties.OvertoneSettings)
+    bpy.types.Object.overtone = bpy.props.PointerProperty(type=properties.OvertoneSettings,
+                                                          override={'LIBRARY_OVERRIDABLE'})
     presets.install_bundled()
     live.register()
     undo.register()

@@ -256,5 +256,13 @@ class OvertoneSettings(bpy.types.PropertyGroup):
                                             "saving moves it next to the .blend")
 
 
+def _overridable(annotations):
+    """The same properties, each library-overridable: on a library override of a linked
+    character (the usual way a shot uses a rigged asset) the settings, the bind's bookkeeping and
+    the cache paths are the shot's own and are saved with it."""
+    return {name: prop.function(**{**prop.keywords, "override": {'LIBRARY_OVERRIDABLE'}})
+            for name, prop in annotations.items()}
+
+
 # The deformer's settings from the table, first (Blender reads the annotations at registration).
-OvertoneSettings.__annotations__ = {**table_properties(), **OvertoneSettings.__annotations__}
+OvertoneSettings.__annotations__ = _overridable({**table_properties(), **OvertoneSettings.__annotations__})

@@ -574,6 +574,12 @@ class Session:
     def write_shape_keys(self, objects):
         for ob in objects:
             p = self.binding.part_of(ob)
+            # On a library override of a linked character the mesh's shape keys are the
+            # library's and are not saved with the shot: the Overtone key is made again in
+            # memory after the shot is opened (the settings, being overridable, were saved).
+            if shape_key.get(ob) is None and (ob.override_library is not None or ob.data.library is not None):
+                shape_key.ensure(ob)
+                self.references.pop(p.uid, None)
             ref = self.references.get(p.uid)
             if ref is None:
                 ref = self.references[p.uid] = shape_key.reference_positions(ob)
