@@ -248,8 +248,7 @@ impl CdSolver for FastSolver {
         FastSolver::write_frame(self, frame, disp)
     }
     fn prepare_embedded(&mut self, corners: &[[usize; 4]], barycentric: &[[f64; 4]]) -> Result<bool> {
-        FastSolver::prepare_embedded(self, corners, barycentric)?;
-        Ok(true)
+        FastSolver::prepare_embedded(self, corners, barycentric)
     }
     fn write_embedded_displacement(&mut self, out: &mut [f64]) -> bool {
         FastSolver::write_embedded_displacement(self, out)

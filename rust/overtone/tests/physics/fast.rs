@@ -425,7 +425,10 @@ fn embedded_points_read_the_reconstructed_motion() {
     let mut corners = tets.clone();
     corners.push([3, 0, 0, 0]);
     bary.push([1.0, 0.0, 0.0, 0.0]);
-    solver.prepare_embedded(&corners, &bary).unwrap();
+    assert!(
+        solver.prepare_embedded(&corners, &bary).unwrap(),
+        "fewer points than vertices: the cheaper path"
+    );
     let mut fast = vec![0.0; 3 * corners.len()];
     assert!(solver.write_embedded_displacement(&mut fast));
     let n = sc.mesh.n_vertices();
@@ -449,6 +452,10 @@ fn embedded_points_read_the_reconstructed_motion() {
     );
     let mut short = vec![7.0; 3 * corners.len() - 3];
     assert!(!solver.write_embedded_displacement(&mut short) && short.iter().all(|&x| x == 7.0));
+    // More points than the mesh has vertices: reconstructing the mesh is cheaper, nothing kept.
+    let many = vec![[0, 1, 2, 3]; 2 * n];
+    assert!(!solver.prepare_embedded(&many, &vec![[0.25; 4]; 2 * n]).unwrap());
+    assert!(!solver.write_embedded_displacement(&mut vec![0.0; 6 * n]));
     let e = solver.prepare_embedded(&[[0, 1, 2, n]], &[[0.25; 4]]).unwrap_err();
     assert!(matches!(e, OvertoneError::Input(_)), "{e}");
     assert!(solver

@@ -741,13 +741,19 @@ impl FastSolver {
 
     /// Prepares [`write_embedded_displacement`](Self::write_embedded_displacement) for points
     /// embedded in the mesh: per point its four vertices `corners` and barycentric weights
-    /// (the field products `Σ_c b_c [w_l X̂_j](corner_c)`, `k(d+1)` a point, are kept).
+    /// (the field products `Σ_c b_c [w_l X̂_j](corner_c)`, `k(d+1)` a point, are kept). Returns
+    /// whether reading the points that way is the cheaper path: `k(d+1)·d` multiply-adds a point
+    /// against about `k(d+1)·(d+1)` a mesh vertex for reconstructing the mesh, so it is when
+    /// `m·d < n·(d+1)` (a surface no denser than its lattice); otherwise nothing is kept and
+    /// the caller reconstructs the mesh.
     ///
     /// Errors: a corner index `≥ n`, a non-finite weight, or mismatched lengths (nothing
     /// changes).
-    pub fn prepare_embedded(&mut self, corners: &[[usize; 4]], barycentric: &[[f64; 4]]) -> Result<()> {
-        self.embedded = self.model.basis.embedded_products(corners, barycentric)?;
-        Ok(())
+    pub fn prepare_embedded(&mut self, corners: &[[usize; 4]], barycentric: &[[f64; 4]]) -> Result<bool> {
+        let products = self.model.basis.embedded_products(corners, barycentric)?;
+        let (m, n, d) = (corners.len(), self.n_vertices(), self.dim());
+        self.embedded = if m * d < n * (d + 1) { products } else { Vec::new() };
+        Ok(!self.embedded.is_empty())
     }
 
     /// `u_c` at the points prepared by [`prepare_embedded`](Self::prepare_embedded),
