@@ -192,12 +192,19 @@ class BakeJob:
             raise RuntimeError(f"bake finished after {self.done} of {self.total} frames")
         fps = self.scene.render.fps / self.scene.render.fps_base
         try:
-            for o, path, fmt, fr, stream in zip(self.objects, self.targets, self.formats, self.frames, self.streams):
+            # Every cache complete on disk first (the PC2 streams synced, Alembic/USD written),
+            # then the streams renamed over their caches: a failure before the renames (a full
+            # disk) replaces none of the PC2 caches.
+            for stream in self.streams:
                 if stream is not None:
-                    stream.finish()
-                else:
+                    stream.sync()
+            for o, path, fmt, fr, stream in zip(self.objects, self.targets, self.formats, self.frames, self.streams):
+                if stream is None:
                     counts, indices = cache_formats.topology(o.data)
                     cache_formats.write(path, fmt, o.name, fr, counts, indices, fps, self.start)
+            for stream in self.streams:
+                if stream is not None:
+                    stream.commit()
         except BaseException:
             self.cancel()
             raise

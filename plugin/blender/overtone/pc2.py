@@ -69,14 +69,23 @@ class Pc2Stream:
         self.file.write(frame.tobytes())
         self.done += 1
 
-    def finish(self):
-        """Completes the file and renames it over ``path``."""
+    def sync(self):
+        """Completes the temporary file (all frames there, flushed to disk); ``path`` is not
+        touched yet."""
         if self.done != self.samples:
             raise ValueError(f"point cache got {self.done} of {self.samples} frames; nothing was written")
         self.file.flush()
         os.fsync(self.file.fileno())
         self.file.close()
+
+    def commit(self):
+        """Renames the completed temporary file over ``path`` (after :meth:`sync`)."""
         os.replace(self.tmp, self.path)
+
+    def finish(self):
+        """Completes the file and renames it over ``path``."""
+        self.sync()
+        self.commit()
 
     def abort(self):
         """Deletes the temporary file (``path`` untouched); harmless after :meth:`finish`."""

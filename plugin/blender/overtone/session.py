@@ -578,7 +578,14 @@ class Session:
             # library's and are not saved with the shot: the Overtone key is made again in
             # memory after the shot is opened (the settings, being overridable, were saved).
             if shape_key.get(ob) is None and (ob.override_library is not None or ob.data.library is not None):
-                shape_key.ensure(ob)
+                try:
+                    shape_key.ensure(ob)
+                except (RuntimeError, AttributeError, TypeError) as e:
+                    # The library mesh already has shape keys, which a shot cannot change: no
+                    # live preview on this object (a bake still plays through its modifier).
+                    ob.overtone.status = (f"error: the live preview cannot add its shape key to the library's "
+                                          f"mesh '{ob.data.name}' ({e}); bake to see the motion")
+                    continue
                 self.references.pop(p.uid, None)
             ref = self.references.get(p.uid)
             if ref is None:

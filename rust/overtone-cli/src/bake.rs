@@ -829,13 +829,13 @@ fn check_paths(o: &BakeOptions, folder_out: bool) -> Result<()> {
     check(&inputs, &outputs, o.force)
 }
 
+/// Seconds of a bake before its log gets progress lines.
+const QUIET_SECONDS: f64 = 2.0;
+
 /// Progress of a bake on stderr: a bar with the time left on an interactive terminal, and
 /// otherwise (a farm's log) a line at every tenth of the way with the elapsed time and an
 /// estimate of the time left, once the bake has run for [`QUIET_SECONDS`] (a short bake's log
 /// stays short).
-/// Seconds of a bake before its log gets progress lines.
-const QUIET_SECONDS: f64 = 2.0;
-
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
     total: usize,

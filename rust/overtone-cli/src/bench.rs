@@ -452,10 +452,21 @@ type StageRow = (String, f64, f64);
 
 /// The bind table of issue 34: per glTF character, every stage of a bind with an empty sidecar
 /// (cold) and with the sidecar the cold bind wrote (warm), best of `repeats` rounds per stage
-/// (rounds run the characters in turn), and the totals. Returns the Markdown.
+/// (rounds run the characters in turn; "—" for a stage one of the two binds does not have), and
+/// the totals. Returns the Markdown. The sidecars are committed as they are written (the
+/// command's outputs are otherwise staged until it ends), so an interrupt after the first
+/// round reports the run's outputs as written although the table is not.
 pub fn bind_table(characters: &[std::path::PathBuf], repeats: usize) -> Result<String> {
-    let dir = std::env::temp_dir().join(format!("overtone-bench-bind-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    /// The sidecars' folder, removed however the table ends.
+    struct Scratch(std::path::PathBuf);
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let scratch = Scratch(std::env::temp_dir().join(format!("overtone-bench-bind-{}", std::process::id())));
+    let dir = &scratch.0;
+    std::fs::create_dir_all(dir)?;
     // best[c] = per stage (name, cold ms, warm ms), and the warm status.
     let mut best: Vec<(Vec<StageRow>, String)> = vec![(Vec::new(), String::new()); characters.len()];
     for round in 0..repeats.max(1) {
@@ -478,12 +489,12 @@ pub fn bind_table(characters: &[std::path::PathBuf], repeats: usize) -> Result<S
             for (name, ms) in &cold {
                 match rows.iter_mut().find(|(n, _, _)| n == name) {
                     Some(r) => r.1 = r.1.min(*ms),
-                    None => rows.push((name.clone(), *ms, 0.0)),
+                    None => rows.push((name.clone(), *ms, f64::NAN)),
                 }
             }
             for (name, ms) in &warm {
                 match rows.iter_mut().find(|(n, _, _)| n == name) {
-                    Some(r) if round == 0 || r.2 == 0.0 => r.2 = *ms,
+                    Some(r) if r.2.is_nan() => r.2 = *ms,
                     Some(r) => r.2 = r.2.min(*ms),
                     None => rows.push((name.clone(), f64::NAN, *ms)),
                 }
@@ -491,7 +502,7 @@ pub fn bind_table(characters: &[std::path::PathBuf], repeats: usize) -> Result<S
             best[c].1 = status;
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(scratch);
     let mut out = vec![format!(
         "Binds (fast solver, default settings), best of {} rounds per stage: cold with an empty sidecar, warm with the one the cold bind wrote.",
         repeats.max(1)

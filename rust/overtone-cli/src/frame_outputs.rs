@@ -51,6 +51,23 @@ pub struct FrameOutputs {
     prev_rig: Vec<f64>,
     rig: Vec<f64>,
     write_ms: f64,
+    /// The folder `open` created for per-mesh files, removed again when the bake does not
+    /// complete (`None` once finished, or when it existed).
+    created: Option<PathBuf>,
+}
+
+impl Drop for FrameOutputs {
+    /// A bake that did not complete: its temporary files go (the writers' own drop) and a
+    /// folder it created for them is removed again, empty.
+    fn drop(&mut self) {
+        self.pc2 = None;
+        self.mdd_out = None;
+        self.parts.clear();
+        self.mdd = None;
+        if let Some(dir) = self.created.take() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
 }
 
 /// What the streams wrote and measured.
@@ -90,6 +107,7 @@ impl FrameOutputs {
             prev_rig: vec![0.0; 3 * n],
             rig: vec![0.0; 3 * n],
             write_ms: 0.0,
+            created: None,
         };
         if layout.mesh_outputs.is_empty() {
             anyhow::ensure!(
@@ -108,6 +126,9 @@ impl FrameOutputs {
             }
             s.written.push(layout.out.display().to_string());
         } else {
+            if !layout.out.exists() {
+                s.created = Some(layout.out.to_path_buf());
+            }
             std::fs::create_dir_all(layout.out)
                 .with_context(|| format!("creating the folder {}", layout.out.display()))?;
             for (file, range) in layout.mesh_outputs {
@@ -186,7 +207,7 @@ impl FrameOutputs {
 
     /// Completes every stream and writes the kept formats (`name`, `triangles`: the written
     /// mesh). Errors when fewer frames arrived than announced (nothing is replaced).
-    pub fn finish(self, name: &str, triangles: &[usize], fps: f64, start_frame: f64) -> Result<Written> {
+    pub fn finish(mut self, name: &str, triangles: &[usize], fps: f64, start_frame: f64) -> Result<Written> {
         anyhow::ensure!(
             self.count == self.n_frames,
             "{} of {} frames were baked",
@@ -195,13 +216,13 @@ impl FrameOutputs {
         );
         let t = Instant::now();
         let kept_format = self.pc2.is_none() && self.mdd_out.is_none() && self.parts.is_empty();
-        if let Some(w) = self.pc2 {
+        if let Some(w) = self.pc2.take() {
             w.finish()?;
         }
-        if let Some(w) = self.mdd_out {
+        if let Some(w) = self.mdd_out.take() {
             w.finish()?;
         }
-        for (w, _) in self.parts {
+        for (w, _) in std::mem::take(&mut self.parts) {
             w.finish()?;
         }
         if kept_format {
@@ -215,17 +236,19 @@ impl FrameOutputs {
             };
             crate::cache_format::write_cache(&path, &mesh)?;
         }
-        if let Some(w) = self.mdd {
+        if let Some(w) = self.mdd.take() {
             w.finish()?;
         }
+        // Complete: the folder stays.
+        self.created = None;
         Ok(Written {
-            files: self.written,
+            files: std::mem::take(&mut self.written),
             write_ms: self.write_ms + t.elapsed().as_secs_f64() * 1e3,
             n_frames: self.count,
             diagonal: self.diagonal,
-            motion: self.motion,
-            frames: self.frames,
-            displacements: self.displacements,
+            motion: std::mem::take(&mut self.motion),
+            frames: std::mem::take(&mut self.frames),
+            displacements: std::mem::take(&mut self.displacements),
         })
     }
 }

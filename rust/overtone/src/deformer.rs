@@ -292,8 +292,9 @@ impl SurfaceDeformer {
         let mut solver = crate::progress::within(0.25, 0.99, || {
             crate::scene::new_solver(sc, rig, &params, kind, &p0, &dw, sidecar)
         })?;
-        // The fast solver reads the surface's displacement from its reduced coordinates; the
-        // others reconstruct the lattice and interpolate (`lattice_u`).
+        // The fast solver reads the surface's displacement from its reduced coordinates where
+        // that is cheaper (a surface no denser than its lattice); otherwise, and for the other
+        // solvers, the lattice is reconstructed and interpolated (`lattice_u`).
         solver.prepare_embedded(&character.embedding.corners, &character.embedding.barycentric)?;
         let cache = solver
             .fast_precompute()

@@ -956,8 +956,8 @@ pub fn bake_character_motion(
 /// that is `wanted`, in order, as it is computed. Frames not wanted are stepped but their motion
 /// is not carried to the surface (for a fast body, not reconstructed at all), so a caller that
 /// needs only some physics samples (the command line's bake: those next to an output instant)
-/// pays for those alone, and memory stays flat in the frame count. `progress(k, total)` follows
-/// the steps; an error from `sink` stops the run and is returned.
+/// pays for those alone, and memory stays flat in the frame count. `progress(k + 1, total)` is
+/// called after each wanted frame; an error from `sink` stops the run and is returned.
 pub fn stream_character_motion(
     ch: &Character,
     kind: SolverKind,

@@ -155,8 +155,8 @@ fn apply_strength(s: f64, frame: &mut [f64], disp: &mut [f64], d: usize) {
 }
 
 /// Steps through every frame of the scene, handing the final positions (`n × 3`) and
-/// complementary displacement (`n × d`) of each frame that is `wanted` to `on_frame` (frame 0
-/// included when wanted). Frames not wanted are stepped but not carried out of the solver's
+/// complementary displacement (`n × d`; with `embedded`, the `m` points' `m × d` and no
+/// positions) of each frame that is `wanted` to `on_frame` (frame 0 included when wanted). Frames not wanted are stepped but not carried out of the solver's
 /// own coordinates (the fast solver's reduced state is not reconstructed on the mesh), and
 /// have no entry in `max_displacement`.
 ///
@@ -202,11 +202,9 @@ fn run_frames(
         cuts: Vec::new(),
     };
     if wanted(0) {
-        let md = out.write(solver, positions, &mut frame, &mut disp);
-        let disp = out.displacement(&mut disp);
-        apply_strength(dyn_.strength, &mut frame, disp, d);
-        run.max_displacement.push(md * dyn_.strength);
-        on_frame(0, &frame, disp)?;
+        run.max_displacement
+            .push(out.write(solver, positions, dyn_.strength, &mut frame, &mut disp));
+        on_frame(0, &frame, out.displacement(&mut disp))?;
     }
     let jump = dyn_.cut_distance.map(|c| (RigJump::new(solver.rig()), c));
     let has_blendshapes = solver.rig().n_targets() > 0;
@@ -239,11 +237,9 @@ fn run_frames(
             run.blendshape_residual.push(solver.blendshape_residual().1);
         }
         if wanted(k) {
-            let md = out.write(solver, positions, &mut frame, &mut disp);
-            let disp = out.displacement(&mut disp);
-            apply_strength(dyn_.strength, &mut frame, disp, d);
-            run.max_displacement.push(md * dyn_.strength);
-            on_frame(k, &frame, disp)?;
+            run.max_displacement
+                .push(out.write(solver, positions, dyn_.strength, &mut frame, &mut disp));
+            on_frame(k, &frame, out.displacement(&mut disp))?;
         }
     }
     Ok(run)
@@ -291,25 +287,38 @@ impl<'a> Output<'a> {
     }
 
     /// The solver's displacement into `disp` (the mesh's; the embedded points' go to
-    /// `points`) and its final positions into `frame` when `positions`; returns the largest
-    /// displacement written, `max ‖u‖`.
-    fn write(&mut self, solver: &mut dyn CdSolver, positions: bool, frame: &mut [f64], disp: &mut [f64]) -> f64 {
+    /// `points`) and its final positions into `frame` when `positions`, times the strength `s`
+    /// (see `apply_strength`; the embedded points' displacement alone is scaled, as there are
+    /// no positions then); returns the largest displacement handed out, `s · max ‖u‖`.
+    fn write(
+        &mut self,
+        solver: &mut dyn CdSolver,
+        positions: bool,
+        s: f64,
+        frame: &mut [f64],
+        disp: &mut [f64],
+    ) -> f64 {
         let d = solver.dim();
-        match self.embedded {
+        let largest = match self.embedded {
             Some(e) => {
                 if !(self.direct && solver.write_embedded_displacement(&mut self.points)) {
                     solver.write_displacement(disp);
                     self.points.fill(0.0);
                     crate::embed::add_embedded(e.corners, e.barycentric, d, disp, &mut self.points);
                 }
-                crate::dynamics::max_norm(&self.points, d)
+                if s != 1.0 {
+                    self.points.iter_mut().for_each(|u| *u *= s);
+                }
+                return s * crate::dynamics::max_norm(&self.points, d);
             }
             None if positions => solver.write_frame(frame, disp),
             None => {
                 solver.write_displacement(disp);
                 crate::dynamics::max_norm(disp, d)
             }
-        }
+        };
+        apply_strength(s, frame, disp, d);
+        s * largest
     }
 
     /// The displacement handed out: the embedded points' or the mesh's (`disp`).

@@ -184,7 +184,27 @@ impl SkinningBasis {
     ///
     /// Errors: a corner index `≥ n`, or a weight that is not finite.
     pub(crate) fn embedded_products(&self, corners: &[[usize; 4]], barycentric: &[[f64; 4]]) -> Result<Vec<f64>> {
+        self.check_embedded(corners, barycentric)?;
         let cols = self.n_fields * (self.dim + 1);
+        let mut out = vec![0.0; corners.len() * cols];
+        let mut q = vec![0.0; cols];
+        for ((c, b), row) in corners.iter().zip(barycentric).zip(out.chunks_exact_mut(cols.max(1))) {
+            for (&v, &bc) in c.iter().zip(b) {
+                if bc == 0.0 {
+                    continue;
+                }
+                self.field_products(v, &mut q);
+                for (r, x) in row.iter_mut().zip(&q) {
+                    *r += bc * x;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Checks points embedded in the mesh: as many weight rows as corner rows, corners `< n`,
+    /// finite weights.
+    pub(crate) fn check_embedded(&self, corners: &[[usize; 4]], barycentric: &[[f64; 4]]) -> Result<()> {
         let n = self.n_vertices();
         if corners.len() != barycentric.len() {
             return Err(OvertoneError::size(
@@ -203,20 +223,7 @@ impl SkinningBasis {
         for b in barycentric {
             crate::error::check_finite("embedded points' barycentric weights", b, 4)?;
         }
-        let mut out = vec![0.0; corners.len() * cols];
-        let mut q = vec![0.0; cols];
-        for ((c, b), row) in corners.iter().zip(barycentric).zip(out.chunks_exact_mut(cols.max(1))) {
-            for (&v, &bc) in c.iter().zip(b) {
-                if bc == 0.0 {
-                    continue;
-                }
-                self.field_products(v, &mut q);
-                for (r, x) in row.iter_mut().zip(&q) {
-                    *r += bc * x;
-                }
-            }
-        }
-        Ok(out)
+        Ok(())
     }
 
     /// `out_p = u(p)` (overwritten; `m × d` row-major) for the embedded points whose products

@@ -750,10 +750,15 @@ impl FastSolver {
     /// Errors: a corner index `≥ n`, a non-finite weight, or mismatched lengths (nothing
     /// changes).
     pub fn prepare_embedded(&mut self, corners: &[[usize; 4]], barycentric: &[[f64; 4]]) -> Result<bool> {
-        let products = self.model.basis.embedded_products(corners, barycentric)?;
         let (m, n, d) = (corners.len(), self.n_vertices(), self.dim());
-        self.embedded = if m * d < n * (d + 1) { products } else { Vec::new() };
-        Ok(!self.embedded.is_empty())
+        if m * d >= n * (d + 1) {
+            // Checked all the same (the caller interpolates the mesh at these points).
+            self.model.basis.check_embedded(corners, barycentric)?;
+            self.embedded = Vec::new();
+            return Ok(false);
+        }
+        self.embedded = self.model.basis.embedded_products(corners, barycentric)?;
+        Ok(true)
     }
 
     /// `u_c` at the points prepared by [`prepare_embedded`](Self::prepare_embedded),
