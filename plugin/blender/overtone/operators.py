@@ -323,6 +323,16 @@ class OBJECT_OT_overtone_bake(bpy.types.Operator):
         if context.workspace is not None:
             context.workspace.status_text_set(None)
 
+    def cancel(self, context):
+        """Blender stops the modal bake itself (a file is opened, the window closes): as Esc,
+        the previous cache and modifier stay and the partial cache's temporary file is deleted."""
+        if self._modal.result is None and not self._modal.cancelled:
+            self._modal.handle('ESC')
+        try:
+            self._end(context)
+        except (RuntimeError, TypeError, ValueError):  # no timer or window any more
+            pass
+
     def modal(self, context, event):
         ob = bpy.data.objects.get(self._ob_name)
         try:
@@ -489,6 +499,16 @@ class OBJECT_OT_overtone_bake_all(bpy.types.Operator):
             name = getattr(self._all, "current_name", "")
             context.workspace.status_text_set(f"Overtone: baking '{name}', frame {done} of {total}, "
                                               f"{len(self._all.queue)} bodies after it (Esc to cancel)")
+
+    def cancel(self, context):
+        """Blender stops the modal Bake All itself: as Esc (the body being baked keeps its
+        previous cache, its partial cache's temporary file is deleted; bodies baked keep theirs)."""
+        if not self._all.cancelled:
+            self._all.handle('ESC')
+        try:
+            context.window_manager.event_timer_remove(self._timer)
+        except (RuntimeError, TypeError, ValueError):  # no timer or window any more
+            pass
 
     def modal(self, context, event):
         answer = self._all.handle(event.type)

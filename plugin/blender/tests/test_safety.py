@@ -205,6 +205,24 @@ def test_cancelled_modal_bake_keeps_the_previous_cache_and_modifier():
     check(not stray, f"temporary files left: {stray}")
     print(f"    cancelled after {job.done} of {job.total} frames: cache byte-identical "
           f"({len(previous)} bytes), modifier and shape key as before")
+    # Blender stopping the modal operator itself (a file opened, the window closed) is an Esc:
+    # the operator's cancel() leaves the previous cache and deletes the partial one.
+    from overtone.operators import OBJECT_OT_overtone_bake
+
+    class _BakeOperator:
+        cancel = OBJECT_OT_overtone_bake.cancel
+        _end = OBJECT_OT_overtone_bake._end
+        _timer = None
+
+    op = _BakeOperator()
+    op._modal = bake.ModalBake(bake.BakeJob(ob, scene), budget=1e-4)
+    for _ in range(3):
+        op._modal.handle('TIMER')
+    check(0 < op._modal.job.done < op._modal.job.total, "the bake should be part-way")
+    op.cancel(bpy.context)
+    stray = [f for f in os.listdir(TMP) if "tmp" in f]
+    check(op._modal.cancelled and open(path, "rb").read() == previous and not stray and not live._replaying,
+          f"the operator's cancel(): cancelled {op._modal.cancelled}, temporary files {stray}")
     # A modal bake run to the end replaces the cache and updates the modifier.
     modal = bake.ModalBake(bake.BakeJob(ob, scene), budget=1e-3)
     for _ in range(10000):
