@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::error::{OvertoneError, Result};
+use crate::io::frame_stream::FrameStream;
 use crate::io::AtomicFile;
 
 /// Writes `frames` (each `num_points × 3` row-major) sampled every `1/fps` seconds, atomically.
@@ -19,11 +20,7 @@ pub fn write_mdd(path: &Path, fps: f64, num_points: usize, frames: &[Vec<f64>]) 
 /// when [`finish`](Self::finish)ed with exactly the announced number of frames; dropped before
 /// that, the target is untouched.
 pub struct MddWriter {
-    file: AtomicFile,
-    num_points: usize,
-    num_frames: usize,
-    written: usize,
-    row: Vec<u8>,
+    frames: FrameStream,
 }
 
 impl MddWriter {
@@ -58,11 +55,7 @@ impl MddWriter {
         }
         file.write_all(&header)?;
         Ok(Self {
-            file,
-            num_points,
-            num_frames,
-            written: 0,
-            row: Vec::with_capacity(num_points * 12),
+            frames: FrameStream::new(file, "mdd", num_points, num_frames, true),
         })
     }
 
@@ -70,33 +63,14 @@ impl MddWriter {
     ///
     /// Errors: a frame of the wrong size, or more frames than announced.
     pub fn push(&mut self, frame: &[f64]) -> Result<()> {
-        if frame.len() != self.num_points * 3 {
-            return Err(OvertoneError::size(
-                format!("mdd frame {}", self.written),
-                self.num_points * 3,
-                frame.len(),
-            ));
-        }
-        if self.written == self.num_frames {
-            return Err(OvertoneError::size("mdd frames", self.num_frames, self.written + 1));
-        }
-        self.row.clear();
-        for &x in frame {
-            self.row.extend_from_slice(&(x as f32).to_be_bytes());
-        }
-        self.file.write_all(&self.row)?;
-        self.written += 1;
-        Ok(())
+        self.frames.push(frame)
     }
 
     /// Completes the file (atomically replacing the target).
     ///
     /// Errors: fewer frames than announced (the target is untouched), or the write fails.
     pub fn finish(self) -> Result<()> {
-        if self.written != self.num_frames {
-            return Err(OvertoneError::size("mdd frames", self.num_frames, self.written));
-        }
-        self.file.commit()
+        self.frames.finish()
     }
 }
 

@@ -8,6 +8,7 @@ mod alembic;
 mod animated_mesh;
 mod atomic_write;
 mod dmat;
+mod frame_stream;
 mod gltf_character;
 mod gmsh;
 pub mod key_curves;

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use crate::error::{OvertoneError, Result};
+use crate::io::frame_stream::FrameStream;
 use crate::io::AtomicFile;
 
 const MAGIC: &[u8; 12] = b"POINTCACHE2\0";
@@ -47,11 +48,7 @@ pub fn write_pc2(
 /// when [`finish`](Self::finish)ed with exactly the announced number of samples; dropped before
 /// that, the target is untouched.
 pub struct Pc2Writer {
-    file: AtomicFile,
-    num_points: usize,
-    num_samples: usize,
-    written: usize,
-    row: Vec<u8>,
+    frames: FrameStream,
 }
 
 impl Pc2Writer {
@@ -92,11 +89,7 @@ impl Pc2Writer {
         header.extend_from_slice(&ns.to_le_bytes());
         file.write_all(&header)?;
         Ok(Self {
-            file,
-            num_points,
-            num_samples,
-            written: 0,
-            row: Vec::with_capacity(num_points * 12),
+            frames: FrameStream::new(file, "pc2", num_points, num_samples, false),
         })
     }
 
@@ -104,33 +97,14 @@ impl Pc2Writer {
     ///
     /// Errors: a frame of the wrong size, or more frames than announced.
     pub fn push(&mut self, frame: &[f64]) -> Result<()> {
-        if frame.len() != self.num_points * 3 {
-            return Err(OvertoneError::size(
-                format!("pc2 frame {}", self.written),
-                self.num_points * 3,
-                frame.len(),
-            ));
-        }
-        if self.written == self.num_samples {
-            return Err(OvertoneError::size("pc2 frames", self.num_samples, self.written + 1));
-        }
-        self.row.clear();
-        for &x in frame {
-            self.row.extend_from_slice(&(x as f32).to_le_bytes());
-        }
-        self.file.write_all(&self.row)?;
-        self.written += 1;
-        Ok(())
+        self.frames.push(frame)
     }
 
     /// Completes the file (atomically replacing the target).
     ///
     /// Errors: fewer frames than announced (the target is untouched), or the write fails.
     pub fn finish(self) -> Result<()> {
-        if self.written != self.num_samples {
-            return Err(OvertoneError::size("pc2 frames", self.num_samples, self.written));
-        }
-        self.file.commit()
+        self.frames.finish()
     }
 }
 

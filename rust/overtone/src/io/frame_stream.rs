@@ -1,0 +1,85 @@
+//! The frame part of a point cache written one frame at a time (PC2, MDD): `num_frames` frames of
+//! `num_points × 3` `f32`, in the format's byte order, after a header its writer has written.
+
+use crate::error::{OvertoneError, Result};
+use crate::io::AtomicFile;
+
+/// Frames appended to an [`AtomicFile`], counted against the number announced in the header.
+pub(crate) struct FrameStream {
+    file: AtomicFile,
+    /// The format, in error messages (`"pc2"`, `"mdd"`).
+    what: &'static str,
+    num_points: usize,
+    num_frames: usize,
+    written: usize,
+    big_endian: bool,
+    /// One frame's bytes, reused.
+    row: Vec<u8>,
+}
+
+impl FrameStream {
+    /// Frames of `num_points` points into `file` (its header written), `num_frames` of them.
+    pub(crate) fn new(
+        file: AtomicFile,
+        what: &'static str,
+        num_points: usize,
+        num_frames: usize,
+        big_endian: bool,
+    ) -> Self {
+        Self {
+            file,
+            what,
+            num_points,
+            num_frames,
+            written: 0,
+            big_endian,
+            row: Vec::with_capacity(num_points * 12),
+        }
+    }
+
+    /// Appends one frame (`num_points × 3` row-major, converted to `f32`).
+    ///
+    /// Errors: a frame of the wrong size, or more frames than announced.
+    pub(crate) fn push(&mut self, frame: &[f64]) -> Result<()> {
+        if frame.len() != self.num_points * 3 {
+            return Err(OvertoneError::size(
+                format!("{} frame {}", self.what, self.written),
+                self.num_points * 3,
+                frame.len(),
+            ));
+        }
+        if self.written == self.num_frames {
+            return Err(OvertoneError::size(
+                format!("{} frames", self.what),
+                self.num_frames,
+                self.written + 1,
+            ));
+        }
+        self.row.clear();
+        for &x in frame {
+            let x = x as f32;
+            self.row.extend_from_slice(&if self.big_endian {
+                x.to_be_bytes()
+            } else {
+                x.to_le_bytes()
+            });
+        }
+        self.file.write_all(&self.row)?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Completes the file (atomically replacing the target).
+    ///
+    /// Errors: fewer frames than announced (the target is untouched), or the write fails.
+    pub(crate) fn finish(self) -> Result<()> {
+        if self.written != self.num_frames {
+            return Err(OvertoneError::size(
+                format!("{} frames", self.what),
+                self.num_frames,
+                self.written,
+            ));
+        }
+        self.file.commit()
+    }
+}
