@@ -14,6 +14,8 @@ import bpy
 from bl_operators.presets import AddPresetBase
 from bl_ui.utils import PresetPanel
 
+from . import settings_table
+
 SUBDIR = "overtone/motion"
 
 #: The properties a motion preset stores, in order.
@@ -22,11 +24,19 @@ VALUES = ("use_frequency", "frequency", "damping", "strength", "use_gravity")
 #: The bundled presets: name → values of :data:`VALUES`. The frequency is the lowest mode's (Hz)
 #: and the damping its decay ratio; what a surface point shows follows them approximately (a
 #: layered avatar at the default 5 Hz / 0.1 rang at 5.9 Hz with a ratio of 0.13).
+#: *Default* is the library's own defaults (the settings table), not a copy of them.
+def _table_defaults():
+    rows = {row["name"]: row for row in settings_table.SETTINGS}
+    f = rows["frequency"]
+    return (bool(f["default_set"]), float(f["default"]), float(rows["damping"]["default"]),
+            float(rows["strength"]["default"]), False)
+
+
 BUNDLED = {
     "Soft Belly": (True, 3.0, 0.15, 1.0, False),
     "Firm Muscle": (True, 8.0, 0.3, 1.0, False),
     "Heavy Tail": (True, 1.5, 0.05, 1.0, True),
-    "Default": (True, 5.0, 0.1, 1.0, False),
+    "Default": _table_defaults(),
 }
 
 

@@ -355,6 +355,16 @@ fn bake_scene_onto_its_display_surface() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A bake report's largest surface displacement per frame (after the first).
+fn max_surface_displacements(report: &serde_json::Value) -> Vec<f64> {
+    report["per_frame"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["max_surface_displacement"].as_f64().unwrap())
+        .collect()
+}
+
 /// A report starts with `schema_version` 1 and `kind`, and no string in it is a Rust `Debug`
 /// rendering (`Name { … }`, `Some(…)`, `None`): reports are JSON all the way down.
 fn assert_plain_json(report: &serde_json::Value, kind: &str, at: &str) {
@@ -497,12 +507,7 @@ fn bake_limits_the_displacement_to_max_displacement() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
         assert!(report["max_relative_residual"].as_f64().unwrap() <= 1e-8);
-        report["per_frame"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["max_surface_displacement"].as_f64().unwrap())
-            .collect()
+        max_surface_displacements(&report)
     };
     let free = per_frame(&[], "free");
     let peak = free.iter().cloned().fold(0.0, f64::max);
@@ -635,12 +640,7 @@ fn strength_scales_a_character_bakes_motion() {
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
-        report["per_frame"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["max_surface_displacement"].as_f64().unwrap())
-            .collect()
+        max_surface_displacements(&report)
     };
     let (one, two) = (motion("1"), motion("2"));
     let peak = one.iter().cloned().fold(0.0, f64::max);

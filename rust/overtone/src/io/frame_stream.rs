@@ -4,6 +4,26 @@
 use crate::error::{OvertoneError, Result};
 use crate::io::AtomicFile;
 
+/// The point and frame counts of a cache header (`i32` in PC2 and MDD), refusing an empty cache
+/// or counts beyond 32 bits. `what` names the format in the errors.
+pub(crate) fn header_counts(what: &str, num_points: usize, num_frames: usize) -> Result<(i32, i32)> {
+    if num_frames == 0 || num_points == 0 {
+        return Err(OvertoneError::setting(
+            what,
+            "empty",
+            "a point cache needs at least one frame and one point",
+        ));
+    }
+    match (i32::try_from(num_points), i32::try_from(num_frames)) {
+        (Ok(np), Ok(nf)) => Ok((np, nf)),
+        _ => Err(OvertoneError::setting(
+            what,
+            format!("{num_points} points x {num_frames} frames"),
+            "a cache header counts points and frames in 32 bits",
+        )),
+    }
+}
+
 /// Frames appended to an [`AtomicFile`], counted against the number announced in the header.
 pub(crate) struct FrameStream {
     file: AtomicFile,

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::error::{OvertoneError, Result};
-use crate::io::frame_stream::FrameStream;
+use crate::io::frame_stream::{header_counts, FrameStream};
 use crate::io::AtomicFile;
 
 /// Writes `frames` (each `num_points × 3` row-major) sampled every `1/fps` seconds, atomically.
@@ -29,23 +29,10 @@ impl MddWriter {
     ///
     /// Errors: no frame or no point, `fps` not > 0, or counts beyond the format's `i32`.
     pub fn create(path: &Path, fps: f64, num_points: usize, num_frames: usize) -> Result<Self> {
-        if num_frames == 0 || num_points == 0 || !(fps > 0.0 && fps.is_finite()) {
-            return Err(OvertoneError::setting(
-                "mdd",
-                "empty",
-                "a point cache needs frames, points and fps > 0",
-            ));
+        if !(fps > 0.0 && fps.is_finite()) {
+            return Err(OvertoneError::setting("mdd", fps, "a point cache needs fps > 0"));
         }
-        let (np, nf) = match (i32::try_from(num_points), i32::try_from(num_frames)) {
-            (Ok(np), Ok(nf)) => (np, nf),
-            _ => {
-                return Err(OvertoneError::setting(
-                    "mdd",
-                    format!("{num_points} points x {num_frames} frames"),
-                    "an MDD header counts points and frames in 32 bits",
-                ))
-            }
-        };
+        let (np, nf) = header_counts("mdd", num_points, num_frames)?;
         let mut file = AtomicFile::create(path)?;
         let mut header = Vec::with_capacity(8 + 4 * num_frames);
         header.extend_from_slice(&nf.to_be_bytes());

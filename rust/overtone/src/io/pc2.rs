@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::error::{OvertoneError, Result};
-use crate::io::frame_stream::FrameStream;
+use crate::io::frame_stream::{header_counts, FrameStream};
 use crate::io::AtomicFile;
 
 const MAGIC: &[u8; 12] = b"POINTCACHE2\0";
@@ -62,23 +62,7 @@ impl Pc2Writer {
         num_points: usize,
         num_samples: usize,
     ) -> Result<Self> {
-        if num_samples == 0 || num_points == 0 {
-            return Err(OvertoneError::setting(
-                "pc2",
-                "empty",
-                "a point cache needs at least one frame and one point",
-            ));
-        }
-        let (np, ns) = match (i32::try_from(num_points), i32::try_from(num_samples)) {
-            (Ok(np), Ok(ns)) => (np, ns),
-            _ => {
-                return Err(OvertoneError::setting(
-                    "pc2",
-                    format!("{num_points} points x {num_samples} samples"),
-                    "a PC2 header counts points and samples in 32 bits",
-                ))
-            }
-        };
+        let (np, ns) = header_counts("pc2", num_points, num_samples)?;
         let mut file = AtomicFile::create(path)?;
         let mut header = Vec::with_capacity(32);
         header.extend_from_slice(MAGIC);
