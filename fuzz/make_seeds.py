@@ -187,7 +187,8 @@ def main():
             raw = open(p, "rb").read()
             put("sidecar", "beam_file.ovt", b"\x00" + raw)
             vlen = struct.unpack("<I", raw[12:16])[0]
-            put("sidecar", "beam_payload.bin", b"\x01" + raw[88 + vlen:])
+            klen = struct.unpack("<I", raw[16 + vlen:20 + vlen])[0]
+            put("sidecar", "beam_payload.bin", b"\x01" + raw[92 + vlen + klen:])
     scene = {"mesh_file": "m.mesh", "handle_file": "h.tgf", "weight_file": "w.dmat", "anim_file": "a.txt",
              "dt": 0.01, "YM": 5e4, "pr": 0.4, "scale": 1, "model": "arap"}
     tgf = "1 0.2 0.2 0.2\n2 0.8 0.8 0.8\n#\n#\n"

@@ -5,7 +5,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use overtone::cache::{decode_sidecar, payload_checksum, read_sidecar_header, FORMAT_VERSION, LIBRARY_VERSION, MAGIC};
-use overtone::dynamics::ReducedModel;
+use overtone::dynamics::{ReducedModel, FAST_PRECOMPUTE_KIND};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
@@ -17,18 +17,21 @@ fuzz_target!(|data: &[u8]| {
     } else {
         let version = LIBRARY_VERSION.as_bytes();
         let key = [mode; 32];
-        let mut b = Vec::with_capacity(88 + version.len() + rest.len());
+        let kind = FAST_PRECOMPUTE_KIND.as_bytes();
+        let mut b = Vec::with_capacity(92 + version.len() + kind.len() + rest.len());
         b.extend_from_slice(MAGIC);
         b.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         b.extend_from_slice(&(version.len() as u32).to_le_bytes());
         b.extend_from_slice(version);
+        b.extend_from_slice(&(kind.len() as u32).to_le_bytes());
+        b.extend_from_slice(kind);
         b.extend_from_slice(&key);
         b.extend_from_slice(&(rest.len() as u64).to_le_bytes());
         b.extend_from_slice(&payload_checksum(rest));
         b.extend_from_slice(rest);
         (b, key)
     };
-    if let Ok(m) = decode_sidecar::<ReducedModel>(&bytes, &key) {
+    if let Ok(m) = decode_sidecar::<ReducedModel>(&bytes, FAST_PRECOMPUTE_KIND, &key) {
         for (d, n, c, rows, targets) in [(2, 4, 3, 3, 0), (3, 8, 4, 4, 0), (2, 0, 0, 0, 0), (3, 1, 12, 4, 2)] {
             let _ = m.check_shapes(d, n, c, rows, targets);
         }

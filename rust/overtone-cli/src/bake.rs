@@ -339,6 +339,7 @@ fn bake_gltf(
     }
     settings.animation = o.animation;
     settings.rig_interpolation = o.rig_interpolation;
+    settings.sidecar = o.sidecar.clone();
     material_overrides(o, &mut settings.material)?;
     // The glTF is read and its rig sampled before the core reports its first stage.
     stages.mark("reading the glTF and sampling the rig");
@@ -346,6 +347,8 @@ fn bake_gltf(
         character_from_gltf_meshes(&o.input, &settings, leak.as_deref(), &o.meshes)
     })
     .with_context(|| format!("preparing {}", o.input.display()))?;
+    // Staged with the run's other outputs (an interrupted bake writes none of them).
+    ch.save_preparation();
     stages.mark("dynamics flags, painted fields and frame range");
     if meshes.len() > 1 || out_names_a_folder(o) {
         anyhow::ensure!(

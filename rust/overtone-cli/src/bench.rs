@@ -421,10 +421,14 @@ pub fn stiffness_table(character: &Path, frames: usize, repeats: usize) -> Resul
 fn bind_stages(character: &Path, sidecar: &Path) -> Result<(Vec<(String, f64)>, String)> {
     let stages = crate::stage_clock::StageClock::new();
     stages.mark("reading the glTF and sampling the rig");
-    let settings = overtone::scene::CharacterSettings::default();
+    let settings = overtone::scene::CharacterSettings {
+        sidecar: Some(sidecar.to_path_buf()),
+        ..Default::default()
+    };
     let mut ch = overtone::progress::scoped(&stages, || {
         overtone::scene::character_from_gltf(character, &settings, None)
     })?;
+    ch.save_preparation();
     stages.mark("precompute");
     // One frame: the bind alone, no step.
     ch.select_frames(0, 0)?;

@@ -570,7 +570,6 @@ fn inspect(file: &Path) -> Result<()> {
             file.display()
         )
     })?;
-    let key: String = h.key.iter().map(|b| format!("{b:02x}")).collect();
     out!("{}", file.display());
     out!(
         "  format version {} (this build: {})",
@@ -582,23 +581,59 @@ fn inspect(file: &Path) -> Result<()> {
         h.library_version,
         env!("CARGO_PKG_VERSION")
     );
-    out!("  key {key}");
-    let actual = bytes.len() - h.header_len;
-    out!("  payload {} bytes (header says {})", actual, h.payload_len);
-    if actual as u64 != h.payload_len || blake3_ok(&bytes[h.header_len..], &h.checksum).is_none() {
-        out!("  TRUNCATED OR CORRUPT (length or checksum): it will be rebuilt on next use");
+    if h.format_version != overtone::cache::FORMAT_VERSION {
+        out!("  another format: it will be rebuilt on next use");
         return Ok(());
     }
-    match bincode::serde::decode_from_slice::<overtone::dynamics::ReducedModel, _>(
-        &bytes[h.header_len..],
-        bincode::config::standard(),
-    ) {
-        Ok((m, _)) => {
-            for line in m.summary().lines() {
-                out!("  {line}");
+    let records = overtone::cache::sidecar_records(&bytes);
+    let end = records.last().map_or(0, |(_, r)| r.end);
+    for (h, range) in records {
+        let key: String = h.key.iter().map(|b| format!("{b:02x}")).collect();
+        out!("  record \"{}\"", h.kind);
+        out!("    key {key}");
+        let payload = &bytes[(range.start + h.header_len).min(range.end)..range.end];
+        out!("    payload {} bytes (header says {})", payload.len(), h.payload_len);
+        if payload.len() as u64 != h.payload_len || blake3_ok(payload, &h.checksum).is_none() {
+            out!("    TRUNCATED OR CORRUPT (length or checksum): it will be rebuilt on next use");
+            continue;
+        }
+        if h.kind == overtone::dynamics::FAST_PRECOMPUTE_KIND {
+            match bincode::serde::decode_from_slice::<overtone::dynamics::ReducedModel, _>(
+                payload,
+                bincode::config::standard(),
+            ) {
+                Ok((m, _)) => {
+                    for line in m.summary().lines() {
+                        out!("    {line}");
+                    }
+                }
+                Err(e) => {
+                    out!("    payload does not decode as a fast solver model ({e}): it will be rebuilt on next use")
+                }
+            }
+        } else if h.kind == overtone::scene::LATTICE_PREPARATION_KIND {
+            match bincode::serde::decode_from_slice::<overtone::scene::LatticePreparation, _>(
+                payload,
+                bincode::config::standard(),
+            ) {
+                Ok((p, _)) => out!(
+                    "    lattice of {} vertices and {} tetrahedra at resolution {}, {} surface vertices embedded",
+                    p.embedding.lattice.n_vertices(),
+                    p.embedding.lattice.n_elements(),
+                    p.lattice_resolution,
+                    p.embedding.corners.len()
+                ),
+                Err(e) => {
+                    out!("    payload does not decode as a lattice preparation ({e}): it will be rebuilt on next use")
+                }
             }
         }
-        Err(e) => out!("  payload does not decode as a fast solver model ({e}): it will be rebuilt on next use"),
+    }
+    if end < bytes.len() {
+        out!(
+            "  {} bytes after the last record that are not a record: they will be dropped on next write",
+            bytes.len() - end
+        );
     }
     Ok(())
 }

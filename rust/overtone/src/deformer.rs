@@ -243,6 +243,10 @@ impl SurfaceDeformer {
         } else {
             None
         };
+        let character_settings = crate::scene::CharacterSettings {
+            sidecar: sidecar.map(std::path::PathBuf::from),
+            ..settings.character.clone()
+        };
         let character = crate::progress::within(0.0, 0.25, || {
             Character::from_surface_with_morphs(
                 "deformer",
@@ -252,7 +256,7 @@ impl SurfaceDeformer {
                 n_bones,
                 vec![first_pose.to_vec()],
                 morphs,
-                &settings.character,
+                &character_settings,
                 leak,
             )
         })?;
@@ -333,6 +337,8 @@ impl SurfaceDeformer {
             diagonal: crate::rig::bounding_box_diagonal(vertices),
         };
         deformer.preroll()?;
+        // The bind is complete: the lattice preparation joins the solver's record in the sidecar.
+        deformer.character.save_preparation();
         Ok(deformer)
     }
 

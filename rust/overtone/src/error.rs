@@ -440,11 +440,12 @@ mod tests {
     #[test]
     fn not_converged_advice_is_written_by_the_caller() {
         let n = 20;
-        let mut zero = |_: &[f64], y: &mut [f64]| y.fill(0.0);
+        let mut zero = |_: faer::MatRef<'_, f64>, mut y: faer::MatMut<'_, f64>| y.fill(0.0);
         let params = LanczosParams {
             basis: 8,
             max_applies: 50,
             tolerance: 1e-10,
+            block: 1,
         };
         let e = largest_eigenpairs(&mut zero, n, 2, &vec![1.0; n], params, &NoProgress, "test eigenpairs").unwrap_err();
         assert!(

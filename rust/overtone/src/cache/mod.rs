@@ -1,16 +1,17 @@
 //! The precompute sidecar (`.ovt`): expensive precomputation stored next to a scene, keyed by
-//! a hash of everything it depends on, rebuilt when anything is off. Generic over the payload:
-//! the fast solver stores its whole reduced model there (`dynamics::fast`), but this module knows
-//! nothing of solvers.
+//! a hash of everything it depends on, rebuilt when anything is off. Generic over the payload,
+//! one record per kind: a character's lattice preparation (`scene::character`) and the fast
+//! solver's whole reduced model (`dynamics::fast`); this module knows nothing of either.
 
 mod key;
-mod sidecar;
+pub(crate) mod sidecar;
 mod status;
 
 pub use key::CacheKey;
 pub use sidecar::{
-    decode_sidecar, payload_checksum, read_sidecar_header, SidecarHeader, SidecarMiss, FORMAT_VERSION, MAGIC,
+    decode_sidecar, payload_checksum, read_sidecar_header, sidecar_records, SidecarHeader, SidecarMiss, FORMAT_VERSION,
+    LIBRARY_VERSION, MAGIC,
 };
 pub(crate) use sidecar::{read_sidecar, write_sidecar};
-pub(crate) use status::load_or_build;
-pub use status::{CacheState, CacheStatus, RebuildReason};
+pub(crate) use status::{load_or_build, load_or_build_deferred};
+pub use status::{CacheState, CacheStatus, PendingRecord, RebuildReason};

@@ -91,12 +91,14 @@ impl Serialize for CacheStatus {
     }
 }
 
-/// Loads a payload from the sidecar at `path` if it matches `key` and passes `check` (which
-/// says why a decoded payload does not fit the body); otherwise runs `build` and writes the
-/// result there. Without a path it only builds. A sidecar that cannot be written is reported
-/// in the status, not as an error: the run goes on without it. Errors come from `build` only.
+/// Loads the payload of `kind` from the sidecar at `path` if it matches `key` and passes `check`
+/// (which says why a decoded payload does not fit the body); otherwise runs `build` and writes
+/// the result there as that kind's record (the file's records of other kinds are kept). Without
+/// a path it only builds. A sidecar that cannot be written is reported in the status, not as an
+/// error: the run goes on without it. Errors come from `build` only.
 pub(crate) fn load_or_build<T: Serialize + DeserializeOwned>(
     path: Option<&Path>,
+    kind: &str,
     key: &[u8; 32],
     check: impl FnOnce(&T) -> std::result::Result<(), String>,
     build: impl FnOnce() -> Result<T>,
@@ -104,7 +106,7 @@ pub(crate) fn load_or_build<T: Serialize + DeserializeOwned>(
     let Some(path) = path else {
         return Ok((build()?, CacheStatus::NotRequested));
     };
-    let why = match read_sidecar::<T>(path, key) {
+    let why = match read_sidecar::<T>(path, kind, key) {
         Ok(payload) => match check(&payload) {
             Ok(()) => return Ok((payload, CacheStatus::Loaded)),
             Err(e) => RebuildReason::DoesNotFit(e),
@@ -112,11 +114,68 @@ pub(crate) fn load_or_build<T: Serialize + DeserializeOwned>(
         Err(miss) => RebuildReason::Miss(miss),
     };
     let payload = build()?;
-    let status = match write_sidecar(path, key, &payload) {
+    let status = match write_sidecar(path, kind, key, &payload) {
         Ok(()) => CacheStatus::Rebuilt(why),
         Err(e) => CacheStatus::WriteFailed(e.to_string()),
     };
     Ok((payload, status))
+}
+
+/// A record built but not yet written (see [`load_or_build_deferred`]).
+#[derive(Clone, Debug)]
+pub struct PendingRecord {
+    path: std::path::PathBuf,
+    kind: String,
+    key: [u8; 32],
+    body: Vec<u8>,
+    why: RebuildReason,
+}
+
+impl PendingRecord {
+    /// Writes the record (keeping the file's records of other kinds) and returns the status it
+    /// leaves: rebuilt and saved, or not written and why.
+    pub fn save(self) -> CacheStatus {
+        match crate::cache::sidecar::write_sidecar_bytes(&self.path, &self.kind, &self.key, &self.body) {
+            Ok(()) => CacheStatus::Rebuilt(self.why),
+            Err(e) => CacheStatus::WriteFailed(e.to_string()),
+        }
+    }
+}
+
+/// [`load_or_build`] for a payload whose record may only be written once the work it is part
+/// of has completed (a bind that a host may still cancel): a built payload comes back with the
+/// record to write, encoded, and the status says why it was rebuilt.
+pub(crate) fn load_or_build_deferred<T: Serialize + DeserializeOwned>(
+    path: Option<&Path>,
+    kind: &str,
+    key: &[u8; 32],
+    check: impl FnOnce(&T) -> std::result::Result<(), String>,
+    build: impl FnOnce() -> Result<T>,
+) -> Result<(T, CacheStatus, Option<PendingRecord>)> {
+    let Some(path) = path else {
+        return Ok((build()?, CacheStatus::NotRequested, None));
+    };
+    let why = match read_sidecar::<T>(path, kind, key) {
+        Ok(payload) => match check(&payload) {
+            Ok(()) => return Ok((payload, CacheStatus::Loaded, None)),
+            Err(e) => RebuildReason::DoesNotFit(e),
+        },
+        Err(miss) => RebuildReason::Miss(miss),
+    };
+    let payload = build()?;
+    match crate::cache::sidecar::encode_payload(path, &payload) {
+        Ok(body) => {
+            let pending = PendingRecord {
+                path: path.to_path_buf(),
+                kind: kind.to_string(),
+                key: *key,
+                body,
+                why: why.clone(),
+            };
+            Ok((payload, CacheStatus::Rebuilt(why), Some(pending)))
+        }
+        Err(e) => Ok((payload, CacheStatus::WriteFailed(e.to_string()), None)),
+    }
 }
 
 #[cfg(test)]
@@ -191,12 +250,13 @@ mod tests {
         let path = dir.join("p.ovt");
         let _ = std::fs::remove_file(&path);
         let key = [7u8; 32];
-        let (v, s) = load_or_build(Some(&path), &key, |_: &Vec<f64>| Ok(()), || Ok(vec![1.0, 2.0])).unwrap();
+        let (v, s) = load_or_build(Some(&path), "test", &key, |_: &Vec<f64>| Ok(()), || Ok(vec![1.0, 2.0])).unwrap();
         assert_eq!((v.clone(), s.state()), (vec![1.0, 2.0], CacheState::Built));
-        let (v2, s2) = load_or_build(Some(&path), &key, |_: &Vec<f64>| Ok(()), || Ok(vec![9.0])).unwrap();
+        let (v2, s2) = load_or_build(Some(&path), "test", &key, |_: &Vec<f64>| Ok(()), || Ok(vec![9.0])).unwrap();
         assert_eq!((v2, s2), (v, CacheStatus::Loaded));
         let (v3, s3) = load_or_build(
             Some(&path),
+            "test",
             &key,
             |p: &Vec<f64>| Err(format!("{} values", p.len())),
             || Ok(vec![3.0]),
@@ -205,8 +265,27 @@ mod tests {
         assert_eq!(v3, vec![3.0]);
         assert_eq!(s3, CacheStatus::Rebuilt(RebuildReason::DoesNotFit("2 values".into())));
         assert_eq!(s3.state(), CacheState::Unusable);
-        let (_, s4) = load_or_build(None, &key, |_: &Vec<f64>| Ok(()), || Ok(vec![0.0])).unwrap();
+        let (_, s4) = load_or_build(None, "test", &key, |_: &Vec<f64>| Ok(()), || Ok(vec![0.0])).unwrap();
         assert_eq!(s4, CacheStatus::NotRequested);
+        // A second kind in the same file: missing at first, then both records load, and
+        // rewriting one (new key) keeps the other.
+        let other = [8u8; 32];
+        let (_, s5) = load_or_build(Some(&path), "other", &other, |_: &Vec<f64>| Ok(()), || Ok(vec![5.0])).unwrap();
+        assert_eq!(s5, CacheStatus::Rebuilt(RebuildReason::Miss(SidecarMiss::Missing)));
+        let fail = || -> Result<Vec<f64>> { panic!("a record that is in the file was rebuilt") };
+        let (a, sa) = load_or_build(Some(&path), "test", &key, |_: &Vec<f64>| Ok(()), fail).unwrap();
+        let (b, sb) = load_or_build(Some(&path), "other", &other, |_: &Vec<f64>| Ok(()), fail).unwrap();
+        assert_eq!(
+            (a, sa, b, sb),
+            (vec![3.0], CacheStatus::Loaded, vec![5.0], CacheStatus::Loaded)
+        );
+        let (_, s6) = load_or_build(Some(&path), "test", &[9u8; 32], |_: &Vec<f64>| Ok(()), || Ok(vec![6.0])).unwrap();
+        assert_eq!(s6.state(), CacheState::Built);
+        let (b2, sb2) = load_or_build(Some(&path), "other", &other, |_: &Vec<f64>| Ok(()), fail).unwrap();
+        assert_eq!((b2, sb2), (vec![5.0], CacheStatus::Loaded));
+        let records = crate::cache::sidecar_records(&std::fs::read(&path).unwrap());
+        let kinds: Vec<&str> = records.iter().map(|(h, _)| h.kind.as_str()).collect();
+        assert_eq!(kinds, ["other", "test"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -14,7 +14,9 @@ mod physics_clock;
 mod solver;
 pub mod time_integration;
 
-pub use fast::{FastParams, FastPrecompute, FastSolver, ReducedModel, AUTO_MODES, SMALL_BODY_MODES};
+pub use fast::{
+    FastParams, FastPrecompute, FastSolver, ReducedModel, AUTO_MODES, FAST_PRECOMPUTE_KIND, SMALL_BODY_MODES,
+};
 pub use full_order::FullOrderSolver;
 pub use newton_cd::{NewtonCdParams, NewtonCdSolver};
 pub use params::{Integrator, LocalGlobalParams, Material, RestShape, SolverParams, DEFAULT_FREQUENCY};

@@ -28,7 +28,7 @@ pub(crate) const MAX_AUTO_RESOLUTION: usize = 128;
 const PROBE_RESOLUTION: usize = 128;
 
 /// What [`choose_lattice_resolution`] decided, and why.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ResolutionChoice {
     /// Cells along the longest side of the bounding box.
     pub resolution: usize,

@@ -19,7 +19,7 @@ pub(crate) const DEFAULT_LATTICE_RESOLUTION: usize = AUTO_LATTICE_RESOLUTION;
 
 /// A surface embedded in a lattice: each surface vertex is a barycentric combination of the
 /// four corners of the lattice tetrahedron that contains it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Embedding {
     /// The lattice (6 Kuhn tetrahedra per kept cube).
     pub lattice: SimplexMesh,

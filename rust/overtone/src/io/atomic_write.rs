@@ -172,6 +172,18 @@ impl Drop for AtomicFile {
     }
 }
 
+/// The bytes `path` will hold once this run's writes are committed: its staged write when there
+/// is one (see [`defer_commits`]), else the file as it is; `None` when neither can be read. For
+/// a writer that updates part of a file it may already have written in this run.
+pub(crate) fn read_latest(path: &Path) -> Option<Vec<u8>> {
+    let staged_tmp = staged()
+        .iter()
+        .rev()
+        .find(|(_, target)| target == path)
+        .map(|(tmp, _)| tmp.clone());
+    std::fs::read(staged_tmp.as_deref().unwrap_or(path)).ok()
+}
+
 /// From now on (for the whole process), completed writes are staged and only renamed over their
 /// targets by [`commit_deferred`].
 pub fn defer_commits() {

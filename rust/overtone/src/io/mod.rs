@@ -23,6 +23,7 @@ mod usd;
 
 pub use alembic::write_alembic;
 pub use animated_mesh::AnimatedMesh;
+pub(crate) use atomic_write::read_latest;
 pub use atomic_write::{
     abandon_pending_writes, commit_deferred, defer_commits, deferred_committed, discard_deferred, write_atomically,
     writes_abandoned, AtomicFile,

@@ -14,12 +14,39 @@ pub(crate) const DEGENERATE_RELATIVE_VOLUME: f64 = 1e-10;
 ///   (`det[x₁ − x₀, …, x_d − x₀] > 0`).
 ///
 /// Construction validates everything the FEM operators rely on, so every operator built from a
-/// `SimplexMesh` may assume a well-formed mesh.
-#[derive(Clone, Debug, PartialEq)]
+/// `SimplexMesh` may assume a well-formed mesh; so does deserialising one (a sidecar's lattice
+/// is validated again as it is read).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "MeshData", into = "MeshData")]
 pub struct SimplexMesh {
     dim: usize,
     vertices: Vec<f64>,
     elements: Vec<usize>,
+}
+
+/// A [`SimplexMesh`]'s arrays as stored; read back through [`SimplexMesh::new`].
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct MeshData {
+    dim: usize,
+    vertices: Vec<f64>,
+    elements: Vec<usize>,
+}
+
+impl TryFrom<MeshData> for SimplexMesh {
+    type Error = OvertoneError;
+    fn try_from(m: MeshData) -> Result<Self> {
+        Self::new(m.dim, m.vertices, m.elements)
+    }
+}
+
+impl From<SimplexMesh> for MeshData {
+    fn from(m: SimplexMesh) -> Self {
+        Self {
+            dim: m.dim,
+            vertices: m.vertices,
+            elements: m.elements,
+        }
+    }
 }
 
 impl SimplexMesh {

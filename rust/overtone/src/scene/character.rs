@@ -2,16 +2,14 @@
 
 use std::path::Path;
 
-use rayon::prelude::*;
-
 use crate::dynamics::{FastParams, Material};
-use crate::embed::{embed_surface, Embedding, DEFAULT_LATTICE_RESOLUTION};
+use crate::embed::{Embedding, DEFAULT_LATTICE_RESOLUTION};
 use crate::error::{InputError, OvertoneError, Result};
 use crate::io::{read_gltf_character_with, RigInterpolation};
 use crate::rig::compose_affine;
 use crate::scene::{
-    extend_harmonic, extend_weights_inward, simulate_streaming_output, ElasticModel, Embedded, Scene, Simulation,
-    SolverKind,
+    extend_harmonic, prepare_lattice, simulate_streaming_output, ElasticModel, Embedded, LatticePreparation, Scene,
+    Simulation, SolverKind,
 };
 
 /// Settings of a character bake; every field documents its default.
@@ -37,6 +35,11 @@ pub struct CharacterSettings {
     /// [`RigInterpolation::Smooth`]: the C¹ curve through the keys, so a rig sampled finer than
     /// its keys has no acceleration impulse at every key; `Linear` is the glTF semantics).
     pub rig_interpolation: RigInterpolation,
+    /// Sidecar holding the lattice preparation (the lattice, the surface's embedding, the
+    /// weights carried into it; see [`crate::scene::prepare_lattice`]): read when it was made
+    /// from the same surface, weights and resolution setting, (re)written otherwise. Default
+    /// none. The fast solver keeps its reduced model in the same file.
+    pub sidecar: Option<std::path::PathBuf>,
 }
 
 impl Default for CharacterSettings {
@@ -51,6 +54,7 @@ impl Default for CharacterSettings {
             fps: 24.0,
             animation: None,
             rig_interpolation: RigInterpolation::Smooth,
+            sidecar: None,
         }
     }
 }
@@ -88,6 +92,12 @@ pub struct Character {
     /// identity for one surface piece; with several pieces one column per (piece, bone) pair
     /// that has weight on the piece.
     pub bone_of_column: Vec<usize>,
+    /// Where the lattice preparation came from (the sidecar's `lattice-preparation` record,
+    /// see [`crate::scene::prepare_lattice`]).
+    pub preparation_cache: crate::cache::CacheStatus,
+    /// The preparation's record while it is built and not yet written
+    /// ([`Character::save_preparation`]).
+    pub pending_preparation: Option<crate::cache::PendingRecord>,
 }
 
 /// Morph targets (blendshapes) of a skinned surface: applied in bind space before skinning, as
@@ -398,19 +408,26 @@ impl Character {
         check_surface_input(vertices, triangles, weights, m, &world_frames, morphs.as_ref())?;
         let (frame, normalised) = crate::scene::body_frame(name, vertices)?;
         crate::progress::check()?;
-        let (embedding, lattice_resolution, resolution_choice, automatic_tets) =
-            embed_normalised(settings, &normalised, triangles)?;
+        let (prepared, preparation_cache, pending_preparation) = prepare_lattice(
+            settings.sidecar.as_deref(),
+            &normalised,
+            triangles,
+            weights,
+            m,
+            settings.lattice_resolution,
+        )?;
+        let LatticePreparation {
+            embedding,
+            lattice_resolution,
+            resolution_choice,
+            automatic_tets,
+            near,
+            host_weights,
+        } = prepared;
         let lat = &embedding.lattice;
         let fixed = &embedding.surface_lattice_vertices;
-        let near = nearest_surface_vertices(&embedding, &normalised, triangles)?;
-        let known: Vec<f64> = near
-            .iter()
-            .flat_map(|&s| weights[s * m..(s + 1) * m].iter().copied())
-            .collect();
         crate::progress::check()?;
-        crate::progress::report(0.7, "harmonic weights inside the lattice");
-        let host_weights = extend_weights_inward(lat, fixed, &known, m)?;
-        crate::progress::check()?;
+        crate::progress::report(0.75, "rig columns, leak field and morphs on the lattice");
         let (bone_of_column, lattice_weights) = rig_columns_per_piece(&embedding, host_weights, m);
         let columns = bone_of_column.len();
         let bone_of_column: Vec<usize> = bone_of_column.iter().map(|&pb| pb % m).collect();
@@ -464,7 +481,19 @@ impl Character {
             resolution_choice,
             automatic_tets,
             bone_of_column,
+            preparation_cache,
+            pending_preparation,
         })
+    }
+
+    /// Writes the lattice preparation's sidecar record if this character built it (call once
+    /// the bind has completed: a cancelled bind leaves the sidecar as it was); updates
+    /// [`Character::preparation_cache`] with the outcome. Nothing to do when it was loaded or
+    /// no sidecar was given.
+    pub fn save_preparation(&mut self) {
+        if let Some(pending) = self.pending_preparation.take() {
+            self.preparation_cache = pending.save();
+        }
     }
 
     /// The fast solver's size for this body: `requested` with an automatic mode count
@@ -573,88 +602,6 @@ fn check_surface_input(
         }
     }
     Ok(())
-}
-
-/// Embeds the normalised surface in its lattice at the settings' resolution (chosen from the
-/// geometry when automatic). Returns the embedding, the resolution used, how it was chosen
-/// (when automatic) and the automatic lattice's tetrahedra (always: the body's size).
-fn embed_normalised(
-    settings: &CharacterSettings,
-    normalised: &[f64],
-    triangles: &[usize],
-) -> Result<(Embedding, usize, Option<crate::embed::ResolutionChoice>, usize)> {
-    crate::progress::report(0.0, "choosing the lattice resolution");
-    let resolution_choice = if settings.lattice_resolution == crate::embed::AUTO_LATTICE_RESOLUTION {
-        Some(crate::embed::choose_lattice_resolution(normalised, triangles)?)
-    } else {
-        None
-    };
-    // The body's size, also under a set resolution; a surface the probe grid cannot measure
-    // (it embeds at the set resolution all the same) counts as large. A cancel is caught below.
-    let automatic_tets = match &resolution_choice {
-        Some(c) => c.tets,
-        None => crate::embed::choose_lattice_resolution(normalised, triangles).map_or(usize::MAX, |c| c.tets),
-    };
-    let lattice_resolution = resolution_choice
-        .as_ref()
-        .map_or(settings.lattice_resolution, |c| c.resolution);
-    crate::progress::check()?;
-    crate::progress::report(0.1, "embedding the surface in the lattice");
-    let embedding = embed_surface(normalised, triangles, lattice_resolution)?;
-    Ok((embedding, lattice_resolution, resolution_choice, automatic_tets))
-}
-
-/// Squared distances within this fraction of each other count as a tie (see
-/// `nearest_surface_vertices`).
-const NEAREST_TIE: f64 = 1e-6;
-
-/// Per lattice vertex of the surface cubes (`embedding.surface_lattice_vertices`), the nearest
-/// surface vertex of its own piece (overlapping pieces, e.g. a joint inside a limb, do not mix),
-/// in the normalised frame.
-fn nearest_surface_vertices(embedding: &Embedding, normalised: &[f64], triangles: &[usize]) -> Result<Vec<usize>> {
-    let ns = normalised.len() / 3;
-    let lat = &embedding.lattice;
-    // Surface vertices of each piece: a lattice vertex takes the weights of the nearest
-    // vertex of its own piece (overlapping pieces, e.g. a joint inside a limb, do not mix).
-    let (surface_piece, _) = crate::embed::surface_pieces(ns, triangles);
-    let mut by_piece: Vec<Vec<usize>> = vec![Vec::new(); embedding.pieces.max(1)];
-    for (v, &p) in surface_piece.iter().enumerate() {
-        by_piece[if p == usize::MAX { 0 } else { p }].push(v);
-    }
-    let nearest = |lv: usize| -> usize {
-        let p = lat.vertex(lv);
-        let piece = embedding.lattice_piece.get(lv).copied().unwrap_or(0);
-        let candidates = if by_piece[piece].is_empty() {
-            &by_piece[0]
-        } else {
-            &by_piece[piece]
-        };
-        // The nearest, ties (equal to round-off: a symmetric body has many) to the lowest
-        // index, so that the same body in another placement, whose distances differ by
-        // round-off, picks the same vertex.
-        let mut best = (f64::INFINITY, usize::MAX);
-        for &c in candidates {
-            let d: f64 = (0..3).map(|i| (normalised[3 * c + i] - p[i]).powi(2)).sum();
-            if d < best.0 * (1.0 - NEAREST_TIE) || (d <= best.0 * (1.0 + NEAREST_TIE) && c < best.1) {
-                best = (d.min(best.0), c);
-            }
-        }
-        assert!(best.1 != usize::MAX, "non-empty surface");
-        best.1
-    };
-    let fixed = &embedding.surface_lattice_vertices;
-    // Nearest surface vertex of each lattice vertex on the surface cubes, in chunks (a
-    // cancellation is seen between them).
-    let mut near: Vec<usize> = Vec::with_capacity(fixed.len());
-    for chunk in fixed.chunks(512) {
-        crate::progress::check()?;
-        crate::progress::report(
-            0.2 + 0.5 * near.len() as f64 / fixed.len().max(1) as f64,
-            "carrying the weights to the lattice",
-        );
-        near.extend(chunk.par_iter().map(|&v| nearest(v)).collect::<Vec<_>>());
-    }
-    Ok(near)
 }
 
 /// The rig columns of the lattice scene and their weights (`nl × columns`, row-major), from the

@@ -4,6 +4,7 @@ mod body_frame;
 mod character;
 mod display_surface;
 mod extend_weights;
+mod lattice_preparation;
 mod metronome;
 mod readers;
 mod scene_dynamics;
@@ -19,6 +20,7 @@ pub use character::{
 };
 pub use display_surface::DisplaySurface;
 pub(crate) use extend_weights::{extend_harmonic, extend_weights_inward};
+pub use lattice_preparation::{prepare_lattice, LatticePreparation, LATTICE_PREPARATION_KIND};
 pub use metronome::{metronome_beam, MetronomeBeam};
 pub use readers::{
     fast_cody_files, load_scene, parse_fast_cody_scene, parse_reference_scene, read_overtone_scene, scene_to_json,

@@ -2,7 +2,7 @@
 //! Lanczos (bounded, with fallbacks, cancellable through [`crate::progress`]).
 
 use faer::sparse::{SparseColMat, Triplet};
-use faer::Mat;
+use faer::{Mat, MatMut, MatRef};
 
 use crate::error::{NumericalError, OvertoneError, Result};
 use crate::solve::thick_restart_lanczos::{largest_eigenpairs, LanczosParams, LanczosResult};
@@ -11,6 +11,11 @@ use crate::solve::ConstrainedSolve;
 /// Relative accuracy requested from Lanczos (residual of the shifted-inverted eigenpairs,
 /// relative to the largest shift-inverted eigenvalue).
 const KRYLOV_TOLERANCE: f64 = 1e-10;
+
+/// Vectors the constrained solve is applied to at once: the sparse factor and the dense
+/// projection factors (`2 n r` numbers, hundreds of MB on a large character's lattice) are read
+/// once per block of this many vectors instead of once per vector.
+const KRYLOV_BLOCK: usize = 8;
 
 /// Pairs whose relative residual stays below this after every attempt are still used (their
 /// fields satisfy `C w = 0` to round-off whatever their residual: the Krylov vectors lie in the
@@ -84,7 +89,7 @@ pub(crate) fn lowest_constrained_eigenpairs(
         0.0,
         "skinning eigenmodes (factoring K - sigma M and the constraint's Schur complement)",
     );
-    let solve = ConstrainedSolve::new(&shifted, constraint, 1, "shifted stiffness K - sigma M")?;
+    let mut solve = ConstrainedSolve::new(&shifted, constraint, 1, "shifted stiffness K - sigma M")?;
     let rank = solve.rank();
     if n <= rank + k {
         return Err(OvertoneError::setting(
@@ -100,18 +105,21 @@ pub(crate) fn lowest_constrained_eigenpairs(
         return dense_constrained_eigenpairs(stiffness, mass, constraint, k, rank);
     }
     let sqrt_mass: Vec<f64> = mass.iter().map(|m| m.sqrt()).collect();
-    let mut solve = solve;
-    let mut buf = vec![0.0; n];
-    // y = M^½ P M^½ x, with P the constrained solve of (K − σM).
-    let mut apply = |x: &[f64], y: &mut [f64]| {
-        for v in 0..n {
-            buf[v] = sqrt_mass[v] * x[v];
+    // Y = M^½ P M^½ X for a block X, with P the constrained solve of (K − σM).
+    let apply = |x: MatRef<'_, f64>, mut y: MatMut<'_, f64>| {
+        for c in 0..x.ncols() {
+            for v in 0..n {
+                y[(v, c)] = sqrt_mass[v] * x[(v, c)];
+            }
         }
-        solve.solve_field_in_place(&mut buf);
-        for v in 0..n {
-            y[v] = sqrt_mass[v] * buf[v];
+        solve.solve_block(y.as_mut());
+        for c in 0..x.ncols() {
+            for v in 0..n {
+                y[(v, c)] *= sqrt_mass[v];
+            }
         }
     };
+    let mut apply = apply;
     // A deterministic start vector with components along every smooth mode.
     let mut v0: Vec<f64> = (0..n)
         .map(|v| 1.0 + 0.5 * ((v as f64) * 0.618_033_988_749_895).fract())
@@ -181,6 +189,7 @@ pub(crate) fn lowest_constrained_eigenpairs(
             vectors[(v, i)] = sign * vecs[(v, i)] / sqrt_mass[v];
         }
     }
+    refine_constrained_basis(&mut solve, mass, &mut vectors);
     Ok(ConstrainedEigenpairs {
         values,
         vectors,
@@ -188,6 +197,30 @@ pub(crate) fn lowest_constrained_eigenpairs(
         max_relative_residual: worst,
         operator_applications: best.applies,
     })
+}
+
+/// One step of iterative refinement of the fields `w` (`n × k`): each projected once more onto
+/// `C w = 0` ([`ConstrainedSolve::project_field_in_place`]), which brings `‖C w‖` from the
+/// Krylov iteration's round-off (its start vectors' images are small differences of large
+/// terms) down to round-off relative to `‖w‖`, then `M`-orthonormalised again (modified
+/// Gram–Schmidt in the `M` inner product: a change of the order of that round-off, and every
+/// combination keeps `C w = 0`).
+fn refine_constrained_basis(solve: &mut ConstrainedSolve, mass: &[f64], w: &mut Mat<f64>) {
+    let (n, k) = (w.nrows(), w.ncols());
+    for i in 0..k {
+        solve.project_field_in_place(w.col_as_slice_mut(i));
+        for j in 0..i {
+            let c: f64 = (0..n).map(|v| w[(v, j)] * mass[v] * w[(v, i)]).sum();
+            for v in 0..n {
+                let x = w[(v, j)];
+                w[(v, i)] -= c * x;
+            }
+        }
+        let norm = (0..n).map(|v| mass[v] * w[(v, i)] * w[(v, i)]).sum::<f64>().sqrt();
+        for v in 0..n {
+            w[(v, i)] /= norm;
+        }
+    }
 }
 
 fn max_residual(r: &LanczosResult) -> f64 {
@@ -205,11 +238,13 @@ fn lanczos_attempts(n: usize, k: usize) -> Vec<LanczosParams> {
             basis: first,
             max_applies: 30 * first,
             tolerance: KRYLOV_TOLERANCE,
+            block: KRYLOV_BLOCK,
         },
         LanczosParams {
             basis: second,
             max_applies: 20 * second,
             tolerance: KRYLOV_TOLERANCE,
+            block: KRYLOV_BLOCK,
         },
     ]
 }

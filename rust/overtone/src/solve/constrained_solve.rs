@@ -147,6 +147,34 @@ impl ConstrainedSolve {
         }
     }
 
+    /// Overwrites each column of `x` (`n × k`, any `k`) with the constrained minimiser, as
+    /// [`solve_field_in_place`](Self::solve_field_in_place) does, for a block of columns: the
+    /// sparse solves in one multi-column solve per rayon thread, the projection
+    /// `X ← X − Q (Pᵀ X)` as two matrix products, so the factor, `P` and `Q` are read once per
+    /// block instead of once per column. Allocates (for precomputes such as a Krylov block,
+    /// not per-step solves); the result depends only on the thread count.
+    pub(crate) fn solve_block(&self, mut x: MatMut<'_, f64>) {
+        let (n, r, k) = (self.chol.n(), self.rank, x.ncols());
+        self.chol.solve_columns_in_parallel(x.as_mut());
+        if r == 0 || k == 0 {
+            return;
+        }
+        let (pm, qm) = (
+            MatRef::from_column_major_slice(&self.p, n, r),
+            MatRef::from_column_major_slice(&self.q, n, r),
+        );
+        let mut t = Mat::<f64>::zeros(r, k);
+        matmul(
+            t.as_mut(),
+            Accum::Replace,
+            pm.transpose(),
+            x.as_ref(),
+            1.0,
+            Par::rayon(0),
+        );
+        matmul(x, Accum::Add, qm, t.as_ref(), -1.0, Par::rayon(0));
+    }
+
     /// Applies the oblique projector `u ← u − Q (Pᵀ u)` onto `{Â u = 0}` (along `Ĥ⁻¹Âᵀ`) to each
     /// column of the coordinate-major field `x`.
     ///
@@ -196,13 +224,15 @@ fn project_column(p: &[f64], q: &[f64], r: usize, u: &mut [f64], t: &mut [f64]) 
 }
 
 /// Orthonormal basis (`n × r`) of the row space of `Â` (`c × n`, row-major): rows scaled to unit
-/// norm (empty rows skipped), thin SVD of the transpose, left singular vectors with
+/// norm (empty rows skipped), rows equal to an earlier one within [`DUPLICATE_ROW_TOLERANCE`]
+/// dropped (see [`distinct_rows`]), thin SVD of the transpose, left singular vectors with
 /// `σ > CONSTRAINT_RANK_TOLERANCE · σ_max`.
 pub fn orthonormal_constraint_basis(a: &[f64], n: usize, c: usize, what: &str) -> Result<Mat<f64>> {
     let rows: Vec<(usize, f64)> = (0..c)
         .map(|k| (k, a[k * n..(k + 1) * n].iter().map(|v| v * v).sum::<f64>().sqrt()))
         .filter(|&(_, norm)| norm > 0.0)
         .collect();
+    let rows = distinct_rows(a, n, rows);
     if rows.is_empty() {
         return Ok(Mat::zeros(n, 0));
     }
@@ -217,6 +247,52 @@ pub fn orthonormal_constraint_basis(a: &[f64], n: usize, c: usize, what: &str) -
         .filter(|&i| sigma[i] > CONSTRAINT_RANK_TOLERANCE * smax)
         .collect();
     Ok(Mat::from_fn(n, keep.len(), |v, j| svd.U()[(v, keep[j])]))
+}
+
+/// Two unit-norm constraint rows closer than this (largest entry of their difference) are one
+/// constraint: well below [`CONSTRAINT_RANK_TOLERANCE`]'s scale of what the SVD would drop.
+const DUPLICATE_ROW_TOLERANCE: f64 = 1e-14;
+
+/// `rows` (index into `a`, row norm) without the rows that repeat an earlier one after
+/// normalisation (within [`DUPLICATE_ROW_TOLERANCE`]), order kept. The rig constraint on weight
+/// fields repeats most of its moments (`w X̂_i X̂_j` for `i ≠ j` appears twice: 6 of every 16
+/// rows of a 3D rig); removing them before the SVD, whose cost grows with the square of the
+/// row count, does not change the span. Candidates are found by sorting a random projection of
+/// each row, then compared entry by entry.
+fn distinct_rows(a: &[f64], n: usize, rows: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
+    let probe: Vec<f64> = (0..n)
+        .map(|v| 1.0 + ((v as f64) * 0.618_033_988_749_895).fract())
+        .collect();
+    let row = |&(k, norm): &(usize, f64)| a[k * n..(k + 1) * n].iter().map(move |x| x / norm);
+    let print: Vec<f64> = rows
+        .iter()
+        .map(|r| row(r).zip(&probe).map(|(x, p)| x * p).sum())
+        .collect();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&i, &j| print[i].total_cmp(&print[j]).then(i.cmp(&j)));
+    let scale = probe.iter().sum::<f64>().max(1.0);
+    let mut duplicate = vec![false; rows.len()];
+    for (pos, &i) in order.iter().enumerate() {
+        for &j in &order[pos + 1..] {
+            if print[j] - print[i] > DUPLICATE_ROW_TOLERANCE * scale {
+                break;
+            }
+            let (first, later) = (i.min(j), i.max(j));
+            if !duplicate[first]
+                && !duplicate[later]
+                && row(&rows[first])
+                    .zip(row(&rows[later]))
+                    .all(|(x, y)| (x - y).abs() <= DUPLICATE_ROW_TOLERANCE)
+            {
+                duplicate[later] = true;
+            }
+        }
+    }
+    rows.into_iter()
+        .zip(duplicate)
+        .filter(|(_, dup)| !dup)
+        .map(|(r, _)| r)
+        .collect()
 }
 
 /// `Q = Z V Λ^{-1/2}` and `P = U_r V Λ^{-1/2}` (column-major `n × r`) for `Z = Ĥ⁻¹U_r`,
@@ -273,4 +349,31 @@ fn schur_factors(chol: &SparseCholesky, basis: &Mat<f64>, what: &str) -> Result<
             .collect::<Vec<f64>>()
     };
     Ok((to_vec(&q), to_vec(&p)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinct_rows;
+
+    /// A row repeated (also scaled, or off by round-off) is dropped, the first copy kept; a row
+    /// that differs by more than round-off stays, and so does the order.
+    #[test]
+    fn repeated_constraint_rows_are_dropped_before_the_svd() {
+        let n = 50;
+        let base: Vec<f64> = (0..n).map(|v| (v as f64 * 0.37).sin()).collect();
+        let other: Vec<f64> = (0..n).map(|v| (v as f64 * 0.11).cos()).collect();
+        let mut rows: Vec<Vec<f64>> = vec![base.clone(), other.clone()];
+        rows.push(base.iter().map(|x| 2.5 * x).collect()); // a multiple: the same constraint
+        rows.push(base.iter().map(|x| x * (1.0 + 1e-16)).collect()); // round-off apart
+        let mut near = base.clone();
+        near[7] += 1e-9; // a different constraint, however close
+        rows.push(near);
+        rows.push(other.clone());
+        let a: Vec<f64> = rows.concat();
+        let with_norms: Vec<(usize, f64)> = (0..rows.len())
+            .map(|k| (k, rows[k].iter().map(|x| x * x).sum::<f64>().sqrt()))
+            .collect();
+        let kept: Vec<usize> = distinct_rows(&a, n, with_norms).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(kept, vec![0, 1, 4]);
+    }
 }

@@ -12,7 +12,7 @@
 //! exact. The number of operator applications is capped, the host's progress is told after
 //! every one and its cancellation is checked there.
 
-use faer::{Mat, Side};
+use faer::{Mat, MatMut, MatRef, Side};
 
 use crate::error::{InputError, NumericalError, OvertoneError, Result};
 use crate::math::kernels::{dot_sequential as dot, norm_sequential as norm};
@@ -27,6 +27,8 @@ pub struct LanczosParams {
     pub max_applies: usize,
     /// A pair is converged when `‖A y − θ y‖ ≤ tolerance · θ_1` (`θ_1` the largest Ritz value).
     pub tolerance: f64,
+    /// Vectors the operator is applied to at once (≥ 1; 1 is single-vector Lanczos).
+    pub block: usize,
 }
 
 /// What [`largest_eigenpairs`] found.
@@ -57,20 +59,21 @@ fn orthogonalise(v: &Mat<f64>, cols: usize, w: &mut [f64]) {
 
 /// A fixed pseudo-random vector (SplitMix64 of `seed` and the index), entries in `[-1, 1)`.
 fn pseudo_random(n: usize, seed: u64) -> Vec<f64> {
-    (0..n)
-        .map(|i| {
-            let mut z = seed
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                .wrapping_add((i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        })
-        .collect()
+    (0..n).map(|i| pseudo_random_entry(seed, i)).collect()
 }
 
-type Run<'a> = dyn FnMut(&[f64], &mut [f64], &mut usize) -> Result<()> + 'a;
+/// Entry `i` of [`pseudo_random`]`(_, seed)`.
+fn pseudo_random_entry(seed: u64, i: usize) -> f64 {
+    let mut z = seed
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add((i as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+}
+
+type Run<'a> = dyn FnMut(MatRef<'_, f64>, MatMut<'_, f64>, &mut usize) -> Result<()> + 'a;
 
 /// A new unit direction orthogonal to the first `cols` columns of `v`, from `w` or, if `w` lies
 /// in their span, from the operator applied to pseudo-random vectors. `None`: the span is
@@ -94,7 +97,11 @@ fn fresh(
     for _ in 0..2 {
         let r = pseudo_random(n, *seed);
         *seed += 1;
-        run(&r, w, applies)?;
+        run(
+            MatRef::from_column_major_slice(&r, n, 1),
+            MatMut::from_column_major_slice_mut(w, n, 1),
+            applies,
+        )?;
         let before = norm(w);
         orthogonalise(v, cols, w);
         let after = norm(w);
@@ -106,17 +113,50 @@ fn fresh(
     Ok(None)
 }
 
+/// Appends to the basis `v` (`nv` columns so far, at most `m`) a unit direction made from each
+/// column of `images` in turn (see [`fresh`]), while there is room. Returns the new column
+/// count, or `None` when not one direction could be added (the span is invariant).
+#[allow(clippy::too_many_arguments)]
+fn append_directions(
+    run: &mut Run<'_>,
+    seed: &mut u64,
+    v: &mut Mat<f64>,
+    mut nv: usize,
+    m: usize,
+    images: MatRef<'_, f64>,
+    w: &mut [f64],
+    applies: &mut usize,
+) -> Result<Option<usize>> {
+    let before = nv;
+    for c in 0..images.ncols() {
+        if nv >= m {
+            break;
+        }
+        w.iter_mut().enumerate().for_each(|(i, x)| *x = images[(i, c)]);
+        if fresh(run, seed, v, nv, w, applies)?.is_some() {
+            v.col_as_slice_mut(nv).copy_from_slice(w);
+            nv += 1;
+        }
+    }
+    Ok((nv > before).then_some(nv))
+}
+
 /// The `k` largest eigenpairs of the symmetric positive semi-definite operator `apply`
-/// (`apply(x, y)` writes `y = A x`, `n`-vectors), from the start vector `v0`.
+/// (`apply(X, Y)` writes `Y = A X` for a block of `n`-vectors, at most `params.block` columns),
+/// from the start vector `v0`.
 ///
-/// The start vector is first mapped through the operator, so every basis vector lies in the
-/// operator's range (a constrained operator's output satisfies its constraint; so do the Ritz
-/// vectors). `progress` receives `applies / max_applies` (the fraction of the cap, a bound:
-/// the run usually stops earlier) and is checked for cancellation after every application.
-/// Returns the best pairs found with `converged = false` when the cap is hit; errors only on a
-/// cancellation, a non-finite operator output or a failed small eigensolve.
+/// Block Krylov: the operator is applied to up to `params.block` basis vectors at once and each
+/// image adds one direction, so an operator whose cost is dominated by reading its own data (a
+/// sparse factor, dense projection factors) reads it once per block instead of once per
+/// vector. The start block is `v0` and `block − 1` fixed pseudo-random vectors, first mapped
+/// through the operator, so every basis vector lies in the operator's range (a constrained
+/// operator's output satisfies its constraint; so do the Ritz vectors). `progress` receives
+/// `applies / max_applies` (vectors applied over the cap, a bound: the run usually stops
+/// earlier) and is checked for cancellation before every block. Returns the best pairs found
+/// with `converged = false` when the cap is hit; errors only on a cancellation, a non-finite
+/// operator output or a failed small eigensolve.
 pub(crate) fn largest_eigenpairs(
-    apply: &mut dyn FnMut(&[f64], &mut [f64]),
+    apply: &mut dyn FnMut(MatRef<'_, f64>, MatMut<'_, f64>),
     n: usize,
     k: usize,
     v0: &[f64],
@@ -132,6 +172,7 @@ pub(crate) fn largest_eigenpairs(
             format!("needs more than the {k} wanted eigenpairs, at most {n}, and a start vector of {n} entries"),
         ));
     }
+    let b = params.block.clamp(1, (m - k).max(1));
     let mut v = Mat::<f64>::zeros(n, m);
     let mut av = Mat::<f64>::zeros(n, m);
     let mut w = vec![0.0; n];
@@ -140,46 +181,67 @@ pub(crate) fn largest_eigenpairs(
     // Verification of a converged set (see below): the values it must reproduce.
     let mut checking: Option<Vec<f64>> = None;
     let mut verifications = 0usize;
-    let mut run = |x: &[f64], y: &mut [f64], applies: &mut usize| -> Result<()> {
+    let mut run = |x: MatRef<'_, f64>, mut y: MatMut<'_, f64>, applies: &mut usize| -> Result<()> {
         check_cancelled(progress)?;
-        apply(x, y);
-        *applies += 1;
-        if let Some(i) = y.iter().position(|t| !t.is_finite()) {
-            return Err(InputError::NonFinite {
-                what: format!("{stage} operator output"),
-                location: format!("entry {i}"),
+        apply(x, y.as_mut());
+        *applies += x.ncols();
+        for c in 0..y.ncols() {
+            if let Some(i) = (0..n).find(|&i| !y[(i, c)].is_finite()) {
+                return Err(InputError::NonFinite {
+                    what: format!("{stage} operator output"),
+                    location: format!("entry {i}"),
+                }
+                .into());
             }
-            .into());
         }
         progress.report(*applies as f64 / params.max_applies.max(1) as f64, stage);
         Ok(())
     };
-    run(v0, &mut w, &mut applies)?;
-    if fresh(&mut run, &mut seed, &v, 0, &mut w, &mut applies)?.is_none() {
+    // The start block: v0 and pseudo-random vectors, mapped into the operator's range.
+    let mut start = Mat::<f64>::zeros(n, b);
+    for c in 0..b {
+        let col: Vec<f64> = if c == 0 {
+            v0.to_vec()
+        } else {
+            pseudo_random(n, 1000 + c as u64)
+        };
+        start.col_as_slice_mut(c).copy_from_slice(&col);
+    }
+    let mut images = Mat::<f64>::zeros(n, b);
+    run(start.as_ref(), images.as_mut(), &mut applies)?;
+    let Some(mut nv) = append_directions(&mut run, &mut seed, &mut v, 0, m, images.as_ref(), &mut w, &mut applies)?
+    else {
         return Err(NumericalError::NotConverged {
             solve: stage.to_string(),
             reason: "the operator maps every start vector to zero".into(),
             advice: None,
         }
         .into());
-    }
-    v.col_as_slice_mut(0).copy_from_slice(&w);
-    let (mut nv, mut na) = (1usize, 0usize);
+    };
+    let mut na = 0usize;
     loop {
         let mut exhausted = false;
         while na < nv {
-            let mut y = vec![0.0; n];
-            run(v.col_as_slice(na), &mut y, &mut applies)?;
-            av.col_as_slice_mut(na).copy_from_slice(&y);
-            na += 1;
-            if na < m && nv == na {
-                w.copy_from_slice(&y);
-                match fresh(&mut run, &mut seed, &v, nv, &mut w, &mut applies)? {
-                    Some(()) => {
-                        v.col_as_slice_mut(nv).copy_from_slice(&w);
-                        nv += 1;
-                    }
-                    None => exhausted = true,
+            let j = (nv - na).min(b);
+            {
+                let (x, y) = (v.as_ref().subcols(na, j), av.as_mut().subcols_mut(na, j));
+                run(x, y, &mut applies)?;
+            }
+            na += j;
+            if nv < m {
+                let images = av.as_ref().subcols(na - j, j).to_owned();
+                match append_directions(
+                    &mut run,
+                    &mut seed,
+                    &mut v,
+                    nv,
+                    m,
+                    images.as_ref(),
+                    &mut w,
+                    &mut applies,
+                )? {
+                    Some(grown) => nv = grown,
+                    None => exhausted = na == nv,
                 }
             }
             if applies >= params.max_applies {
@@ -253,13 +315,15 @@ pub(crate) fn largest_eigenpairs(
                 av.col_as_slice_mut(c).copy_from_slice(ay.col_as_slice(c));
             }
             na = k;
-            let r = pseudo_random(n, seed);
-            seed += 1;
-            run(&r, &mut w, &mut applies)?;
-            match fresh(&mut run, &mut seed, &v, k, &mut w, &mut applies)? {
-                Some(()) => {
-                    v.col_as_slice_mut(k).copy_from_slice(&w);
-                    nv = k + 1;
+            // A block of pseudo-random directions, deflated by the converged vectors.
+            let r = (k + b).min(m) - k;
+            let random = Mat::from_fn(n, r, |i, c| pseudo_random_entry(seed + c as u64, i));
+            seed += r as u64;
+            let mut images = Mat::<f64>::zeros(n, r);
+            run(random.as_ref(), images.as_mut(), &mut applies)?;
+            match append_directions(&mut run, &mut seed, &mut v, k, m, images.as_ref(), &mut w, &mut applies)? {
+                Some(grown) => {
+                    nv = grown;
                     continue;
                 }
                 None => {
@@ -274,28 +338,33 @@ pub(crate) fn largest_eigenpairs(
             }
         }
         checking = None;
-        // Thick restart: the `keep` Ritz pairs, then the residual direction of the first
-        // unconverged one.
-        let worst = residuals[..k]
-            .iter()
-            .position(|&r| r > params.tolerance)
-            .unwrap_or(k - 1);
+        // Thick restart: the `keep` Ritz pairs, then the residual directions of the first
+        // unconverged ones (one block; the last wanted pair when all have converged).
+        let mut unconverged: Vec<usize> = (0..k).filter(|&c| residuals[c] > params.tolerance).collect();
+        if unconverged.is_empty() {
+            unconverged.push(k - 1);
+        }
+        unconverged.truncate(b.min(m - keep));
         for c in 0..keep {
             v.col_as_slice_mut(c).copy_from_slice(y.col_as_slice(c));
             av.col_as_slice_mut(c).copy_from_slice(ay.col_as_slice(c));
         }
-        for (x, (a, b)) in w
-            .iter_mut()
-            .zip(ay.col_as_slice(worst).iter().zip(y.col_as_slice(worst)))
-        {
-            *x = a - theta[worst] * b;
-        }
+        let directions = Mat::from_fn(n, unconverged.len(), |i, c| {
+            let p = unconverged[c];
+            ay[(i, p)] - theta[p] * y[(i, p)]
+        });
         na = keep;
-        match fresh(&mut run, &mut seed, &v, keep, &mut w, &mut applies)? {
-            Some(()) => {
-                v.col_as_slice_mut(keep).copy_from_slice(&w);
-                nv = keep + 1;
-            }
+        match append_directions(
+            &mut run,
+            &mut seed,
+            &mut v,
+            keep,
+            m,
+            directions.as_ref(),
+            &mut w,
+            &mut applies,
+        )? {
+            Some(grown) => nv = grown,
             None => {
                 // The kept Ritz vectors span an invariant subspace: they are exact.
                 return Ok(LanczosResult {
@@ -313,10 +382,12 @@ pub(crate) fn largest_eigenpairs(
 /// Convenience view used by tests: a dense symmetric matrix as an operator.
 #[doc(hidden)]
 #[cfg(test)]
-pub(crate) fn dense_operator(a: faer::MatRef<'_, f64>) -> impl FnMut(&[f64], &mut [f64]) + '_ {
-    move |x: &[f64], y: &mut [f64]| {
-        for (i, yi) in y.iter_mut().enumerate() {
-            *yi = (0..x.len()).map(|j| a[(i, j)] * x[j]).sum();
+pub(crate) fn dense_operator(a: faer::MatRef<'_, f64>) -> impl FnMut(MatRef<'_, f64>, MatMut<'_, f64>) + '_ {
+    move |x: MatRef<'_, f64>, mut y: MatMut<'_, f64>| {
+        for c in 0..x.ncols() {
+            for i in 0..x.nrows() {
+                y[(i, c)] = (0..x.nrows()).map(|j| a[(i, j)] * x[(j, c)]).sum();
+            }
         }
     }
 }
@@ -327,7 +398,8 @@ mod tests {
     use crate::progress::{AtomicProgress, NoProgress};
 
     /// A diagonal operator with a known spectrum (a cluster of equal values among them): the
-    /// largest pairs are found to the tolerance and the vectors are orthonormal.
+    /// largest pairs are found to the tolerance and the vectors are orthonormal, one vector at a
+    /// time and in blocks (4, and 8: a block larger than the room between restarts).
     #[test]
     fn finds_known_spectrum_with_multiplicity() {
         let n = 400;
@@ -335,24 +407,27 @@ mod tests {
             .map(|i| if i < 3 { 5.0 } else { 1.0 / (1.0 + i as f64) })
             .collect();
         let a = Mat::from_fn(n, n, |i, j| if i == j { diag[i] } else { 0.0 });
-        let mut op = dense_operator(a.as_ref());
         let v0: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
-        let params = LanczosParams {
-            basis: 30,
-            max_applies: 2000,
-            tolerance: 1e-10,
-        };
-        let r = largest_eigenpairs(&mut op, n, 6, &v0, params, &NoProgress, "test").unwrap();
-        assert!(r.converged, "{:?}", r.relative_residuals);
-        let want = [5.0, 5.0, 5.0, 0.25, 0.2, 1.0 / 6.0];
-        for (got, want) in r.values.iter().zip(want) {
-            assert!((got - want).abs() < 1e-9, "{got} vs {want}");
-        }
-        let g = r.vectors.transpose() * &r.vectors;
-        for i in 0..6 {
-            for j in 0..6 {
-                let e = if i == j { 1.0 } else { 0.0 };
-                assert!((g[(i, j)] - e).abs() < 1e-12);
+        for block in [1, 4, 8] {
+            let mut op = dense_operator(a.as_ref());
+            let params = LanczosParams {
+                basis: 30,
+                max_applies: 2000,
+                tolerance: 1e-10,
+                block,
+            };
+            let r = largest_eigenpairs(&mut op, n, 6, &v0, params, &NoProgress, "test").unwrap();
+            assert!(r.converged, "block {block}: {:?}", r.relative_residuals);
+            let want = [5.0, 5.0, 5.0, 0.25, 0.2, 1.0 / 6.0];
+            for (got, want) in r.values.iter().zip(want) {
+                assert!((got - want).abs() < 1e-9, "block {block}: {got} vs {want}");
+            }
+            let g = r.vectors.transpose() * &r.vectors;
+            for i in 0..6 {
+                for j in 0..6 {
+                    let e = if i == j { 1.0 } else { 0.0 };
+                    assert!((g[(i, j)] - e).abs() < 1e-12, "block {block}");
+                }
             }
         }
     }
@@ -368,6 +443,7 @@ mod tests {
             basis: 12,
             max_applies: 40,
             tolerance: 1e-14,
+            block: 1,
         };
         let p = AtomicProgress::new();
         p.cancel();

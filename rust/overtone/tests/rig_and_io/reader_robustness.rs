@@ -247,7 +247,7 @@ fn the_synthetic_fuzz_seeds_are_valid_inputs() {
     // wraps in a fresh header.
     let file = read("sidecar", "beam_file.ovt");
     let key = read_sidecar_header(&file[1..]).unwrap().key;
-    let m: ReducedModel = decode_sidecar(&file[1..], &key).unwrap();
+    let m: ReducedModel = decode_sidecar(&file[1..], overtone::dynamics::FAST_PRECOMPUTE_KIND, &key).unwrap();
     m.check_shapes(2, 8, 3, 3, 0).unwrap();
     assert!(m.check_shapes(3, 8, 3, 3, 0).is_err() && m.check_shapes(2, 9, 3, 3, 0).is_err());
     let payload = read("sidecar", "beam_payload.bin");

@@ -122,3 +122,64 @@ fn unwritable_sidecar_is_reported() {
         status(&sim)
     );
 }
+
+/// A character's lattice preparation (lattice, embedding, weights carried in) is the sidecar's
+/// second record: a second bind with the same surface reads it instead of embedding again and
+/// bakes bit-identically; the solver's record beside it loads too; a different lattice
+/// resolution setting is a different preparation. (RiggedSimple, a glTF sample: 2 bones.)
+#[test]
+fn a_characters_lattice_preparation_is_kept_beside_the_solver_model() {
+    use overtone::scene::{bake_character, character_from_gltf, CharacterSettings, LATTICE_PREPARATION_KIND};
+    let dir = tmpdir("preparation");
+    let path = dir.join("simple.ovt");
+    let settings = CharacterSettings {
+        sidecar: Some(path.clone()),
+        ..Default::default()
+    };
+    let asset = crate::common::paths::khronos_asset("RiggedSimple.glb");
+    let kind = SolverKind::Fast(FastParams::default_for(3));
+    let bind = |settings: &CharacterSettings| {
+        let mut ch = character_from_gltf(&asset, settings, None).unwrap();
+        ch.select_frames(0, 8).unwrap();
+        ch.save_preparation();
+        let bake = bake_character(&ch, kind, Some(&path), &mut |_, _| {}).unwrap();
+        (ch, bake)
+    };
+    let (first, first_bake) = bind(&settings);
+    assert_eq!(
+        first.preparation_cache.state(),
+        CacheState::Built,
+        "{}",
+        first.preparation_cache
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let kinds: Vec<String> = overtone::cache::sidecar_records(&bytes)
+        .into_iter()
+        .map(|(h, _)| h.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [LATTICE_PREPARATION_KIND, overtone::dynamics::FAST_PRECOMPUTE_KIND]
+    );
+    let (second, second_bake) = bind(&settings);
+    assert_eq!(second.preparation_cache, CacheStatus::Loaded);
+    assert_eq!(second_bake.simulation.fast.as_ref().unwrap().cache, CacheStatus::Loaded);
+    assert!(second.scene.mesh == first.scene.mesh && second.scene.weights == first.scene.weights);
+    assert!(second.embedding.barycentric == first.embedding.barycentric);
+    assert!(
+        second_bake.frames == first_bake.frames,
+        "the loaded preparation changed the bake"
+    );
+    let coarser = CharacterSettings {
+        lattice_resolution: 12,
+        ..settings.clone()
+    };
+    let (third, _) = bind(&coarser);
+    assert_eq!(
+        third.preparation_cache.state(),
+        CacheState::Built,
+        "{}",
+        third.preparation_cache
+    );
+    assert_ne!(third.scene.mesh.n_vertices(), first.scene.mesh.n_vertices());
+}

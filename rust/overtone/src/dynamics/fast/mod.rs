@@ -16,7 +16,7 @@ mod solver;
 mod weight_space_constraint;
 
 pub(crate) use bisection::bisection;
-pub use model::{FastParams, FastPrecompute, ReducedModel, AUTO_MODES, SMALL_BODY_MODES};
+pub use model::{FastParams, FastPrecompute, ReducedModel, AUTO_MODES, FAST_PRECOMPUTE_KIND, SMALL_BODY_MODES};
 pub(crate) use precompute::build_fast_precompute;
 pub use precompute::{fast_precompute_key, FastPrecomputeData};
 pub use rotation_clusters::RotationClusters;

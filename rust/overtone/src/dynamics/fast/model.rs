@@ -193,6 +193,9 @@ impl FastOperators {
     }
 }
 
+/// The sidecar record kind of the fast solver's reduced model.
+pub const FAST_PRECOMPUTE_KIND: &str = "fast-precompute";
+
 impl ReducedModel {
     /// The model per unit shear modulus: read from `sidecar` when it was built from exactly
     /// these inputs and fits the body, built (and the sidecar (re)written) otherwise. `stage`
@@ -226,6 +229,7 @@ impl ReducedModel {
         );
         let (model, cache_status) = load_or_build(
             sidecar,
+            FAST_PRECOMPUTE_KIND,
             &key,
             |m: &ReducedModel| m.check_shapes(d, n, c, cb, nt).map_err(|e| e.to_string()),
             || build_reduced_model(mesh, jh, mass, vols, rc, &unit_weights, fast, stage),
