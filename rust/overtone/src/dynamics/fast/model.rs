@@ -487,21 +487,31 @@ fn build_reduced_model(
     let bmj_m = bd.transpose() * &mj;
     let bm1: Vec<f64> = (0..rr).map(|a| (0..n).map(|v| bd[(v, a)] * mass[v]).sum()).collect();
     let n_clusters = pre.cluster_sizes.len();
+    // Row-major copies: the element loop reads whole rows of the basis and the rig Jacobian.
+    let bd_rows: Vec<f64> = (0..n)
+        .flat_map(|v| (0..rr).map(move |col| (v, col)))
+        .map(|(v, col)| bd[(v, col)])
+        .collect();
+    let jh_rows: Vec<f64> = (0..n)
+        .flat_map(|v| (0..c).map(move |col| (v, col)))
+        .map(|(v, col)| jh[(v, col)])
+        .collect();
     let mut k_basis = vec![0.0; n_clusters * d * rr];
     let mut k_rig = vec![0.0; n_clusters * d * c];
     for e in 0..mesh.n_elements() {
         let cl = pre.labels[e];
         let gr = g.gradients(e);
         for (a, &v) in mesh.element(e).iter().enumerate() {
+            let (b_row, j_row) = (&bd_rows[v * rr..(v + 1) * rr], &jh_rows[v * c..(v + 1) * c]);
             for j in 0..d {
                 let coef = weights[e] * gr[a * d + j];
                 let kb = &mut k_basis[(cl * d + j) * rr..(cl * d + j + 1) * rr];
-                for (col, x) in kb.iter_mut().enumerate() {
-                    *x += coef * bd[(v, col)];
+                for (x, b) in kb.iter_mut().zip(b_row) {
+                    *x += coef * b;
                 }
                 let kr = &mut k_rig[(cl * d + j) * c..(cl * d + j + 1) * c];
-                for (col, x) in kr.iter_mut().enumerate() {
-                    *x += coef * jh[(v, col)];
+                for (x, y) in kr.iter_mut().zip(j_row) {
+                    *x += coef * y;
                 }
             }
         }
