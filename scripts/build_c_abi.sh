@@ -3,7 +3,9 @@
 # checks that it exports nothing but its overtone_* functions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p overtone-ffi
+# The whole workspace, as the test suite builds it: one set of features, so the static library
+# shares every compiled dependency with the tests and the demo (no second build of faer).
+cargo build --release -q --workspace
 mkdir -p target/cpp
 INC="-I target/cxxbridge -I plugin/cpp"
 LIBS="-L target/release -lovertone_ffi -lpthread -ldl -lm"

@@ -12,7 +12,9 @@ if [ -z "$devkit" ] || [ ! -f "$devkit/include/maya/MFnPlugin.h" ]; then
   echo "Maya plug-in: skipped (no Maya devkit: set MAYA_LOCATION to a folder with include/maya/MFnPlugin.h)"
   exit 0
 fi
-cargo build --release -q -p overtone-ffi
+# The whole workspace, as the test suite builds it: one set of features, so the static library
+# shares every compiled dependency with the tests and the demo (no second build of faer).
+cargo build --release -q --workspace
 cmake -S plugin/maya -B target/maya -DCMAKE_BUILD_TYPE=Release -DMAYA_LOCATION="$devkit"
 cmake --build target/maya --config Release
 echo "Maya plug-in: built in target/maya"

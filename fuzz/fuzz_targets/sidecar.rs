@@ -4,7 +4,7 @@
 //! and checksum fixed up), so the payload decoder and the shape checks see arbitrary bytes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use overtone::cache::{decode_sidecar, payload_checksum, read_sidecar_header, FORMAT_VERSION, LIBRARY_VERSION, MAGIC};
+use overtone::cache::{decode_sidecar, read_sidecar_header, record_checksum, FORMAT_VERSION, LIBRARY_VERSION, MAGIC};
 use overtone::dynamics::{ReducedModel, FAST_PRECOMPUTE_KIND};
 
 fuzz_target!(|data: &[u8]| {
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         b.extend_from_slice(kind);
         b.extend_from_slice(&key);
         b.extend_from_slice(&(rest.len() as u64).to_le_bytes());
-        b.extend_from_slice(&payload_checksum(rest));
+        b.extend_from_slice(&record_checksum(FAST_PRECOMPUTE_KIND, &key, rest));
         b.extend_from_slice(rest);
         (b, key)
     };

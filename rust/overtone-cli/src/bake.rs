@@ -454,6 +454,8 @@ fn bake_gltf(
         "surface_pieces": ch.embedding.pieces,
         "riding_pieces": ch.embedding.passengers,
         "hinge_splits": ch.embedding.hinge_splits,
+        // Where the lattice preparation came from (the sidecar's record), as text.
+        "preparation": ch.preparation_cache,
     });
     // A glTF character's body chooses its mode count unless `--modes` sets it.
     let kind = if o.solver == SolverChoice::Fast {

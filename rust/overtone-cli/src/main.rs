@@ -150,7 +150,9 @@ enum Command {
         meshes: Vec<String>,
         #[arg(long)]
         report: Option<PathBuf>,
-        /// Precompute sidecar (.ovt) for the fast solver.
+        /// Precompute sidecar (.ovt): the character's lattice preparation and, with the fast
+        /// solver, its reduced model; each loaded when it was made from the same inputs,
+        /// (re)written otherwise.
         #[arg(long)]
         sidecar: Option<PathBuf>,
         /// Inclusive frame range `A..B` (the simulation starts at rest at frame A).
@@ -564,6 +566,18 @@ fn demo(out_dir: &Path, force: bool) -> Result<()> {
 
 fn inspect(file: &Path) -> Result<()> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    // Another format's header cannot be parsed with this one's layout: name its version.
+    if bytes.len() >= 12 && &bytes[..8] == overtone::cache::MAGIC {
+        let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+        if version != overtone::cache::FORMAT_VERSION {
+            out!("{}", file.display());
+            out!(
+                "  format version {version} (this build: {}): it will be rebuilt on next use",
+                overtone::cache::FORMAT_VERSION
+            );
+            return Ok(());
+        }
+    }
     let h = overtone::cache::read_sidecar_header(&bytes).with_context(|| {
         format!(
             "{} is not an Overtone sidecar (bad magic or truncated header)",
@@ -581,10 +595,6 @@ fn inspect(file: &Path) -> Result<()> {
         h.library_version,
         env!("CARGO_PKG_VERSION")
     );
-    if h.format_version != overtone::cache::FORMAT_VERSION {
-        out!("  another format: it will be rebuilt on next use");
-        return Ok(());
-    }
     let records = overtone::cache::sidecar_records(&bytes);
     let end = records.last().map_or(0, |(_, r)| r.end);
     for (h, range) in records {
@@ -593,7 +603,9 @@ fn inspect(file: &Path) -> Result<()> {
         out!("    key {key}");
         let payload = &bytes[(range.start + h.header_len).min(range.end)..range.end];
         out!("    payload {} bytes (header says {})", payload.len(), h.payload_len);
-        if payload.len() as u64 != h.payload_len || blake3_ok(payload, &h.checksum).is_none() {
+        if payload.len() as u64 != h.payload_len
+            || (overtone::cache::record_checksum(&h.kind, &h.key, payload) != h.checksum)
+        {
             out!("    TRUNCATED OR CORRUPT (length or checksum): it will be rebuilt on next use");
             continue;
         }
@@ -636,9 +648,4 @@ fn inspect(file: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// `Some(())` when the payload's blake3 equals the header's checksum.
-fn blake3_ok(payload: &[u8], checksum: &[u8; 32]) -> Option<()> {
-    (overtone::cache::payload_checksum(payload) == *checksum).then_some(())
 }

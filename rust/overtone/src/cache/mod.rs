@@ -1,6 +1,6 @@
 //! The precompute sidecar (`.ovt`): expensive precomputation stored next to a scene, keyed by
 //! a hash of everything it depends on, rebuilt when anything is off. Generic over the payload,
-//! one record per kind: a character's lattice preparation (`scene::character`) and the fast
+//! one record per kind: a character's lattice preparation (`scene::lattice_preparation`) and the fast
 //! solver's whole reduced model (`dynamics::fast`); this module knows nothing of either.
 
 mod key;
@@ -9,8 +9,8 @@ mod status;
 
 pub use key::CacheKey;
 pub use sidecar::{
-    decode_sidecar, payload_checksum, read_sidecar_header, sidecar_records, SidecarHeader, SidecarMiss, FORMAT_VERSION,
-    LIBRARY_VERSION, MAGIC,
+    decode_sidecar, payload_checksum, read_sidecar_header, record_checksum, sidecar_records, SidecarHeader,
+    SidecarMiss, FORMAT_VERSION, LIBRARY_VERSION, MAGIC,
 };
 pub(crate) use sidecar::{read_sidecar, write_sidecar};
 pub(crate) use status::{load_or_build, load_or_build_deferred};

@@ -13,11 +13,12 @@
 //! 20+L      K     kind (UTF-8, e.g. "fast-precompute")
 //! 20+L+K    32    key (blake3 of every input of the precompute)
 //! 52+L+K    8     payload length P (u64 LE)
-//! 60+L+K    32    payload checksum (blake3 of the payload bytes)
+//! 60+L+K    32    checksum (blake3 of the kind, the key and the payload: [`record_checksum`])
 //! 92+L+K    P     payload (bincode 2, standard configuration)
 //! ```
 //! A record is trusted only when magic, format version, library version, kind, key, payload
-//! length and checksum all match and the payload decodes completely; otherwise the caller
+//! length and checksum all match and the payload decodes completely (the checksum covers the
+//! kind and the key too, so a damaged kind is seen as damage, not as another record); otherwise the caller
 //! rebuilds it. Writing a record keeps the file's sound records of other kinds and drops the
 //! rest (a record of the same kind, anything after a damaged header).
 
@@ -117,7 +118,7 @@ fn encode_record(kind: &str, key: &[u8; 32], body: &[u8]) -> Vec<u8> {
     bytes.extend_from_slice(kind.as_bytes());
     bytes.extend_from_slice(key);
     bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&payload_checksum(body));
+    bytes.extend_from_slice(&record_checksum(kind, key, body));
     bytes.extend_from_slice(body);
     bytes
 }
@@ -145,7 +146,7 @@ pub(crate) fn write_sidecar_bytes(path: &Path, kind: &str, key: &[u8; 32], body:
         let sound = h.format_version == FORMAT_VERSION
             && h.library_version == LIBRARY_VERSION
             && payload.len() as u64 == h.payload_len
-            && payload_checksum(payload) == h.checksum;
+            && record_checksum(&h.kind, &h.key, payload) == h.checksum;
         if sound && h.kind != kind {
             bytes.extend_from_slice(&existing[range]);
         }
@@ -215,12 +216,27 @@ pub fn decode_sidecar<T: DeserializeOwned>(
     }
     let records = sidecar_records(bytes);
     let Some((_, range)) = records.iter().find(|(h, _)| h.kind == kind) else {
-        // A damaged record may have hidden ours: say so rather than "missing".
-        return Err(match records.last() {
-            None => SidecarMiss::NotASidecar,
-            Some((h, r)) if (r.len() as u64) < h.header_len as u64 + h.payload_len => SidecarMiss::Length,
-            Some((_, r)) if r.end < bytes.len() => SidecarMiss::NotASidecar,
-            Some(_) => SidecarMiss::Missing,
+        // "Missing" only when every record walked is sound: a damaged one (its header is not
+        // covered by its checksum) may have hidden ours.
+        let Some((_, last)) = records.last() else {
+            return Err(SidecarMiss::NotASidecar);
+        };
+        for (h, r) in &records {
+            let payload = &bytes[(r.start + h.header_len).min(r.end)..r.end];
+            if h.library_version != LIBRARY_VERSION {
+                return Err(SidecarMiss::LibraryVersion(h.library_version.clone()));
+            }
+            if payload.len() as u64 != h.payload_len {
+                return Err(SidecarMiss::Length);
+            }
+            if record_checksum(&h.kind, &h.key, payload) != h.checksum {
+                return Err(SidecarMiss::Checksum);
+            }
+        }
+        return Err(if last.end < bytes.len() {
+            SidecarMiss::NotASidecar
+        } else {
+            SidecarMiss::Missing
         });
     };
     decode_record(&bytes[range.clone()], key)
@@ -241,7 +257,7 @@ fn decode_record<T: DeserializeOwned>(bytes: &[u8], key: &[u8; 32]) -> std::resu
     if (bytes.len() - h.header_len) as u64 != h.payload_len {
         return Err(SidecarMiss::Length);
     }
-    if payload_checksum(&bytes[h.header_len..]) != h.checksum {
+    if record_checksum(&h.kind, &h.key, &bytes[h.header_len..]) != h.checksum {
         return Err(SidecarMiss::Checksum);
     }
     let (value, used) = bincode::serde::decode_from_slice::<T, _>(&bytes[h.header_len..], bincode::config::standard())
@@ -255,7 +271,18 @@ fn decode_record<T: DeserializeOwned>(bytes: &[u8], key: &[u8; 32]) -> std::resu
     Ok(value)
 }
 
-/// The checksum stored in a header for `payload`.
-pub fn payload_checksum(payload: &[u8]) -> [u8; 32] {
-    *blake3::hash(payload).as_bytes()
+/// blake3 of `bytes` (the hash the sidecar's checksums are made of).
+pub fn payload_checksum(bytes: &[u8]) -> [u8; 32] {
+    *blake3::hash(bytes).as_bytes()
+}
+
+/// The checksum a record's header holds: blake3 of the kind's length (u32 LE), the kind, the
+/// key and the payload.
+pub fn record_checksum(kind: &str, key: &[u8; 32], payload: &[u8]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(&(kind.len() as u32).to_le_bytes());
+    h.update(kind.as_bytes());
+    h.update(key);
+    h.update(payload);
+    *h.finalize().as_bytes()
 }

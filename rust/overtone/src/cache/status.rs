@@ -286,6 +286,18 @@ mod tests {
         let records = crate::cache::sidecar_records(&std::fs::read(&path).unwrap());
         let kinds: Vec<&str> = records.iter().map(|(h, _)| h.kind.as_str()).collect();
         assert_eq!(kinds, ["other", "test"]);
+        // A damaged kind is damage, not a missing record: the checksum covers the kind.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.windows(5).position(|w| w == b"other").unwrap();
+        bytes[at] = b'x';
+        assert_eq!(
+            crate::cache::decode_sidecar::<Vec<f64>>(&bytes, "other", &other),
+            Err(SidecarMiss::Checksum)
+        );
+        assert_eq!(
+            crate::cache::decode_sidecar::<Vec<f64>>(&bytes, "test", &[9u8; 32]),
+            Ok(vec![6.0])
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

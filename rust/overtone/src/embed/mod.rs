@@ -15,6 +15,7 @@ pub(crate) use fast_winding_number::WindingTree;
 pub(crate) use lattice::{add_embedded, embed_surface, AUTO_LATTICE_RESOLUTION, DEFAULT_LATTICE_RESOLUTION};
 pub use lattice::{surface_pieces, Embedding};
 pub use memory::LatticeSolver;
+pub(crate) use memory::{available_memory, check_lattice_memory};
 pub(crate) use tet_embedding::embed_points_in_tets;
 pub use tet_embedding::TetEmbedding;
 pub(crate) use winding_number::winding_number;

@@ -37,8 +37,9 @@ pub struct CharacterSettings {
     pub rig_interpolation: RigInterpolation,
     /// Sidecar holding the lattice preparation (the lattice, the surface's embedding, the
     /// weights carried into it; see [`crate::scene::prepare_lattice`]): read when it was made
-    /// from the same surface, weights and resolution setting, (re)written otherwise. Default
-    /// none. The fast solver keeps its reduced model in the same file.
+    /// from the same surface, weights and resolution setting; otherwise built, and written by
+    /// [`Character::save_preparation`]. Default none. The fast solver keeps its reduced model in
+    /// the same file.
     pub sidecar: Option<std::path::PathBuf>,
 }
 

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{load_or_build_deferred, CacheKey, CacheStatus, PendingRecord};
-use crate::embed::{embed_surface, Embedding, ResolutionChoice};
+use crate::embed::{available_memory, check_lattice_memory, embed_surface, Embedding, LatticeSolver, ResolutionChoice};
 use crate::error::Result;
 use crate::scene::extend_weights_inward;
 
@@ -53,9 +53,10 @@ fn preparation_key(normalised: &[f64], triangles: &[usize], weights: &[f64], m: 
 /// The lattice preparation of a surface (`normalised`: `n_s × 3` in its body frame, `triangles`,
 /// `weights`: `n_s × m`) at the resolution setting `resolution` (0: automatic): read from the
 /// `sidecar`'s [`LATTICE_PREPARATION_KIND`] record when it was made from the same inputs and
-/// fits them, built otherwise; a built preparation comes with its record, for the caller to
-/// write once the bind it is part of has completed (a cancelled bind writes nothing; see
-/// [`crate::scene::Character::save_preparation`]). Reports
+/// fits them (a loaded lattice is checked against the machine's memory as a built one is),
+/// built otherwise; a built preparation comes with its record, for the caller to write once
+/// the bind it is part of has completed (see [`crate::scene::Character::save_preparation`]).
+/// Reports
 /// its stages to this thread's [`crate::progress`] scope (fractions 0 to 0.7) and stops with
 /// [`crate::OvertoneError::Cancelled`] when cancelled.
 pub fn prepare_lattice(
@@ -78,6 +79,9 @@ pub fn prepare_lattice(
             && e.corners.iter().flatten().all(|&c| c < nl)
             && e.surface_lattice_vertices.iter().all(|&v| v < nl)
             && e.lattice_piece.len() == nl
+            && e.lattice_piece.iter().all(|&q| q < e.pieces.max(1))
+            && e.passenger_of.len() <= e.pieces.max(1)
+            && e.barycentric.iter().flatten().all(|b| b.is_finite())
             && e.outside_surface.len() == nl
             && e.material_share.len() == nl
             && p.host_weights.len() == nl * m
@@ -112,6 +116,18 @@ pub fn prepare_lattice(
             host_weights,
         })
     })?;
+    if status == CacheStatus::Loaded {
+        // A sidecar made on a larger machine (a farm node): its lattice is refused here as it
+        // would have been before it was built.
+        let lat = &prepared.embedding.lattice;
+        check_lattice_memory(
+            lat.n_vertices(),
+            lat.n_elements(),
+            prepared.lattice_resolution,
+            LatticeSolver::Fast,
+            available_memory(),
+        )?;
+    }
     Ok((prepared, status, pending))
 }
 

@@ -150,6 +150,8 @@ pub(crate) fn lowest_constrained_eigenpairs(
     }
     let best = best.expect("at least one attempt ran");
     let worst = max_residual(&best);
+    // Fewer pairs than asked (the Krylov space ran out) count as not converged.
+    let worst = if best.values.len() < k { f64::INFINITY } else { worst };
     if !best.converged && worst > ACCEPTABLE_RESIDUAL {
         if n <= DENSE_FALLBACK_MAX_VERTICES {
             crate::progress::report(1.0, "skinning eigenmodes (dense fallback)");

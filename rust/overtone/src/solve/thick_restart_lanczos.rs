@@ -1,16 +1,19 @@
-//! Largest eigenpairs of a symmetric positive semi-definite operator by thick-restart Lanczos
-//! with full reorthogonalisation, bounded and cancellable.
+//! Largest eigenpairs of a symmetric positive semi-definite operator by thick-restart (block)
+//! Lanczos with full reorthogonalisation, bounded and cancellable.
 //!
 //! The Krylov basis `V` (`n × m`, orthonormal) and its image `AV` are kept explicitly; the
-//! Rayleigh–Ritz step diagonalises `T = Vᵀ(AV)` (`m × m`), and a restart keeps the `p` best
+//! operator is applied to up to `block` basis vectors at once, each image adding one direction.
+//! The Rayleigh–Ritz step diagonalises `T = Vᵀ(AV)` (`m × m`), and a restart keeps the `p` best
 //! Ritz vectors `Y = V S` (with `AY = (AV) S`, no extra operator applications) plus the residual
-//! direction of the first unconverged pair (in exact arithmetic the next Lanczos vector). Every
-//! new vector is orthogonalised twice against the basis (classical Gram–Schmidt, twice is
-//! enough), so no loss of orthogonality can stall the iteration. A breakdown (the new vector
-//! lies in the span) is replaced by the operator applied to a fixed pseudo-random vector; if
-//! that lies in the span too, the basis spans an invariant subspace and its Ritz pairs are
-//! exact. The number of operator applications is capped, the host's progress is told after
-//! every one and its cancellation is checked there.
+//! directions of the first unconverged pairs, up to one block (with one vector a block, the
+//! first's residual is in exact arithmetic the next Lanczos vector). Every new vector is
+//! orthogonalised twice against the basis (classical Gram–Schmidt, twice is enough), so no loss
+//! of orthogonality can stall the iteration. A breakdown (the new vector lies in the span) is
+//! replaced by the operator applied to a fixed pseudo-random vector; if that lies in the span
+//! too, the direction is dropped, and when no direction of a block can be added the basis spans
+//! an invariant subspace and its Ritz pairs are exact. The number of operator applications is
+//! capped, the host's progress is told after every block and its cancellation is checked
+//! before it.
 
 use faer::{Mat, MatMut, MatRef, Side};
 
@@ -287,10 +290,11 @@ pub(crate) fn largest_eigenpairs(
         let wanted = k.min(keep);
         let converged = wanted == k && residuals[..k].iter().all(|&r| r <= params.tolerance);
         let out_of_budget = applies >= params.max_applies;
-        // A single-vector Krylov space holds one vector of each eigenspace: an eigenvalue of
-        // multiplicity > 1 (separate, identical pieces) would be missed. So a converged set is
-        // verified by one more cycle that adds a pseudo-random direction (deflated by the
-        // converged vectors); it is accepted when that cycle reproduces the same values.
+        // A Krylov space of blocks of `b` vectors holds at most `b` vectors of each eigenspace:
+        // an eigenvalue of higher multiplicity (separate, identical pieces) could be missed. So
+        // a converged set is verified by one more cycle that adds a block of pseudo-random
+        // directions (deflated by the converged vectors); it is accepted when that cycle
+        // reproduces the same values.
         let verified = match &checking {
             Some(prev) => converged && prev.iter().zip(&theta).all(|(a, b)| (a - b).abs() <= 1e-9 * scale),
             None => false,
@@ -298,7 +302,8 @@ pub(crate) fn largest_eigenpairs(
         let done = verified || (converged && verifications >= k + 1);
         if done || out_of_budget || exhausted || keep < k {
             let k_out = wanted;
-            let ok = converged || (exhausted && residuals[..k_out].iter().all(|&r| r <= params.tolerance));
+            let ok =
+                k_out == k && (converged || (exhausted && residuals[..k_out].iter().all(|&r| r <= params.tolerance)));
             return Ok(LanczosResult {
                 values: theta[..k_out].to_vec(),
                 vectors: y.subcols(0, k_out).to_owned(),
@@ -399,7 +404,8 @@ mod tests {
 
     /// A diagonal operator with a known spectrum (a cluster of equal values among them): the
     /// largest pairs are found to the tolerance and the vectors are orthonormal, one vector at a
-    /// time and in blocks (4, and 8: a block larger than the room between restarts).
+    /// time and in blocks of 4 and 8 (basis 30: 12 vectors of room after a restart), and with a
+    /// block larger than that room (basis 12: 3).
     #[test]
     fn finds_known_spectrum_with_multiplicity() {
         let n = 400;
@@ -408,10 +414,10 @@ mod tests {
             .collect();
         let a = Mat::from_fn(n, n, |i, j| if i == j { diag[i] } else { 0.0 });
         let v0: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
-        for block in [1, 4, 8] {
+        for (block, basis) in [(1, 30), (4, 30), (8, 30), (8, 12)] {
             let mut op = dense_operator(a.as_ref());
             let params = LanczosParams {
-                basis: 30,
+                basis,
                 max_applies: 2000,
                 tolerance: 1e-10,
                 block,

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use overtone::cache::{decode_sidecar, payload_checksum, read_sidecar_header, CacheState, CacheStatus};
+use overtone::cache::{decode_sidecar, read_sidecar_header, record_checksum, CacheState, CacheStatus};
 use overtone::dynamics::FastParams;
 use overtone::dynamics::ReducedModel;
 use overtone::io::{parse_gltf_character, parse_gmsh, parse_medit, parse_pc2, read_gltf_character};
@@ -167,7 +167,7 @@ fn a_sidecar_with_a_valid_checksum_but_impossible_shapes_is_rebuilt() {
     // one-byte varint.
     assert_eq!(bytes[h.header_len], 2);
     bytes[h.header_len] = 0;
-    let sum = payload_checksum(&bytes[h.header_len..]);
+    let sum = record_checksum(&h.kind, &h.key, &bytes[h.header_len..]);
     bytes[h.header_len - 32..h.header_len].copy_from_slice(&sum);
     std::fs::write(&path, &bytes).unwrap();
     let again = simulate_with_sidecar(&sc, kind, Some(&path)).unwrap();
