@@ -8,10 +8,10 @@ pub(crate) mod sidecar;
 mod status;
 
 pub use key::CacheKey;
+pub(crate) use sidecar::read_sidecar;
 pub use sidecar::{
     decode_sidecar, payload_checksum, read_sidecar_header, record_checksum, sidecar_records, SidecarHeader,
     SidecarMiss, FORMAT_VERSION, LIBRARY_VERSION, MAGIC,
 };
-pub(crate) use sidecar::{read_sidecar, write_sidecar};
 pub(crate) use status::{load_or_build, load_or_build_deferred};
 pub use status::{CacheState, CacheStatus, PendingRecord, RebuildReason};

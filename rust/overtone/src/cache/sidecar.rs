@@ -123,13 +123,6 @@ fn encode_record(kind: &str, key: &[u8; 32], body: &[u8]) -> Vec<u8> {
     bytes
 }
 
-/// Writes `payload` as the record of `kind` under `key`, atomically (temporary file, then
-/// rename). The file's other records are kept when they are sound (this format and library
-/// version, whole, checksum matching) and of another kind.
-pub(crate) fn write_sidecar<T: Serialize>(path: &Path, kind: &str, key: &[u8; 32], payload: &T) -> Result<()> {
-    write_sidecar_bytes(path, kind, key, &encode_payload(path, payload)?)
-}
-
 /// A payload's bytes as a record holds them (bincode 2, standard configuration); `path` names
 /// the sidecar in the error.
 pub(crate) fn encode_payload<T: Serialize>(path: &Path, payload: &T) -> Result<Vec<u8>> {
@@ -137,7 +130,9 @@ pub(crate) fn encode_payload<T: Serialize>(path: &Path, payload: &T) -> Result<V
         .map_err(|e| OvertoneError::io(path, format!("cannot encode the precompute: {e}")))
 }
 
-/// [`write_sidecar`] for an encoded payload ([`encode_payload`]).
+/// Writes the encoded payload `body` ([`encode_payload`]) as the record of `kind` under `key`,
+/// atomically (temporary file, then rename). The file's other records are kept when they are
+/// sound (this format and library version, whole, checksum matching) and of another kind.
 pub(crate) fn write_sidecar_bytes(path: &Path, kind: &str, key: &[u8; 32], body: &[u8]) -> Result<()> {
     let existing = crate::io::read_latest(path).unwrap_or_default();
     let mut bytes = Vec::new();

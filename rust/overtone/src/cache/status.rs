@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::cache::{read_sidecar, write_sidecar, SidecarMiss};
+use crate::cache::{read_sidecar, SidecarMiss};
 use crate::error::Result;
 
 /// Where the precompute came from.
@@ -103,22 +103,8 @@ pub(crate) fn load_or_build<T: Serialize + DeserializeOwned>(
     check: impl FnOnce(&T) -> std::result::Result<(), String>,
     build: impl FnOnce() -> Result<T>,
 ) -> Result<(T, CacheStatus)> {
-    let Some(path) = path else {
-        return Ok((build()?, CacheStatus::NotRequested));
-    };
-    let why = match read_sidecar::<T>(path, kind, key) {
-        Ok(payload) => match check(&payload) {
-            Ok(()) => return Ok((payload, CacheStatus::Loaded)),
-            Err(e) => RebuildReason::DoesNotFit(e),
-        },
-        Err(miss) => RebuildReason::Miss(miss),
-    };
-    let payload = build()?;
-    let status = match write_sidecar(path, kind, key, &payload) {
-        Ok(()) => CacheStatus::Rebuilt(why),
-        Err(e) => CacheStatus::WriteFailed(e.to_string()),
-    };
-    Ok((payload, status))
+    let (payload, status, pending) = load_or_build_deferred(path, kind, key, check, build)?;
+    Ok((payload, pending.map_or(status, PendingRecord::save)))
 }
 
 /// A record built but not yet written (see [`load_or_build_deferred`]).
