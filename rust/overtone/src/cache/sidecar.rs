@@ -18,9 +18,9 @@
 //! ```
 //! A record is trusted only when magic, format version, library version, kind, key, payload
 //! length and checksum all match and the payload decodes completely (the checksum covers the
-//! kind and the key too, so a damaged kind is seen as damage, not as another record); otherwise the caller
-//! rebuilds it. Writing a record keeps the file's sound records of other kinds and drops the
-//! rest (a record of the same kind, anything after a damaged header).
+//! kind and the key too, so a damaged kind is seen as damage, not as another record);
+//! otherwise the caller rebuilds it. Writing a record keeps the file's sound records of other
+//! kinds and drops the rest (a record of the same kind, anything after a damaged header).
 
 use std::path::Path;
 
@@ -47,7 +47,7 @@ pub struct SidecarHeader {
     pub kind: String,
     pub key: [u8; 32],
     pub payload_len: u64,
-    /// blake3 of the payload.
+    /// [`record_checksum`] of the kind, the key and the payload.
     pub checksum: [u8; 32],
     /// Bytes before the payload.
     pub header_len: usize,
