@@ -138,11 +138,7 @@ pub(crate) fn write_sidecar_bytes(path: &Path, kind: &str, key: &[u8; 32], body:
     let mut bytes = Vec::new();
     for (h, range) in sidecar_records(&existing) {
         let payload = &existing[range.start + h.header_len.min(range.len())..range.end];
-        let sound = h.format_version == FORMAT_VERSION
-            && h.library_version == LIBRARY_VERSION
-            && payload.len() as u64 == h.payload_len
-            && record_checksum(&h.kind, &h.key, payload) == h.checksum;
-        if sound && h.kind != kind {
+        if record_fault(&h, payload).is_none() && h.kind != kind {
             bytes.extend_from_slice(&existing[range]);
         }
     }
@@ -217,15 +213,8 @@ pub fn decode_sidecar<T: DeserializeOwned>(
             return Err(SidecarMiss::NotASidecar);
         };
         for (h, r) in &records {
-            let payload = &bytes[(r.start + h.header_len).min(r.end)..r.end];
-            if h.library_version != LIBRARY_VERSION {
-                return Err(SidecarMiss::LibraryVersion(h.library_version.clone()));
-            }
-            if payload.len() as u64 != h.payload_len {
-                return Err(SidecarMiss::Length);
-            }
-            if record_checksum(&h.kind, &h.key, payload) != h.checksum {
-                return Err(SidecarMiss::Checksum);
+            if let Some(fault) = record_fault(h, &bytes[(r.start + h.header_len).min(r.end)..r.end]) {
+                return Err(fault);
             }
         }
         return Err(if last.end < bytes.len() {
@@ -237,23 +226,34 @@ pub fn decode_sidecar<T: DeserializeOwned>(
     decode_record(&bytes[range.clone()], key)
 }
 
+/// Why the record with header `h` and payload bytes `payload` cannot be trusted whatever its
+/// key (another format or library version, a payload of another length, a checksum that does
+/// not match), or `None` when it is sound.
+fn record_fault(h: &SidecarHeader, payload: &[u8]) -> Option<SidecarMiss> {
+    if h.format_version != FORMAT_VERSION {
+        return Some(SidecarMiss::FormatVersion(h.format_version));
+    }
+    if h.library_version != LIBRARY_VERSION {
+        return Some(SidecarMiss::LibraryVersion(h.library_version.clone()));
+    }
+    if payload.len() as u64 != h.payload_len {
+        return Some(SidecarMiss::Length);
+    }
+    if record_checksum(&h.kind, &h.key, payload) != h.checksum {
+        return Some(SidecarMiss::Checksum);
+    }
+    None
+}
+
 /// One record's payload if its header matches this build and `key` and its payload is whole.
 fn decode_record<T: DeserializeOwned>(bytes: &[u8], key: &[u8; 32]) -> std::result::Result<T, SidecarMiss> {
     let h = read_sidecar_header(bytes).ok_or(SidecarMiss::NotASidecar)?;
-    if h.format_version != FORMAT_VERSION {
-        return Err(SidecarMiss::FormatVersion(h.format_version));
-    }
-    if h.library_version != LIBRARY_VERSION {
-        return Err(SidecarMiss::LibraryVersion(h.library_version));
-    }
-    if &h.key != key {
+    // This build's record for other inputs: said before hashing its payload.
+    if h.format_version == FORMAT_VERSION && h.library_version == LIBRARY_VERSION && &h.key != key {
         return Err(SidecarMiss::Key);
     }
-    if (bytes.len() - h.header_len) as u64 != h.payload_len {
-        return Err(SidecarMiss::Length);
-    }
-    if record_checksum(&h.kind, &h.key, &bytes[h.header_len..]) != h.checksum {
-        return Err(SidecarMiss::Checksum);
+    if let Some(fault) = record_fault(&h, &bytes[h.header_len..]) {
+        return Err(fault);
     }
     let (value, used) = bincode::serde::decode_from_slice::<T, _>(&bytes[h.header_len..], bincode::config::standard())
         .map_err(|e| SidecarMiss::Decode(e.to_string()))?;
