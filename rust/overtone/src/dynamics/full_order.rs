@@ -325,6 +325,9 @@ impl FullOrderSolver {
         self.u.fill(0.0);
         self.warm.fill([1.0, 0.0, 0.0, 0.0]);
         self.warm_rig.fill([1.0, 0.0, 0.0, 0.0]);
+        if let Some(modal) = &mut self.modal {
+            modal.reset_state();
+        }
         Ok(())
     }
 
@@ -935,6 +938,9 @@ impl SubstepSolver for FullOrderSolver {
         let m = self.warm.len();
         self.saved_warm[..m].copy_from_slice(&self.warm);
         self.saved_warm[2 * m..].copy_from_slice(&self.warm_rig);
+        if let Some(modal) = &mut self.modal {
+            modal.save_state();
+        }
     }
     fn restore_frame(&mut self) {
         restore_fields(
@@ -944,6 +950,9 @@ impl SubstepSolver for FullOrderSolver {
         let m = self.warm.len();
         self.warm.copy_from_slice(&self.saved_warm[..m]);
         self.warm_rig.copy_from_slice(&self.saved_warm[2 * m..]);
+        if let Some(modal) = &mut self.modal {
+            modal.restore_state();
+        }
     }
     fn mark_step_start(&mut self) {
         if self.modal.is_some() {
@@ -951,8 +960,8 @@ impl SubstepSolver for FullOrderSolver {
         }
     }
     fn damp_modes(&mut self, length: f64) {
-        if let Some(modal) = &self.modal {
-            modal.apply(&mut self.v, Some((&self.jp, &self.jp_start)), length);
+        if let Some(modal) = &mut self.modal {
+            modal.apply(&mut self.v, &self.u, Some((&self.jp, &self.jp_start)), length);
         }
     }
 }

@@ -21,6 +21,18 @@
 //! velocity admissible: every `φ_k` satisfies the rig constraint). On a mode that oscillates
 //! with `ωΔ` small, damping the velocity alone by `e^{−cΔ}` per step takes the amplitude down
 //! by `e^{−cΔ/2} = e^{−ζωΔ}`, the envelope of a ratio-`ζ` oscillator.
+//!
+//! **Large motion.** Under the rig constraint a large swing stiffens the body (a big bend must
+//! stretch): the seed beam's tip rings at a 0.75-0.85 s period after a full sweep against its
+//! 2.6 s linear mode, so rates fixed at `2ζω_k` gave the full model's envelope 0.025 for 0.05
+//! asked and 0.036 for 0.1.
+//! Each mode therefore damps at the frequency it is seen to ring at: `Ω_k` is the mean angular
+//! speed of the phase point `(a_k − ā_k, −q_k/Ω_k)` (`a_k = (Mφ_k)ᵀ u`, `q_k = (Mφ_k)ᵀ u̇`),
+//! averaged over one period `2π/Ω_k` of its own ([`FrequencyTracker`]), and the mode's rate is
+//! `c_k = max(0, 2ζ·max(ω_k, Ω_k) − βρ_k)`. A small oscillation rings at `ω_k`, so it keeps
+//! the linear calibration; slower, forced motion (a walk under a 5 Hz body) is clamped to it.
+//! The average is trusted once the coordinate has turned twice within that period, so the
+//! first swing after rest is damped at the linear rate.
 
 use crate::dynamics::time_integration::Damping;
 
@@ -58,8 +70,83 @@ pub(crate) struct ModalDamping {
     weighted: Vec<f64>,
     /// `(ω_k, ρ_k)` of each mode, kept to recalibrate when the ratio changes.
     modes: Vec<ModeEnergy>,
-    /// `c_k` (1/s).
+    /// `c_k` (1/s) of a small oscillation (at `ω_k`).
     rates: Vec<f64>,
+    /// The ratio `ζ` asked for.
+    zeta: f64,
+    /// Each mode's observed ringing rate ([`FrequencyTracker`]).
+    trackers: Vec<FrequencyTracker>,
+    /// The trackers at the start of the frame in progress ([`ModalDamping::save_state`]).
+    saved: Vec<FrequencyTracker>,
+}
+
+/// The rate a mode's coordinate is seen to ring at: the mean angular speed of its phase point
+/// `(a − ā, −q/Ω)` about the origin (`a` the coordinate, `ā` its running mean, `q` its rate,
+/// `Ω` the estimate so far, which makes the path of a steady oscillation a circle), each step's
+/// turn `Δθ` weighted by `r_prev·r` (the lengths of the phase vectors at its two ends) and
+/// averaged exponentially over one period of the estimate: `Ω ← ⟨r r' Δθ⟩ / ⟨r r' Δt⟩`. A
+/// small, fast ripple on a large swing makes small loops that do not wind about the origin, so
+/// the estimate is the rate of the oscillation the eye sees (an average of `q²/a²` would be
+/// pulled up by the ripple, and by how finely the steps resolve it). Also counts how often `q`
+/// changed sign within that period (turns of `a`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct FrequencyTracker {
+    /// Running mean `ā` of the coordinate, over the mode's linear period.
+    mean: f64,
+    /// The last phase vector `(a − ā, −q/Ω)`.
+    phase: [f64; 2],
+    /// Running averages of `r r' Δθ` (rad, counter-clockwise positive) and of `r r' Δt` (s).
+    turned: f64,
+    elapsed: f64,
+    /// Turns of `a`, each fading as `e^{−t/T}` (`T` the averaging time).
+    turns: f64,
+    /// Sign of the last nonzero `q` (0 before any).
+    sign: f64,
+    /// The current estimate `Ω` (rad/s); 0 before any motion.
+    omega: f64,
+}
+
+impl FrequencyTracker {
+    /// Turns within one averaging time before the estimate is trusted.
+    const TURNS: f64 = 2.0;
+
+    /// Adds a step of `length` seconds ending at coordinate `a` with rate `q`; `omega` is the
+    /// mode's linear frequency (the estimate's floor, and its start). Returns `max(ω, Ω)`,
+    /// capped at the step's Nyquist rate `π/length`.
+    fn update(&mut self, a: f64, q: f64, length: f64, omega: f64) -> f64 {
+        let nyquist = (std::f64::consts::PI / length).max(omega);
+        let seen = self.omega.max(omega);
+        // The mean over the mode's linear period: over the estimate's, it would follow a slow
+        // swing, leave only a fast ripple about it and read the ripple's rate.
+        let slow = (-length * omega / std::f64::consts::TAU).exp();
+        self.mean = slow * self.mean + (1.0 - slow) * a;
+        let keep = (-length * seen / std::f64::consts::TAU).exp();
+        let add = 1.0 - keep;
+        let phase = [a - self.mean, -q / seen];
+        let [x0, y0] = self.phase;
+        let [x1, y1] = phase;
+        let weight = x0.hypot(y0) * x1.hypot(y1);
+        let angle = (x0 * y1 - y0 * x1).atan2(x0 * x1 + y0 * y1);
+        // Signed: a steady oscillation winds counter-clockwise (`a = cos Ωt`, `−q/Ω = sin Ωt`),
+        // while a rattle of the rate from step to step goes back and forth and cancels.
+        self.turned = keep * self.turned + add * weight * angle;
+        self.elapsed = keep * self.elapsed + add * weight * length;
+        self.phase = phase;
+        self.turns *= keep;
+        if q != 0.0 {
+            let sign = q.signum();
+            if self.sign != 0.0 && sign != self.sign {
+                self.turns += 1.0;
+            }
+            self.sign = sign;
+        }
+        self.omega = if self.turns >= Self::TURNS && self.elapsed > 0.0 {
+            (self.turned / self.elapsed).clamp(omega, nyquist)
+        } else {
+            omega
+        };
+        self.omega
+    }
 }
 
 impl ModalDamping {
@@ -80,6 +167,9 @@ impl ModalDamping {
             shapes,
             weighted,
             rates: vec![0.0; modes.len()],
+            zeta,
+            trackers: vec![FrequencyTracker::default(); modes.len()],
+            saved: vec![FrequencyTracker::default(); modes.len()],
             modes,
         };
         let rayleigh = modal.set_ratio(zeta);
@@ -90,6 +180,7 @@ impl ModalDamping {
     /// Rayleigh part. Does not allocate.
     pub(crate) fn set_ratio(&mut self, zeta: f64) -> Damping {
         let rayleigh = self.rayleigh_for(zeta);
+        self.zeta = zeta;
         for (c, (w, rho)) in self.rates.iter_mut().zip(&self.modes) {
             *c = (2.0 * zeta * w - rayleigh.stiffness * rho).max(0.0);
         }
@@ -123,18 +214,49 @@ impl ModalDamping {
             .sum()
     }
 
+    /// Forgets the observed frequencies (the body put at rest).
+    pub(crate) fn reset_state(&mut self) {
+        self.trackers.fill(FrequencyTracker::default());
+    }
+
+    /// Remembers the observed frequencies (start of a frame).
+    pub(crate) fn save_state(&mut self) {
+        self.saved.copy_from_slice(&self.trackers);
+    }
+
+    /// Goes back to what [`save_state`](Self::save_state) remembered (a step failed).
+    pub(crate) fn restore_state(&mut self) {
+        self.trackers.copy_from_slice(&self.saved);
+    }
+
+    /// Mode `k`'s rate `c_k` (1/s) at the frequency it was last seen to ring at.
+    #[cfg(test)]
+    pub(crate) fn rate(&self, k: usize) -> f64 {
+        let seen = self.trackers[k].omega.max(self.modes[k].0);
+        self.rates[k] + 2.0 * self.zeta * (seen - self.modes[k].0)
+    }
+
     /// Damps the complementary velocity over a step of `length` seconds:
-    /// `u̇ ← u̇ − Σ_k (1 − e^{−c_k Δ}) q_k φ_k` with `q_k = (Mφ_k)ᵀ u̇`. `velocity` is the
-    /// complementary velocity itself when `rig` is `None`; with `rig = Some((end, start))` it is
-    /// the total velocity and `u̇ = velocity − (end − start)/length` (the rig's mean velocity
-    /// over the step, from its positions at both ends). Only `velocity` changes. Modes are
+    /// `u̇ ← u̇ − Σ_k (1 − e^{−c_k Δ}) q_k φ_k` with `q_k = (Mφ_k)ᵀ u̇` and `c_k` at the rate the
+    /// mode is seen to ring at (see the module docs), fed with `a_k = (Mφ_k)ᵀ u` of the
+    /// complementary `displacement` at the step's end. `velocity` is the complementary velocity
+    /// itself when `rig` is `None`; with `rig = Some((end, start))` it is the total velocity and
+    /// `u̇ = velocity − (end − start)/length` (the rig's mean velocity over the step, from its
+    /// positions at both ends). Only `velocity` and the trackers change. Modes are
     /// mass-orthogonal, so one pass in order equals the simultaneous update. Does not allocate.
-    pub(crate) fn apply(&self, velocity: &mut [f64], rig: Option<(&[f64], &[f64])>, length: f64) {
+    pub(crate) fn apply(
+        &mut self,
+        velocity: &mut [f64],
+        displacement: &[f64],
+        rig: Option<(&[f64], &[f64])>,
+        length: f64,
+    ) {
         debug_assert_eq!(velocity.len(), self.len);
-        for (k, &c) in self.rates.iter().enumerate() {
-            if c == 0.0 {
-                continue;
-            }
+        debug_assert_eq!(displacement.len(), self.len);
+        if self.zeta == 0.0 {
+            return;
+        }
+        for k in 0..self.rates.len() {
             let (lo, hi) = (k * self.len, (k + 1) * self.len);
             let w = &self.weighted[lo..hi];
             let q: f64 = match rig {
@@ -144,14 +266,26 @@ impl ModalDamping {
                     .zip(end.iter().zip(start))
                     .map(|((w, v), (e, s))| w * (v - (e - s) / length))
                     .sum(),
-                None => w.iter().zip(velocity.iter()).map(|(w, v)| w * v).sum(),
+                None => dot(w, velocity),
             };
+            let a = dot(w, displacement);
+            let omega = self.modes[k].0;
+            let seen = self.trackers[k].update(a, q, length, omega);
+            let c = self.rates[k] + 2.0 * self.zeta * (seen - omega);
+            if c <= 0.0 {
+                continue;
+            }
             let s = (1.0 - (-c * length).exp()) * q;
             for (v, phi) in velocity.iter_mut().zip(&self.shapes[lo..hi]) {
                 *v -= s * phi;
             }
         }
     }
+}
+
+/// `aᵀb`.
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(a, b)| a * b).sum()
 }
 
 #[cfg(test)]
@@ -190,7 +324,7 @@ mod tests {
     #[test]
     fn velocity_damping_between_exact_oscillator_steps_decays_at_the_ratio() {
         let (w, zeta) = (2.0 * std::f64::consts::PI, 0.1);
-        let (damping, _) = ModalDamping::new(1, vec![1.0], vec![1.0], vec![(w, 0.0)], zeta);
+        let (mut damping, _) = ModalDamping::new(1, vec![1.0], vec![1.0], vec![(w, 0.0)], zeta);
         // ρ = 0: no Rayleigh part, all modal (c = 2ζω).
         assert_eq!(damping.rates, vec![2.0 * zeta * w]);
         let dt = 0.25 / w;
@@ -203,7 +337,7 @@ mod tests {
             let (q1, v1) = (q * c + v / w * s, -q * w * s + v * c);
             q = q1;
             let mut vv = [v1];
-            damping.apply(&mut vv, None, dt);
+            damping.apply(&mut vv, &[q], None, dt);
             v = vv[0];
             let e = (q * q + v * v / (w * w)).sqrt();
             if n % 50 == 0 {

@@ -529,3 +529,113 @@ fn a_stiff_body_rings_at_its_frequency_with_the_default_iterations() {
     assert!((ratio - zeta).abs() <= 0.03, "damping ratio {ratio}, asked {zeta}");
     assert!(diff <= 0.08 * peak, "difference {diff:.3e}, peak {peak:.3e}");
 }
+
+/// Turning points of `u` with hysteresis: a turn counts once the signal has come back from it
+/// by `rel` of the signal's range (so a small ripple on a large swing is not a turn), each
+/// refined by a parabola through its three samples: `(time, value)`.
+fn turning_points(u: &[f64], fps: f64, rel: f64) -> Vec<(f64, f64)> {
+    let (lo, hi) = u
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    let back = rel * (hi - lo);
+    let (mut turns, mut best, mut rising) = (Vec::new(), 0usize, None::<bool>);
+    for k in 1..u.len() {
+        match rising {
+            None if (u[k] - u[0]).abs() > back => {
+                rising = Some(u[k] > u[0]);
+                best = k;
+            }
+            None => {}
+            Some(up) => {
+                if (up && u[k] > u[best]) || (!up && u[k] < u[best]) {
+                    best = k;
+                } else if (u[best] - u[k]).abs() > back {
+                    turns.push(best);
+                    rising = Some(!up);
+                    best = k;
+                }
+            }
+        }
+    }
+    turns
+        .into_iter()
+        .filter(|&k| k > 0 && k + 1 < u.len())
+        .map(|k| {
+            let (a, b, c) = (u[k - 1], u[k], u[k + 1]);
+            let den = a - 2.0 * b + c;
+            let s = if den != 0.0 { 0.5 * (a - c) / den } else { 0.0 };
+            ((k as f64 + s) / fps, b - 0.25 * (a - c) * s)
+        })
+        .collect()
+}
+
+/// Damping ratio of the envelope a viewer sees: half the peak-to-trough swing between
+/// successive turning points ([`turning_points`], 3% hysteresis, which takes out a slow drift
+/// as well as a ripple), compared one period apart, `ζ = σ/√(σ² + (2π/T)²)` with
+/// `σ = ln(A_j/A_{j+2})/T`; the median over the first three periods.
+fn envelope_ratio(u: &[f64], fps: f64) -> f64 {
+    let turns = turning_points(u, fps, 0.03);
+    let swings: Vec<(f64, f64)> = turns
+        .windows(2)
+        .map(|w| (0.5 * (w[0].0 + w[1].0), 0.5 * (w[1].1 - w[0].1).abs()))
+        .collect();
+    let mut ratios: Vec<f64> = swings
+        .windows(3)
+        .take(6)
+        .map(|w| {
+            let period = w[2].0 - w[0].0;
+            let sigma = (w[0].1 / w[2].1).ln() / period;
+            sigma / sigma.hypot(std::f64::consts::TAU / period)
+        })
+        .collect();
+    assert!(ratios.len() >= 3, "too few swings: {swings:?}");
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
+}
+
+/// The issue's own case: the seed's beam (E = 1e5, 40 × 5) swung once by the metronome's full
+/// sweep (`3 sin(2πt/0.8 s)` for 0.8 s), then held, at 96 fps. The swing is geometrically
+/// nonlinear: under the rig constraint the bent beam must stretch, so its tip rings at a 0.75-0.85 s
+/// period against the 2.6 s of the full model's lowest mode. Rates fixed at `2ζω_k` left the
+/// envelope a viewer sees at 0.026 for 0.05 asked and 0.047 for 0.1 (full solver, this
+/// measure); damping at the rate each mode is seen to ring at gives 0.050 and 0.076 (fast:
+/// 0.059 and 0.119; it was 0.046 for 0.05). At 0.3 the full model reads about 0.24 and the fast
+/// 0.33 (the Python measure of the CLI's float32 caches), outside ±0.03, not asserted.
+#[test]
+fn the_seed_beams_full_sweep_rings_down_at_the_asked_ratio() {
+    let fps = 96.0;
+    let mut sc = metronome_beam(MetronomeBeam {
+        steps: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let frames = (TOTAL_TIME * fps).round() as usize;
+    sc.frames = (0..=frames)
+        .map(|k| {
+            let t = k as f64 / fps;
+            let tx = if t <= SWING_TIME {
+                3.0 * (std::f64::consts::TAU * t / SWING_TIME).sin()
+            } else {
+                0.0
+            };
+            vec![1.0, 0.0, tx, 0.0, 1.0, 0.0]
+        })
+        .collect();
+    sc.dt = 1.0 / fps;
+    for zeta in [0.05, 0.1] {
+        sc.dynamics = dynamics(zeta);
+        for kind in [
+            SolverKind::LocalGlobal(Default::default()),
+            SolverKind::Fast(FastParams::default_for(2)),
+        ] {
+            let u = tip_motion(&sc, kind);
+            let free = &u[((SWING_TIME + 0.05) * fps) as usize..];
+            let measured = envelope_ratio(free, fps);
+            eprintln!("full sweep, ζ = {zeta}: envelope {measured:.4} ({kind:?})");
+            assert!(
+                (measured - zeta).abs() <= 0.03,
+                "ζ = {zeta}: envelope {measured} ({kind:?})"
+            );
+        }
+    }
+}

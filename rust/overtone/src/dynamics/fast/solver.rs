@@ -445,6 +445,7 @@ impl FastSolver {
         self.state.zdot.fill(0.0);
         self.state.warm.fill([1.0, 0.0, 0.0, 0.0]);
         self.state.warm_rig.fill([1.0, 0.0, 0.0, 0.0]);
+        self.system.modal.reset_state();
         Ok(())
     }
 
@@ -876,6 +877,7 @@ impl SubstepSolver for FastSolver {
         let nc = self.model.n_clusters;
         self.work.saved_warm[..nc].copy_from_slice(&self.state.warm);
         self.work.saved_warm[nc..].copy_from_slice(&self.state.warm_rig);
+        self.system.modal.save_state();
     }
     fn restore_frame(&mut self) {
         restore_fields(
@@ -891,10 +893,13 @@ impl SubstepSolver for FastSolver {
         let nc = self.model.n_clusters;
         self.state.warm.copy_from_slice(&self.work.saved_warm[..nc]);
         self.state.warm_rig.copy_from_slice(&self.work.saved_warm[nc..]);
+        self.system.modal.restore_state();
     }
     // `ż` is the complementary velocity itself: nothing to remember of the rig.
     fn mark_step_start(&mut self) {}
     fn damp_modes(&mut self, length: f64) {
-        self.system.modal.apply(&mut self.state.zdot, None, length);
+        self.system
+            .modal
+            .apply(&mut self.state.zdot, &self.state.z, None, length);
     }
 }
