@@ -11,8 +11,9 @@ const SWING_TIME: f64 = 0.8;
 const SWING: f64 = 0.5;
 const TOTAL_TIME: f64 = 4.0;
 
-/// The beam swung once then held, sampled at `fps`.
-fn swing_beam(fps: f64, dynamics: SceneDynamics) -> Scene {
+/// The seed's beam with its handle at `handle(t)` along x until `SWING_TIME`, then held,
+/// sampled at `fps` for `TOTAL_TIME`.
+fn beam_held_after(fps: f64, handle: impl Fn(f64) -> f64) -> Scene {
     let mut sc = metronome_beam(MetronomeBeam {
         steps: 1,
         ..Default::default()
@@ -20,13 +21,17 @@ fn swing_beam(fps: f64, dynamics: SceneDynamics) -> Scene {
     .unwrap();
     let frames = (TOTAL_TIME * fps).round() as usize;
     sc.frames = (0..=frames)
-        .map(|k| {
-            let t = (k as f64 / fps).min(SWING_TIME);
-            let tx = SWING * 0.5 * (1.0 - (std::f64::consts::PI * t / SWING_TIME).cos());
-            vec![1.0, 0.0, tx, 0.0, 1.0, 0.0]
-        })
+        .map(|k| vec![1.0, 0.0, handle((k as f64 / fps).min(SWING_TIME)), 0.0, 1.0, 0.0])
         .collect();
     sc.dt = 1.0 / fps;
+    sc
+}
+
+/// The beam swung once (by `SWING`, smoothly) then held, sampled at `fps`.
+fn swing_beam(fps: f64, dynamics: SceneDynamics) -> Scene {
+    let mut sc = beam_held_after(fps, |t| {
+        SWING * 0.5 * (1.0 - (std::f64::consts::PI * t / SWING_TIME).cos())
+    });
     sc.dynamics = dynamics;
     // Stiffer than the seed's E = 1e5 (lowest mode about 0.5 Hz): a jiggle of about 2.3 Hz,
     // a period of 10 frames at 24 fps.
@@ -604,24 +609,8 @@ fn envelope_ratio(u: &[f64], fps: f64) -> f64 {
 #[test]
 fn the_seed_beams_full_sweep_rings_down_at_the_asked_ratio() {
     let fps = 96.0;
-    let mut sc = metronome_beam(MetronomeBeam {
-        steps: 1,
-        ..Default::default()
-    })
-    .unwrap();
-    let frames = (TOTAL_TIME * fps).round() as usize;
-    sc.frames = (0..=frames)
-        .map(|k| {
-            let t = k as f64 / fps;
-            let tx = if t <= SWING_TIME {
-                3.0 * (std::f64::consts::TAU * t / SWING_TIME).sin()
-            } else {
-                0.0
-            };
-            vec![1.0, 0.0, tx, 0.0, 1.0, 0.0]
-        })
-        .collect();
-    sc.dt = 1.0 / fps;
+    // The metronome's sweep ends back at 0 at `SWING_TIME`, where the hold starts.
+    let mut sc = beam_held_after(fps, |t| 3.0 * (std::f64::consts::TAU * t / SWING_TIME).sin());
     for zeta in [0.05, 0.1] {
         sc.dynamics = dynamics(zeta);
         for kind in [
