@@ -8,8 +8,11 @@ output in object space, ``L(t)`` the linear part of the object's world matrix at
 float32 rounding. In an unsaved file a ``//`` cache path goes to Blender's temporary folder
 (with a warning); saving the file moves it next to the .blend (``saving.move_temporary_caches``).
 
-A bake is a :class:`BakeJob` stepped one frame at a time, so that the modal operator can show
-progress and stop on Esc between frames. Until the last frame is simulated nothing is written and
+A bake is a :class:`BakeJob`: from a script it steps frame by frame on the calling thread
+(:meth:`BakeJob.step`); from the UI the modal operator calls :meth:`BakeJob.tick`, which reads the
+next frames' rig and Armature output on the UI thread for a few milliseconds and leaves the
+physics and the writing to a worker thread (``step_worker``), so that the viewport stays usable
+and Esc stops it between ticks. Both write the same bytes. Until the last frame is simulated nothing is written and
 the cache modifiers are not touched; a cancelled or failed bake restores the frame, the
 modifiers' visibility and the shape key values, and leaves the previous cache files and modifiers
 exactly as they were.
@@ -20,7 +23,7 @@ import time
 import bpy
 import numpy as np
 
-from . import cache_formats, cache_modifier, live, paths, pc2, session, shape_key
+from . import cache_formats, cache_modifier, catch_up, live, paths, pc2, session, shape_key, step_worker
 from .rig_binding import BindError, affine_inverse
 
 
@@ -130,7 +133,8 @@ class BakeJob:
             if not from_cache:
                 session.drop(ob)
             raise
-        self.buffers = [np.empty((p.n, 3), dtype=np.float32) for p in b.parts]
+        self.worker = None  # the worker thread of tick()
+        self.sampled = 0  # frames handed to it
         self.done = 0
         self.t0 = time.perf_counter()
         self.step_s = 0.0
@@ -149,32 +153,87 @@ class BakeJob:
     def finished(self):
         return self.done == self.total
 
-    def step(self):
-        """Simulates the next frame; returns ``(done, total)``."""
-        s, f, i = self.session, self.start + self.done, self.done
+    def _sample(self, f):
+        """Moves the timeline to frame ``f`` and reads what its step needs (UI thread): the rig
+        (``Session.sample``; None for Current Cache to Bake, which shows the cached frame here),
+        and per object the Armature modifier's output and the world-to-object linear part."""
+        s = self.session
         self.scene.frame_set(f)
         dg = bpy.context.evaluated_depsgraph_get()
-        t = time.perf_counter()
+        rig = None
         if self.from_cache:
             if not s.show_cached(self.objects, dg, f):
                 raise session.SettingsError(f"frame {f} of the live cache is outdated (the rig or a keyed "
                                             "setting changed since it was played): play the range again, or Bake")
-        elif i == 0:
-            s.reset(self.objects, dg, f)
         else:
-            s.step(self.objects, dg, f)
-        self.step_s += time.perf_counter() - t
-        for o, p, fr, buf, stream in zip(self.objects, s.binding.parts, self.frames, self.buffers, self.streams):
+            rig = s.sample(self.objects, dg)
+        meshes = []
+        for o, p in zip(self.objects, s.binding.parts):
             mo = np.array(o.evaluated_get(dg).matrix_world, dtype=np.float64)
-            world_to_object = affine_inverse(mo)[:3, :3]
-            _evaluated_positions(o, dg, p.n, buf)
+            meshes.append((_evaluated_positions(o, dg, p.n, np.empty((p.n, 3), dtype=np.float32)),
+                           affine_inverse(mo)[:3, :3]))
+        return rig, meshes
+
+    def _advance(self, i, f, sampled):
+        """Steps frame ``f`` (the ``i``-th of the bake) from what :meth:`_sample` read and streams
+        each object's positions; touches no ``bpy`` data (the worker thread of :meth:`tick`)."""
+        s = self.session
+        rig, meshes = sampled
+        t = time.perf_counter()
+        if rig is not None:
+            if i == 0:
+                s.restart(f, *rig)
+            else:
+                s.advance(f, *rig)
+        self.step_s += time.perf_counter() - t
+        for p, fr, (buf, world_to_object), stream in zip(s.binding.parts, self.frames, meshes, self.streams):
             buf += (s.u[p.slice] @ world_to_object.T).astype(np.float32)
             if stream is not None:
                 stream.push(buf)
             else:
                 fr[i] = buf
         self.done += 1
+
+    def step(self):
+        """Simulates the next frame on the calling thread; returns ``(done, total)``."""
+        if self.worker is not None:
+            raise RuntimeError("this bake runs on its worker thread (tick)")
+        i = self.done
+        self._advance(i, self.start + i, self._sample(self.start + i))
         return self.done, self.total
+
+    def tick(self, budget=0.02):
+        """The bake off the UI thread: samples the next frames for up to ``budget`` seconds (at
+        least one while the worker has room) and queues their steps and writes on the worker
+        thread; the timeline ends the tick on the frame it started on (the user's). Returns
+        ``(done, total)``, raising what a step raised. Current Cache to Bake, which simulates
+        nothing, writes its frames here."""
+        if self.from_cache:
+            t = time.perf_counter()
+            while not self.finished and time.perf_counter() - t < budget:
+                self.step()
+            return self.done, self.total
+        if self.worker is None:
+            self.worker = step_worker.StepWorker(limit=catch_up.AHEAD, name="overtone-bake")
+        self.worker.check()
+        t0 = time.perf_counter()
+        user = self.scene.frame_current
+        try:
+            while self.sampled < self.total and self.worker.room > 0:
+                i = self.sampled
+                self.worker.submit(self._advance, i, self.start + i, self._sample(self.start + i))
+                self.sampled += 1
+                if time.perf_counter() - t0 >= budget:
+                    break
+        finally:
+            if self.scene.frame_current != user:
+                self.scene.frame_set(user)
+        self.worker.check()
+        return self.done, self.total
+
+    def _stop_worker(self):
+        if self.worker is not None:
+            self.worker.close()
 
     def _restore(self):
         for m, vis in self.saved_vis:
@@ -188,6 +247,9 @@ class BakeJob:
     def finish(self):
         """Writes every object's cache (atomically), then points its modifier at it; returns a
         dict of what the bake did."""
+        if self.worker is not None:
+            self.worker.wait()
+            self._stop_worker()
         if not self.finished:
             raise RuntimeError(f"bake finished after {self.done} of {self.total} frames")
         fps = self.scene.render.fps / self.scene.render.fps_base
@@ -242,6 +304,7 @@ class BakeJob:
         """Stops without writing: frame, modifier visibility and shape key values as before, the
         previous cache files and modifiers untouched. The live preview rebuilds its session on
         the next frame."""
+        self._stop_worker()  # after the frame in progress; the frames queued are dropped
         self._abort_streams()
         if self.open:
             self._restore()
@@ -297,12 +360,10 @@ class ModalBake:
             return {'CANCELLED'}
         if event_type != 'TIMER':
             return {'RUNNING_MODAL'}
-        t = time.perf_counter()
         try:
-            while not self.job.finished and time.perf_counter() - t < self.budget:
-                done, total = self.job.step()
-                if self.on_progress is not None:
-                    self.on_progress(done, total)
+            done, total = self.job.tick(self.budget)
+            if self.on_progress is not None:
+                self.on_progress(done, total)
             if self.job.finished:
                 self.result = self.job.finish()
                 return {'FINISHED'}

@@ -10,7 +10,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from . import native, session, setup_check, shape_key
+from . import catch_up, native, session, setup_check, shape_key
 from .rig_binding import BindError
 
 _replaying = False
@@ -144,6 +144,10 @@ def update(scene, depsgraph):
     for obs in _live_bodies(scene):
         try:
             s = session.get(obs[0])
+            if s is not None and s.catching_up is not None:
+                for ob in obs:
+                    zero_offsets(ob)  # the plain rig until the catch-up is done (catch_up.py)
+                continue
             if s is not None and s.matches(obs):
                 setup_check.check_scene(s, obs, scene)
             if s is not None and s.setup_outdated and s.matches(obs):
@@ -171,6 +175,9 @@ def update(scene, depsgraph):
                 pending.append((obs, s))
         except Exception as e:  # a frame handler must never break playback
             _fail(obs, _error(e))
+    if pending and not blocking_binds() and _span(scene, pending, frame) >= catch_up.SYNCHRONOUS_FRAMES:
+        _start_catch_up(scene, pending, frame)
+        pending = []
     if pending:
         try:
             replay(scene, pending, frame)
@@ -189,6 +196,51 @@ def update(scene, depsgraph):
             for ob in obs:
                 ob.overtone.status = ("live (the cache was outdated: the rig or a setting changed since those "
                                       "frames were played; simulated again from the start frame)")
+
+
+def _span(scene, bodies, frame):
+    """Frames a replay of ``bodies`` to ``frame`` would step at most."""
+    start = scene.frame_start
+    return max(frame - (s.last_frame if s.last_frame is not None and start <= s.last_frame < frame else start)
+               for _, s in bodies)
+
+
+def _start_catch_up(scene, bodies, frame):
+    """In the UI, a far frame is caught up off the UI thread (catch_up.py); the plain rig shows
+    meanwhile. A catch-up the user stopped at this frame is not started again."""
+    if all(s.declined == frame for _, s in bodies):
+        for obs, s in bodies:
+            for ob in obs:
+                zero_offsets(ob)
+                ob.overtone.status = (f"not simulated past frame {s.last_frame} (catch-up stopped): play on "
+                                      "from there, jump to another frame, or Bake")
+        return
+    try:
+        job = catch_up.CatchUp(scene, bodies, frame)
+    except Exception as e:
+        for obs, _ in bodies:
+            _fail(obs, _error(e))
+        return
+    for obs, _ in bodies:
+        for ob in obs:
+            zero_offsets(ob)
+            ob.overtone.status = f"catching up to frame {frame} (Esc stops); the plain rig shows meanwhile"
+    catch_up.start(job)
+
+
+def after_catch_up(job):
+    """A catch-up ended (done, stopped or failed): the bodies' statuses, and the current frame
+    shown again (from the frame cache it filled)."""
+    scene = job.scene
+    for obs, s in job.bodies:
+        for ob in obs:
+            if ob.overtone.status.startswith("catching up"):
+                ob.overtone.status = "live" if not job.cancelled else (
+                    f"catch-up stopped at frame {s.last_frame}: the frames before it are cached")
+    try:
+        update(scene, bpy.context.evaluated_depsgraph_get())
+    except Exception as e:  # called from a timer or a modal operator: never raise into Blender
+        print(f"Overtone: {e}")
 
 
 @persistent

@@ -304,7 +304,7 @@ class OBJECT_OT_overtone_bake(bpy.types.Operator):
         wm = context.window_manager
         self._ob_name = ob.name
         self._modal = bake.ModalBake(job, on_progress=lambda d, t: self._show(context, d, t))
-        self._timer = wm.event_timer_add(0.0, window=context.window)
+        self._timer = wm.event_timer_add(0.01, window=context.window)
         wm.progress_begin(0, job.total)
         wm.modal_handler_add(self)
         self._show(context, 0, job.total)
@@ -490,7 +490,7 @@ class OBJECT_OT_overtone_bake_all(bpy.types.Operator):
         wm = context.window_manager
         self._all = bake.ModalBakeAll(context.scene, bake.bodies(context.scene),
                                       on_progress=lambda d, t: self._show(context, d, t))
-        self._timer = wm.event_timer_add(0.0, window=context.window)
+        self._timer = wm.event_timer_add(0.01, window=context.window)
         wm.modal_handler_add(self)
         return {'RUNNING_MODAL'}
 
@@ -520,5 +520,64 @@ class OBJECT_OT_overtone_bake_all(bpy.types.Operator):
         return self._summary(self._all.results, self._all.failures, self._all.cancelled)
 
 
-classes = (OBJECT_OT_overtone_add, OBJECT_OT_overtone_bake, OBJECT_OT_overtone_bake_all,
+class OVERTONE_OT_catch_up(bpy.types.Operator):
+    """Simulate the frames up to the current one off the UI thread (the live preview starts this
+    itself after a far jump; Esc stops it, keeping the frames simulated so far)"""
+
+    bl_idname = "overtone.catch_up"
+    bl_label = "Overtone: Catch Up"
+    bl_options = {'INTERNAL'}
+
+    def invoke(self, context, event):
+        from . import catch_up
+
+        if not catch_up.requested or context.window is None:
+            return {'CANCELLED'}
+        self._job = catch_up.requested.pop()
+        self._modal = catch_up.ModalCatchUp(self._job, on_progress=lambda d, t: self._show(context, d, t))
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.01, window=context.window)
+        wm.progress_begin(0, max(self._job.total, 1))
+        wm.modal_handler_add(self)
+        self._show(context, 0, self._job.total)
+        return {'RUNNING_MODAL'}
+
+    def _show(self, context, done, total):
+        context.window_manager.progress_update(done)
+        if context.workspace is not None:
+            context.workspace.status_text_set(f"Overtone: catching up to frame {self._job.target}, step {done} "
+                                              f"of {total} (Esc to stop)")
+
+    def _end(self, context):
+        wm = context.window_manager
+        wm.event_timer_remove(self._timer)
+        wm.progress_end()
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
+        live.after_catch_up(self._job)
+
+    def cancel(self, context):
+        """Blender ends the operator itself (a file is opened, the window closes): as Esc."""
+        self._job.cancel()
+        try:
+            self._end(context)
+        except (RuntimeError, TypeError, ValueError):
+            pass
+
+    def modal(self, context, event):
+        try:
+            answer = self._modal.handle(event.type)
+        except Exception as e:
+            self._end(context)
+            for obs, _ in self._job.bodies:
+                live._fail(obs, live._error(e))
+            self.report({'ERROR'}, f"Overtone: the catch-up failed: {live._error(e)}")
+            return {'CANCELLED'}
+        if 'PASS_THROUGH' in answer:
+            return answer
+        self._end(context)
+        return {'FINISHED'} if 'FINISHED' in answer else {'CANCELLED'}
+
+
+classes = (OVERTONE_OT_catch_up, OBJECT_OT_overtone_add, OBJECT_OT_overtone_bake, OBJECT_OT_overtone_bake_all,
            OBJECT_OT_overtone_cache_to_bake, OBJECT_OT_overtone_free_bake, OBJECT_OT_overtone_remove)

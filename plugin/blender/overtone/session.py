@@ -450,6 +450,10 @@ class Session:
         self._u_live = None
         # Frames simulated since the bind (the tests count them; the panel shows the cache).
         self.steps = 0
+        # The catch-up stepping this body off the UI thread (``catch_up.CatchUp``), and the
+        # frame whose catch-up the user stopped (not started again for that frame).
+        self.catching_up = None
+        self.declined = None
         # The settings the deformer was bound with (set_controls refuses any other change than
         # the animatable ones), and the animatable values it runs with now.
         self.settings = native.Settings.from_buffer_copy(bind.settings)
@@ -459,7 +463,9 @@ class Session:
         """Hands the body's animatable settings (``native.ANIMATABLE_FIELDS``: the first member's
         values, animated ones included) to the deformer when they changed: a copy of the bind's
         settings with those values, applied from the next step without a rebind."""
-        c = controls(objects[0].overtone)
+        self._set_controls(controls(objects[0].overtone))
+
+    def _set_controls(self, c):
         if c != self.controls:
             s = native.Settings.from_buffer_copy(self.settings)
             for field, value in c:
@@ -484,14 +490,26 @@ class Session:
     def matches(self, objects):
         return [ob.session_uid for ob in objects] == self.uids
 
-    def reset(self, objects, depsgraph, frame):
-        """Back to rest at ``frame`` (no secondary motion); the frame cache starts again there."""
+    def sample(self, objects, depsgraph):
+        """What a step to the evaluated frame needs from Blender, copied (UI thread): the skin
+        transforms (``bones x 12``), the shape-key values (or None) and the animatable controls.
+        :meth:`restart` and :meth:`advance` take it and touch no ``bpy`` data, so a catch-up or a
+        bake can run them on a worker thread (``step_worker``)."""
         b = self.binding
         b.check_objects(objects)
-        self.apply_controls(objects)
-        pose = b.skin_transforms(objects, depsgraph)
+        pose = b.skin_transforms(objects, depsgraph).copy()
         values = b.shape_key_values(objects, depsgraph)
+        return pose, None if values is None else values.copy(), controls(objects[0].overtone)
+
+    def reset(self, objects, depsgraph, frame):
+        """Back to rest at ``frame`` (no secondary motion); the frame cache starts again there."""
+        self.restart(frame, *self.sample(objects, depsgraph))
+
+    def restart(self, frame, pose, values, control_values):
+        """:meth:`reset` from a :meth:`sample` (no ``bpy``)."""
+        self._set_controls(control_values)
         self.deformer.reset(pose, values)
+        self.declined = None
         self.u[:] = 0.0
         self.offsets[:] = 0.0
         self.last_frame = frame
@@ -504,15 +522,17 @@ class Session:
     def step(self, objects, depsgraph, frame):
         """One frame forward to ``frame``: the world displacement ``u`` and its rest-space offsets
         (kept in the frame cache)."""
+        self.advance(frame, *self.sample(objects, depsgraph))
+
+    def advance(self, frame, pose, values, control_values):
+        """:meth:`step` from a :meth:`sample` (no ``bpy``)."""
         b = self.binding
-        b.check_objects(objects)
-        self.apply_controls(objects)
-        pose = b.skin_transforms(objects, depsgraph)
-        values = b.shape_key_values(objects, depsgraph)
+        self._set_controls(control_values)
         # The library's displacement is per welded vertex; every copy gets its vertex's.
         np.take(self.deformer.step(pose, values), b.weld_inverse, axis=0, out=self.u)
         b.rest_offsets(pose, self.u, out=self.offsets)
         self.last_frame = frame
+        self.declined = None
         self.shown = self.offsets
         self._u_live = None
         self.steps += 1

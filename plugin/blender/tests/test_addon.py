@@ -336,6 +336,76 @@ def test_scrubbing_and_looping_show_cached_frames_and_edits_make_the_cache_outda
     print(f"    cache: {s.cache_info()}; frame 30 moved {np.abs(changed - sequential[29]).max():.4f} with damping 0.9")
 
 
+def test_a_far_jump_catches_up_off_the_ui_thread_and_esc_keeps_what_was_simulated():
+    """In the UI (the frame handler as it runs there: binds already done, no blocking replays), a
+    jump 36 frames past the played run does not simulate before the frame is shown: the plain rig
+    shows, the status says so, and a catch-up job steps the frames on a worker thread while each
+    tick leaves the timeline on the user's frame. Done, the frame equals a sequential playback
+    (1e-6) and the run's frames are cached; stopped with Esc part-way, the frames simulated so far
+    stay cached (equal to the playback), the target shows the plain rig, and the same catch-up is
+    not started again at that frame (another jump starts one)."""
+    from overtone import catch_up, live
+
+    scene, ob, rig = tube_scene("catchup")
+    bpy.ops.object.overtone_add()
+    sequential = scenes.play(scene, ob, range(1, 61))
+    s = session.get(ob)
+    started = []
+    blocking, start = live.blocking_binds, catch_up.start
+    live.blocking_binds = lambda: False
+    catch_up.start = started.append
+    try:
+        s.clear_cache()
+        scene.frame_set(1)  # back to rest at the start frame, the cache holding frame 1 only
+        scene.frame_set(24)
+        check(len(started) == 1 and s.catching_up is started[0], f"no catch-up started ({started})")
+        job = started[0]
+        check(ob.overtone.status.startswith("catching up"), ob.overtone.status)
+        kb = shape_key.get(ob)
+        shown = np.array([v.co for v in kb.data]) - np.array([v.co for v in ob.data.shape_keys.reference_key.data])
+        check(np.abs(shown).max() == 0.0, "the plain rig must show while catching up")
+        modal = catch_up.ModalCatchUp(job, budget=1e-4)
+        answers = []
+        while len(answers) < 5000:
+            answers.append(modal.handle('TIMER'))
+            check(scene.frame_current == 24, f"a tick left the timeline on frame {scene.frame_current}")
+            if answers[-1] != {'PASS_THROUGH'}:
+                break
+            job.worker.wait(0.01)
+        check(answers[-1] == {'FINISHED'} and len(answers) > 3, f"{len(answers)} ticks, last {answers[-1]}")
+        live.after_catch_up(job)
+        caught = scenes.evaluated_positions(ob)
+        check(np.abs(caught - sequential[23]).max() <= 1e-6, "the caught-up frame differs from a playback")
+        check(all(f in s.cache for f in range(1, 25)) and s.last_frame == 24, s.cache_info())
+        # Esc part-way: a jump to 60.
+        scene.frame_set(60)
+        job = started[-1]
+        check(len(started) == 2 and job.target == 60, "the second jump started no catch-up")
+        modal = catch_up.ModalCatchUp(job, budget=1e-4)
+        while job.done < 10:
+            modal.handle('TIMER')
+            job.worker.wait(0.01)
+        check(modal.handle('ESC') == {'CANCELLED'} and s.catching_up is None, "Esc did not stop the catch-up")
+        live.after_catch_up(job)
+        reached = s.last_frame
+        check(24 < reached < 60, f"stopped at {reached}")
+        shown = np.array([v.co for v in kb.data]) - np.array([v.co for v in ob.data.shape_keys.reference_key.data])
+        check(np.abs(shown).max() == 0.0, "frame 60 was not reached: the plain rig must show")
+        check("catch-up stopped" in ob.overtone.status, ob.overtone.status)
+        scene.frame_set(60)
+        check(len(started) == 2, "the stopped catch-up started again at the same frame")
+        scene.frame_set(reached - 3)
+        check(np.abs(scenes.evaluated_positions(ob) - sequential[reached - 4]).max() <= 1e-6,
+              "a frame the stopped catch-up simulated differs from the playback")
+        scene.frame_set(reached + 20)
+        check(len(started) == 3, "a jump to another frame after Esc started no catch-up")
+        started[-1].cancel()
+    finally:
+        live.blocking_binds, catch_up.start = blocking, start
+    print(f"    caught up 2-24 in {len(answers)} ticks (UI thread {job.main_seconds * 1e3:.1f} ms for the last job); "
+          f"Esc kept frames up to {reached}")
+
+
 def test_leak_group_changes_the_result_and_the_sidecar_key():
     scene, ob, _ = tube_scene("leak")
     frames = range(1, 41)
@@ -577,6 +647,8 @@ def test_bake_range_free_bake_bake_all_and_motion_blur():
         if job.results:
             break
         check('RUNNING_MODAL' in job.handle('TIMER'), f"the modal bake all ended early: {job.failures}")
+        if job.current is not None and job.current.job.worker is not None:
+            job.current.job.worker.wait(0.01)
     check(len(job.results) == 1 and not job.failures, f"bake all: {job.results} {job.failures}")
     job.handle('TIMER')
     check(job.current is not None and not job.failures, f"the second body's bake did not start: {job.failures}")

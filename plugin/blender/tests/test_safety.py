@@ -186,6 +186,7 @@ def test_cancelled_modal_bake_keeps_the_previous_cache_and_modifier():
     job = bake.BakeJob(ob, scene)
     modal = bake.ModalBake(job, budget=1e-4, on_progress=lambda d, t: None)
     answers = [modal.handle('TIMER') for _ in range(5)] + [modal.handle('MOUSEMOVE')]
+    job.worker.wait()  # the frames sampled so far stepped and streamed on the bake's worker thread
     check(all(a == {'RUNNING_MODAL'} for a in answers) and 0 < job.done < job.total,
           f"the modal bake did not advance frame by frame ({job.done}/{job.total})")
     check(live._replaying, "the live preview must stay quiet while the bake runs")
@@ -218,20 +219,82 @@ def test_cancelled_modal_bake_keeps_the_previous_cache_and_modifier():
     op._modal = bake.ModalBake(bake.BakeJob(ob, scene), budget=1e-4)
     for _ in range(3):
         op._modal.handle('TIMER')
+    op._modal.job.worker.wait()
     check(0 < op._modal.job.done < op._modal.job.total, "the bake should be part-way")
     op.cancel(bpy.context)
     stray = [f for f in os.listdir(TMP) if "tmp" in f]
     check(op._modal.cancelled and open(path, "rb").read() == previous and not stray and not live._replaying,
           f"the operator's cancel(): cancelled {op._modal.cancelled}, temporary files {stray}")
-    # A modal bake run to the end replaces the cache and updates the modifier.
+    # A modal bake run to the end replaces the cache and updates the modifier. It steps on its
+    # worker thread and leaves the timeline on the user's frame after every tick; its cache is
+    # byte-identical to the one a bake on the calling thread writes.
+    scene.frame_set(7)
     modal = bake.ModalBake(bake.BakeJob(ob, scene), budget=1e-3)
     for _ in range(10000):
         answer = modal.handle('TIMER')
+        check(scene.frame_current == 7, f"a bake tick left the timeline on frame {scene.frame_current}")
         if answer != {'RUNNING_MODAL'}:
             break
+        modal.job.worker.wait(0.01)
     check(answer == {'FINISHED'} and modal.result["frames"] == 20, f"modal bake did not finish: {answer}")
-    check(open(path, "rb").read() != previous, "the finished modal bake did not write the new cache")
+    threaded = open(path, "rb").read()
+    check(threaded != previous, "the finished modal bake did not write the new cache")
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "the bake on the calling thread")
+    check(open(path, "rb").read() == threaded, "the worker thread's bake differs from the calling thread's")
     check(cache_modifier.get(ob) is not None and not ob.overtone.live_preview, "modifier after a modal bake")
+
+
+def test_a_step_failing_on_the_worker_thread_is_raised_on_the_ui_thread():
+    """A bake from the UI steps on a worker thread: a step that fails there (the library
+    refusing a frame) is raised by the next tick on the UI thread, the modal bake cancels, the
+    previous cache stays byte-identical and no temporary file is left; the worker takes no more
+    work after a failure."""
+    from overtone import step_worker
+
+    worker = step_worker.StepWorker(limit=2)
+    worker.submit(lambda: 1 / 0)
+    worker.wait()
+    try:
+        worker.check()
+        raise AssertionError("the worker's failure was lost")
+    except ZeroDivisionError:
+        pass
+    try:
+        worker.submit(print, "after the failure")
+        raise AssertionError("a stopped worker took a job")
+    except RuntimeError:
+        pass
+    worker.close()
+    scene, ob = tube("workerfail", frames=20)
+    bpy.ops.object.overtone_add()
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "first bake")
+    path = bpy.path.abspath(ob.overtone.cache_file)
+    previous = open(path, "rb").read()
+    ob.overtone.live_preview = True
+    job = bake.BakeJob(ob, scene)
+    advance = job.session.advance
+
+    def failing(frame, *args):
+        if frame == scene.frame_start + 6:
+            raise session.SettingsError("refused frame (test)")
+        advance(frame, *args)
+
+    job.session.advance = failing
+    modal = bake.ModalBake(job, budget=1e-4)
+    raised = None
+    for _ in range(2000):
+        try:
+            if modal.handle('TIMER') != {'RUNNING_MODAL'}:
+                break
+        except session.SettingsError as e:
+            raised = e
+            break
+        job.worker.wait(0.01)
+    check(raised is not None and "refused frame" in str(raised), f"the worker's failure did not reach the UI: {raised}")
+    check(open(path, "rb").read() == previous, "a failed bake changed the previous cache")
+    stray = [f for f in os.listdir(TMP) if "tmp" in f]
+    check(not stray and not live._replaying, f"temporary files {stray}, live preview quiet {live._replaying}")
+    print(f"    failed at frame {scene.frame_start + 6} on the worker: raised on the UI thread, previous cache kept")
 
 
 def _undo():
