@@ -12,8 +12,9 @@ A bake is a :class:`BakeJob`: from a script it steps frame by frame on the calli
 (:meth:`BakeJob.step`); from the UI the modal operator calls :meth:`BakeJob.tick`, which reads the
 next frames' rig and Armature output on the UI thread for a few milliseconds and leaves the
 physics and the writing to a worker thread (``step_worker``), so that the viewport stays usable
-and Esc stops it between ticks. Both write the same bytes. Until the last frame is simulated nothing is written and
-the cache modifiers are not touched; a cancelled or failed bake restores the frame, the
+and Esc stops it between ticks. Both write the same bytes. Every format is streamed frame by
+frame into a temporary file beside its cache (``frame_stream``: memory flat in the frame count);
+until the last frame is simulated no cache is replaced and the cache modifiers are not touched; a cancelled or failed bake restores the frame, the
 modifiers' visibility and the shape key values, and leaves the previous cache files and modifiers
 exactly as they were.
 """
@@ -60,8 +61,7 @@ def bodies(scene):
 
 class BakeJob:
     """One bake of the body of ``ob`` over its frame range: :meth:`step` simulates one frame and
-    streams it into each PC2 cache's temporary file (Alembic and USD keep their frames until the
-    end), :meth:`finish` completes every object's cache (atomically) and sets up its modifier,
+    streams it into each object's cache file (a temporary file beside it, any format), :meth:`finish` completes every object's cache (atomically) and sets up its modifier,
     :meth:`cancel` deletes the temporary files and undoes the temporary changes. Construction
     checks the paths and binds; it changes nothing if it raises."""
 
@@ -73,12 +73,9 @@ class BakeJob:
                 o.overtone.cache_file = f"//overtone/{bpy.path.clean_name(o.name)}.pc2"
             path = session.resolve_path(o.overtone.cache_file, "point cache", allow_temp=True)
             fmt = o.overtone.cache_format
-            if fmt == 'PC2':
-                paths.check_output(path, "point cache", o, paths.PC2)
-            else:
-                # Alembic / USD: the format's own checks (this object's Mesh Sequence Cache may
-                # already read the file, so Blender's cache-file datablocks are not refused).
+            if fmt != 'PC2':
                 cache_formats.check_path(path, fmt)
+            paths.check_output(path, "point cache", o, paths.FORMAT_KIND[fmt])
             if o.overtone.cache_file.startswith("//") and not bpy.data.filepath:
                 self.temporary.append(o.name)
             self.targets.append(path)
@@ -117,17 +114,18 @@ class BakeJob:
             kb = shape_key.get(o)
             if kb is not None:
                 self.saved_keys.append((kb, kb.value))
-        # PC2 caches are streamed to their temporary files frame by frame (one frame in memory
-        # per object); Alembic and USD are written at the end from frames kept here.
-        self.streams, self.frames = [], []
+        # Every cache is streamed to its temporary file frame by frame (one frame in memory per
+        # object, whatever the format): the bake's memory does not grow with its length.
+        fps = scene.render.fps / scene.render.fps_base
+        self.streams = []
         try:
-            for p, path, fmt in zip(b.parts, self.targets, self.formats):
+            for o, p, path, fmt in zip(objects, b.parts, self.targets, self.formats):
                 if fmt == 'PC2':
                     self.streams.append(pc2.Pc2Stream(path, p.n, self.total, self.start, 1.0))
-                    self.frames.append(None)
                 else:
-                    self.streams.append(None)
-                    self.frames.append(np.empty((self.total, p.n, 3), dtype=np.float32))
+                    counts, indices = cache_formats.topology(o.data)
+                    self.streams.append(cache_formats.stream(path, fmt, o.name, p.n, self.total, counts,
+                                                             indices, fps, self.start))
         except BaseException:
             self._abort_streams()
             if not from_cache:
@@ -186,12 +184,9 @@ class BakeJob:
             else:
                 s.advance(f, *rig)
         self.step_s += time.perf_counter() - t
-        for p, fr, (buf, world_to_object), stream in zip(s.binding.parts, self.frames, meshes, self.streams):
+        for p, (buf, world_to_object), stream in zip(s.binding.parts, meshes, self.streams):
             buf += (s.u[p.slice] @ world_to_object.T).astype(np.float32)
-            if stream is not None:
-                stream.push(buf)
-            else:
-                fr[i] = buf
+            stream.push(buf)
         self.done += 1
 
     def step(self):
@@ -252,21 +247,14 @@ class BakeJob:
             self._stop_worker()
         if not self.finished:
             raise RuntimeError(f"bake finished after {self.done} of {self.total} frames")
-        fps = self.scene.render.fps / self.scene.render.fps_base
         try:
-            # Every cache complete on disk first (the PC2 streams synced, Alembic/USD written),
-            # then the streams renamed over their caches: a failure before the renames (a full
-            # disk) replaces none of the PC2 caches.
+            # Every cache complete on disk first (each stream's tail written and synced), then the
+            # streams renamed over their caches: a failure before the renames (a full disk)
+            # replaces none of the caches.
             for stream in self.streams:
-                if stream is not None:
-                    stream.sync()
-            for o, path, fmt, fr, stream in zip(self.objects, self.targets, self.formats, self.frames, self.streams):
-                if stream is None:
-                    counts, indices = cache_formats.topology(o.data)
-                    cache_formats.write(path, fmt, o.name, fr, counts, indices, fps, self.start)
+                stream.sync()
             for stream in self.streams:
-                if stream is not None:
-                    stream.commit()
+                stream.commit()
         except BaseException:
             self.cancel()
             raise
@@ -297,8 +285,7 @@ class BakeJob:
     def _abort_streams(self):
         """Deletes the temporary files of the caches being streamed (the previous caches stay)."""
         for stream in getattr(self, "streams", []):
-            if stream is not None:
-                stream.abort()
+            stream.abort()
 
     def cancel(self):
         """Stops without writing: frame, modifier visibility and shape key values as before, the

@@ -20,6 +20,7 @@ import struct
 
 import numpy as np
 
+from . import frame_stream
 from .session import SettingsError
 
 EXTENSIONS = {'PC2': (".pc2",), 'ABC': (".abc",), 'USD': (".usda", ".usd")}
@@ -56,31 +57,20 @@ def topology(mesh):
     return counts, indices
 
 
-def _write_atomically(path, data):
-    tmp = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+def stream(path, fmt, name, points, samples, counts, indices, fps, frame_start):
+    """A :class:`AlembicStream` or :class:`UsdStream` (``fmt`` ``'ABC'`` or ``'USD'``) of
+    ``samples`` frames of ``points`` positions into ``path``, after checking the extension."""
+    check_path(path, fmt)
+    cls = AlembicStream if fmt == 'ABC' else UsdStream
+    return cls(path, name, points, samples, counts, indices, fps, frame_start)
 
 
 def write(path, fmt, name, frames, counts, indices, fps, frame_start):
     """Writes ``frames`` (``nf x n x 3`` object-space positions, Blender axes) with the polygons
     ``counts`` / ``indices`` as ``fmt`` (``'ABC'`` or ``'USD'``), atomically."""
-    check_path(path, fmt)
-    frames = np.ascontiguousarray(frames, dtype=np.float32)
-    if fmt == 'ABC':
-        data = alembic_bytes(alembic_name(name), frames, counts, indices, fps, frame_start)
-    else:
-        data = usda_text(usd_name(name), frames, counts, indices, fps, frame_start).encode()
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    _write_atomically(path, data)
+    frames = np.asarray(frames)
+    frame_stream.write_all(stream(path, fmt, name, frames.shape[1], len(frames), counts, indices, fps,
+                                  frame_start), frames)
 
 
 # --- Alembic (Ogawa) ---------------------------------------------------------------------------
@@ -92,32 +82,31 @@ _META = ["interpretation=box", "geoScope=vtx;interpretation=point",
 
 
 class _Ogawa:
-    """Ogawa container: header ``Ogawa\\xff\\x00\\x01`` + root offset; data = u64 size + bytes;
-    group = u64 count + child offsets (top bit: data); empty data/group = offset 0."""
+    """Ogawa container written into a :class:`frame_stream.FrameStream`: header
+    ``Ogawa\\xff\\x00\\x01`` + root offset (patched by :meth:`finish`); data = u64 size + bytes;
+    group = u64 count + child offsets (top bit: data); empty data/group = offset 0. Children are
+    written before the group that lists them, so frames can be appended as they come."""
 
-    def __init__(self):
-        self.buf = bytearray(b"Ogawa\xff\x00\x01" + bytes(8))
+    def __init__(self, out):
+        self.out = out
+        out.write(b"Ogawa\xff\x00\x01" + bytes(8))
 
     def data(self, *parts):
         size = sum(len(p) for p in parts)
         if size == 0:
             return _DATA
-        at = len(self.buf)
-        self.buf += struct.pack("<Q", size)
+        at = self.out.write(struct.pack("<Q", size))
         for p in parts:
-            self.buf += p
+            self.out.write(p)
         return at | _DATA
 
     def group(self, children):
         if not children:
             return 0
-        at = len(self.buf)
-        self.buf += struct.pack(f"<Q{len(children)}Q", len(children), *children)
-        return at
+        return self.out.write(struct.pack(f"<Q{len(children)}Q", len(children), *children))
 
     def finish(self, root):
-        self.buf[8:16] = struct.pack("<Q", root)
-        return bytes(self.buf)
+        self.out.patch(8, struct.pack("<Q", root))
 
 
 def _key(b):
@@ -138,36 +127,56 @@ def _prop_header(name, kind, pod, extent, n, constant, meta):
     return out + struct.pack(fmt, len(name)) + name.encode()
 
 
-def alembic_bytes(name, frames, counts, indices, fps, frame_start):
-    nf = len(frames)
-    w = _Ogawa()
-    version, library = w.data(struct.pack("<i", 0)), w.data(struct.pack("<i", 10800))
-    yup = np.stack([frames[..., 0], frames[..., 2], -frames[..., 1]], axis=-1).astype("<f4")
-    bounds, points = [], []
-    for k in range(nf):
-        b = struct.pack("<6d", *yup[k].min(axis=0).astype(np.float64), *yup[k].max(axis=0).astype(np.float64))
-        bounds.append(w.data(_key(b), b))
-        p = yup[k].tobytes()
-        points += [w.data(_key(p), p), w.data()]
-    rev = np.concatenate([indices[s:s + c][::-1] for s, c in zip(np.cumsum(counts) - counts, counts)]).astype("<i4")
-    fi, fc = rev.tobytes(), np.asarray(counts, dtype="<i4").tobytes()
-    geom_props = [w.group(bounds), w.group(points),
-                  w.group([w.data(_key(fi), fi), w.data()]), w.group([w.data(_key(fc), fc), w.data()])]
-    headers = (_prop_header(".selfBnds", 1, 11, 6, nf, nf == 1, _META[0])
-               + _prop_header("P", 2, 10, 3, nf, nf == 1, _META[1])
-               + _prop_header(".faceIndices", 2, 6, 1, nf, True, "")
-               + _prop_header(".faceCounts", 2, 6, 1, nf, True, ""))
-    geom = w.group(geom_props + [w.data(headers)])
-    top_props = _prop_header(".geom", 0, 0, 0, 0, False, _META[2])
-    props = w.group([geom, w.data(top_props)])
-    mesh_obj = w.group([props, w.data(_key(headers + top_props), _key(b""))])
-    child = struct.pack("<I", len(name.encode())) + name.encode() + bytes([_META.index(_META[3]) + 1])
-    top = w.group([w.group([]), mesh_obj, w.data(child, _key(b""), _key(child))])
-    meta = w.data(b"_ai_Application=Overtone for Blender")
-    samplings = struct.pack("<IdId", 0, 1.0, 1, 0.0) + struct.pack("<IdId", nf, 1.0 / fps, 1, frame_start / fps)
-    table = b"".join(bytes([len(m)]) + m.encode() for m in _META)
-    root = w.group([version, library, top, meta, w.data(samplings), w.data(table)])
-    return w.finish(root)
+class AlembicStream(frame_stream.FrameStream):
+    """An Alembic (Ogawa) cache written frame by frame: the archive's version and library data
+    first, each frame's bounds and ``P`` sample as it is pushed (only their offsets are kept),
+    and the polygons, property headers, objects and time sampling after the last frame."""
+
+    suffix = ".abc.tmp"
+
+    def __init__(self, path, name, points, samples, counts, indices, fps, frame_start):
+        super().__init__(path, points, samples)
+        self.name, self.fps, self.frame_start = alembic_name(name), fps, frame_start
+        self.counts, self.indices = counts, indices
+        self.bounds, self.positions = [], []
+        try:
+            self.w = _Ogawa(self)
+            self.version, self.library = self.w.data(struct.pack("<i", 0)), self.w.data(struct.pack("<i", 10800))
+        except BaseException:
+            self.abort()
+            raise
+
+    def _frame(self, frame):
+        w = self.w
+        yup = np.stack([frame[:, 0], frame[:, 2], -frame[:, 1]], axis=-1).astype("<f4")
+        b = struct.pack("<6d", *yup.min(axis=0).astype(np.float64), *yup.max(axis=0).astype(np.float64))
+        self.bounds.append(w.data(_key(b), b))
+        p = yup.tobytes()
+        self.positions += [w.data(_key(p), p), w.data()]
+
+    def _tail(self):
+        w, nf, name, counts, indices = self.w, self.samples, self.name, self.counts, self.indices
+        rev = np.concatenate([indices[s:s + c][::-1]
+                              for s, c in zip(np.cumsum(counts) - counts, counts)]).astype("<i4")
+        fi, fc = rev.tobytes(), np.asarray(counts, dtype="<i4").tobytes()
+        geom_props = [w.group(self.bounds), w.group(self.positions),
+                      w.group([w.data(_key(fi), fi), w.data()]), w.group([w.data(_key(fc), fc), w.data()])]
+        headers = (_prop_header(".selfBnds", 1, 11, 6, nf, nf == 1, _META[0])
+                   + _prop_header("P", 2, 10, 3, nf, nf == 1, _META[1])
+                   + _prop_header(".faceIndices", 2, 6, 1, nf, True, "")
+                   + _prop_header(".faceCounts", 2, 6, 1, nf, True, ""))
+        geom = w.group(geom_props + [w.data(headers)])
+        top_props = _prop_header(".geom", 0, 0, 0, 0, False, _META[2])
+        props = w.group([geom, w.data(top_props)])
+        mesh_obj = w.group([props, w.data(_key(headers + top_props), _key(b""))])
+        child = struct.pack("<I", len(name.encode())) + name.encode() + bytes([_META.index(_META[3]) + 1])
+        top = w.group([w.group([]), mesh_obj, w.data(child, _key(b""), _key(child))])
+        meta = w.data(b"_ai_Application=Overtone for Blender")
+        samplings = (struct.pack("<IdId", 0, 1.0, 1, 0.0)
+                     + struct.pack("<IdId", nf, 1.0 / self.fps, 1, self.frame_start / self.fps))
+        table = b"".join(bytes([len(m)]) + m.encode() for m in _META)
+        root = w.group([self.version, self.library, top, meta, w.data(samplings), w.data(table)])
+        w.finish(root)
 
 
 # --- USD (text) --------------------------------------------------------------------------------
@@ -177,17 +186,35 @@ def _f(x):
     return r[:-2] if r.endswith(".0") else r
 
 
-def usda_text(name, frames, counts, indices, fps, frame_start):
-    nf = len(frames)
-    code = lambda k: f"{frame_start + k:g}"  # noqa: E731
-    out = [f'#usda 1.0\n(\n    defaultPrim = "{name}"\n    doc = "Overtone for Blender bake"\n'
-           f"    endTimeCode = {code(nf - 1)}\n    framesPerSecond = {fps:g}\n    metersPerUnit = 1\n"
-           f"    startTimeCode = {code(0)}\n    timeCodesPerSecond = {fps:g}\n    upAxis = \"Z\"\n)\n\n"
-           f'def Mesh "{name}"\n{{\n    int[] faceVertexCounts = [{", ".join(map(str, counts.tolist()))}]\n'
-           f'    int[] faceVertexIndices = [{", ".join(map(str, indices.tolist()))}]\n'
-           f'    uniform token orientation = "rightHanded"\n    point3f[] points.timeSamples = {{\n']
-    for k in range(nf):
-        pts = ", ".join(f"({_f(p[0])}, {_f(p[1])}, {_f(p[2])})" for p in frames[k])
-        out.append(f"        {code(k)}: [{pts}],\n")
-    out.append('    }\n    uniform token subdivisionScheme = "none"\n}\n')
-    return "".join(out)
+class UsdStream(frame_stream.FrameStream):
+    """A USD text cache written frame by frame: the layer's metadata and the mesh's polygons
+    first (the frame count is known from the start), one ``points`` time sample per pushed frame,
+    and the closing lines after the last."""
+
+    suffix = ".usda.tmp"
+
+    def __init__(self, path, name, points, samples, counts, indices, fps, frame_start):
+        super().__init__(path, points, samples)
+        self.frame_start = frame_start
+        name, code = usd_name(name), self._code
+        try:
+            self.write((f'#usda 1.0\n(\n    defaultPrim = "{name}"\n    doc = "Overtone for Blender bake"\n'
+                        f"    endTimeCode = {code(samples - 1)}\n    framesPerSecond = {fps:g}\n"
+                        f"    metersPerUnit = 1\n    startTimeCode = {code(0)}\n"
+                        f"    timeCodesPerSecond = {fps:g}\n    upAxis = \"Z\"\n)\n\n"
+                        f'def Mesh "{name}"\n{{\n    int[] faceVertexCounts = [{", ".join(map(str, counts.tolist()))}]\n'
+                        f'    int[] faceVertexIndices = [{", ".join(map(str, indices.tolist()))}]\n'
+                        f'    uniform token orientation = "rightHanded"\n    point3f[] points.timeSamples = {{\n').encode())
+        except BaseException:
+            self.abort()
+            raise
+
+    def _code(self, k):
+        return f"{self.frame_start + k:g}"
+
+    def _frame(self, frame):
+        pts = ", ".join(f"({_f(p[0])}, {_f(p[1])}, {_f(p[2])})" for p in frame)
+        self.write(f"        {self._code(self.done)}: [{pts}],\n".encode())
+
+    def _tail(self):
+        self.write('    }\n    uniform token subdivisionScheme = "none"\n}\n'.encode())

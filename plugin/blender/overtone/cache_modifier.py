@@ -39,10 +39,14 @@ def ensure(ob, armature_index, filepath, frame_start):
 
 
 def set_enabled(ob, enabled):
+    """Shows the bake in the viewport (``enabled``, live preview off) or hides it there for the
+    live preview. Renders always show the bake: a render mutes the live preview's shape key
+    (``live.on_render_init``), so with the live preview on a render shows the bake, not the
+    plain rig."""
     for m in (get(ob), get_sequence(ob)):
         if m is not None:
             m.show_viewport = enabled
-            m.show_render = enabled
+            m.show_render = True
 
 
 def remove(ob):

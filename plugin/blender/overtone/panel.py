@@ -186,6 +186,10 @@ class PHYSICS_PT_overtone_cache(_Sub, bpy.types.Panel):
             col.operator("object.overtone_cache_to_bake", icon='EXPORT')
             if cache_modifier.has_cache(ob):
                 col.label(text=props.status or "baked", icon='FILE_TICK')
+            # A render mutes the live preview (live.on_render_init): it shows what is baked.
+            if props.live_preview:
+                col.label(text="Renders show the bake" if cache_modifier.has_cache(ob)
+                          else "Renders show the plain rig until baked", icon='RESTRICT_RENDER_OFF')
 
 
 class PHYSICS_PT_overtone_solver(_Sub, bpy.types.Panel):

@@ -6,8 +6,11 @@ computed or written, when it is
 * another object's Overtone point cache or sidecar, or the file a Mesh Cache modifier plays
   (other than this object's own Overtone cache), or this object's other Overtone file;
 * an existing folder;
-* an existing file that is not of the kind written (a PC2 cache for the point cache, an Overtone
-  sidecar for the sidecar) — re-baking over an earlier cache stays silent.
+* an existing file that is not of the kind written (a PC2 cache, an Alembic archive or a USD
+  file for the point cache of that format, an Overtone sidecar for the sidecar) — re-baking over
+  an earlier cache stays silent. Every bake format gets the same checks; the one file a
+  datablock reads that a bake may replace is this object's own Alembic/USD cache (its Mesh
+  Sequence Cache modifier reads it).
 
 "Same file" compares device and inode when both files exist (symlinks and hard links), else the
 resolved absolute paths (``..`` and symlinked folders).
@@ -20,9 +23,15 @@ import bpy
 from .session import SettingsError
 
 PC2 = "pc2"
+ABC = "abc"
+USD = "usd"
 SIDECAR = "sidecar"
 
-_MAGIC = {PC2: (b"POINTCACHE2\0", "a PC2 point cache"), SIDECAR: (b"OVTCACHE", "an Overtone sidecar")}
+# The kind of file each output may replace: its first bytes and what it is called.
+_MAGIC = {PC2: ((b"POINTCACHE2\0",), "a PC2 point cache"), ABC: ((b"Ogawa",), "an Alembic (Ogawa) cache"),
+          USD: ((b"#usda", b"PXR-USDC"), "a USD file"), SIDECAR: ((b"OVTCACHE",), "an Overtone sidecar")}
+# The kind of a point cache of each bake format.
+FORMAT_KIND = {'PC2': PC2, 'ABC': ABC, 'USD': USD}
 
 
 def same_file(a, b):
@@ -43,8 +52,9 @@ def _abspath(path, library=None):
         return None
 
 
-def _datablock_files():
-    """``(description, absolute path)`` of every file the open .blend reads."""
+def _datablock_files(own=()):
+    """``(description, absolute path)`` of every file the open .blend reads, but the Alembic/USD
+    cache-file datablocks in ``own`` (those this object's own bake plays)."""
     out = []
     if bpy.data.filepath:
         out.append(("the open .blend file", bpy.data.filepath))
@@ -54,6 +64,8 @@ def _datablock_files():
                        (bpy.data.sounds, "sound"), (bpy.data.fonts, "font"), (bpy.data.volumes, "volume"),
                        (bpy.data.cache_files, "cache file (Alembic/USD)"), (bpy.data.texts, "text")):
         for d in coll:
+            if d in own:
+                continue
             fp = getattr(d, "filepath", "")
             if not fp or fp == "<builtin>" or (what == "image" and d.source not in {'FILE', 'SEQUENCE', 'MOVIE', 'TILED'}):
                 continue
@@ -114,11 +126,15 @@ def _sniff(path):
 
 def check_output(path, what, ob, kind):
     """Raises :class:`SettingsError` naming both files when ``path`` (absolute) may not be written
-    as ``what`` ("point cache" or "sidecar") of ``ob``; ``kind`` is :data:`PC2` or
-    :data:`SIDECAR`."""
+    as ``what`` ("point cache" or "sidecar") of ``ob``; ``kind`` is :data:`PC2`, :data:`ABC`,
+    :data:`USD` (``FORMAT_KIND[cache_format]``) or :data:`SIDECAR`."""
+    from . import cache_modifier
     if os.path.isdir(path):
         raise SettingsError(f"the {what} path {path} is a folder; give a file name")
-    for desc, other in _datablock_files() + _overtone_files(ob, what):
+    # Re-baking over this object's own Alembic/USD cache: its Mesh Sequence Cache reads it.
+    seq = cache_modifier.get_sequence(ob) if what == "point cache" else None
+    own = (seq.cache_file,) if seq is not None and seq.cache_file is not None else ()
+    for desc, other in _datablock_files(own) + _overtone_files(ob, what):
         if other and same_file(path, other):
             raise SettingsError(f"the {what} path {path} is {desc} ({other}); writing there would "
                                 f"destroy it: choose another path")

@@ -5,11 +5,11 @@ float32 start_frame; float32 sample_rate; int32 samples;`` then ``samples x poin
 frame-major.
 """
 
-import os
 import struct
-import tempfile
 
 import numpy as np
+
+from . import frame_stream
 
 MAGIC = b"POINTCACHE2\0"
 
@@ -22,77 +22,26 @@ def write_pc2(path, frames, start_frame, sample_rate=1.0):
         raise ValueError(f"point cache frames have shape {frames.shape}, expected (samples, points, 3)")
     if not np.isfinite(frames).all():
         raise ValueError("point cache frames contain NaN or Inf; nothing was written")
-    stream = Pc2Stream(path, frames.shape[1], frames.shape[0], start_frame, sample_rate)
-    try:
-        for frame in frames:
-            stream.push(frame)
-        stream.finish()
-    except BaseException:
-        stream.abort()
-        raise
+    frame_stream.write_all(Pc2Stream(path, frames.shape[1], frames.shape[0], start_frame, sample_rate), frames)
 
 
-class Pc2Stream:
-    """A PC2 file written one frame at a time, so a long bake holds one frame, not all of them:
-    the header and frames go to a temporary file beside ``path``; :meth:`finish` (after exactly
-    ``samples`` frames) syncs it and renames it over ``path``, :meth:`abort` deletes it and
-    leaves ``path`` as it was."""
+class Pc2Stream(frame_stream.FrameStream):
+    """A PC2 file written one frame at a time (``frame_stream.FrameStream``): the header, then
+    each pushed frame as it comes."""
+
+    suffix = ".pc2.tmp"
 
     def __init__(self, path, points, samples, start_frame, sample_rate=1.0):
-        if points < 1 or samples < 1:
-            raise ValueError(f"a point cache needs frames and points ({samples} x {points})")
-        self.path, self.points, self.samples, self.done = path, int(points), int(samples), 0
-        folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, exist_ok=True)
-        fd, self.tmp = tempfile.mkstemp(prefix=".overtone-", suffix=".pc2.tmp", dir=folder)
+        super().__init__(path, points, samples)
         try:
-            # mkstemp makes the file private (0600); a cache is shared like any file the user writes.
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(self.tmp, 0o666 & ~umask)
-            self.file = os.fdopen(fd, "wb")
-            self.file.write(MAGIC + struct.pack("<iiffi", 1, self.points, float(start_frame),
-                                                float(sample_rate), self.samples))
+            self.write(MAGIC + struct.pack("<iiffi", 1, self.points, float(start_frame),
+                                           float(sample_rate), self.samples))
         except BaseException:
-            os.unlink(self.tmp)
+            self.abort()
             raise
 
-    def push(self, frame):
-        """Appends one frame (``points x 3``); refuses a wrong shape, NaN/Inf, or one frame too many."""
-        frame = np.ascontiguousarray(frame, dtype="<f4")
-        if frame.shape != (self.points, 3):
-            raise ValueError(f"point cache frame {self.done} has shape {frame.shape}, expected ({self.points}, 3)")
-        if not np.isfinite(frame).all():
-            raise ValueError(f"point cache frame {self.done} contains NaN or Inf; nothing was written")
-        if self.done == self.samples:
-            raise ValueError(f"point cache has {self.samples} frames; one more was pushed")
-        self.file.write(frame.tobytes())
-        self.done += 1
-
-    def sync(self):
-        """Completes the temporary file (all frames there, flushed to disk); ``path`` is not
-        touched yet."""
-        if self.done != self.samples:
-            raise ValueError(f"point cache got {self.done} of {self.samples} frames; nothing was written")
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.file.close()
-
-    def commit(self):
-        """Renames the completed temporary file over ``path`` (after :meth:`sync`)."""
-        os.replace(self.tmp, self.path)
-
-    def finish(self):
-        """Completes the file and renames it over ``path``."""
-        self.sync()
-        self.commit()
-
-    def abort(self):
-        """Deletes the temporary file (``path`` untouched); harmless after :meth:`finish`."""
-        if not self.file.closed:
-            self.file.close()
-        if os.path.exists(self.tmp):
-            os.unlink(self.tmp)
+    def _frame(self, frame):
+        self.write(frame.tobytes())
 
 
 def read_pc2(path):

@@ -838,6 +838,64 @@ def test_remove_save_and_render_leave_no_live_offsets_behind():
     check(shape_key.get(ob).value == 1.0 and not live._rendering, "the render left the key muted")
 
 
+def _render_pixels(scene, name):
+    """Renders the current frame with Workbench to a PNG and returns its pixels (h x w x 4)."""
+    scene.render.filepath = os.path.join(TMP, f"{name}.png")
+    bpy.ops.render.render(write_still=True)
+    img = bpy.data.images.load(scene.render.filepath)
+    px = np.empty(len(img.pixels), dtype=np.float32)
+    img.pixels.foreach_get(px)
+    w, h = img.size
+    bpy.data.images.remove(img)
+    return px.reshape(h, w, 4)
+
+
+def test_renders_show_the_bake_with_the_live_preview_on_or_off_after_reload():
+    """Issue 30's render check: a baked tube is saved and reopened; a Workbench render of a frame
+    is the same picture with the live preview off (the bake in the viewport) and on (the live
+    preview in the viewport; a render mutes its key and shows the bake), and the same as the
+    render right after the bake, and not the plain rig's picture."""
+    from overtone import cache_modifier
+    scene, ob, _ = tube_scene("renders")
+    blend = os.path.join(TMP, "renders.blend")
+    cam = bpy.data.objects.new("RenderCam", bpy.data.cameras.new("RenderCam"))
+    scene.collection.objects.link(cam)
+    cam.location, cam.rotation_euler = (0.0, -9.0, 1.5), (1.5, 0.0, 0.0)
+    scene.camera = cam
+    scene.render.engine = 'BLENDER_WORKBENCH'
+    scene.render.resolution_x = scene.render.resolution_y = 96
+    scene.render.image_settings.file_format = 'PNG'
+    check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add failed")
+    check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake failed")
+    frame = 14
+    scene.frame_set(frame)
+    baked = _render_pixels(scene, "baked")
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    bpy.ops.wm.open_mainfile(filepath=blend)
+    scene = bpy.context.scene
+    ob = scene.objects["Tube"]
+    scene.frame_set(frame)
+    off = _render_pixels(scene, "reloaded-live-off")
+    ob.overtone.live_preview = True
+    scenes.play(scene, ob, range(1, frame + 1))
+    check(np.abs(shape_key_offsets(ob)).max() > 0.0, "the live preview shows no motion at the frame")
+    on = _render_pixels(scene, "reloaded-live-on")
+    # The plain rig's picture: the bake's modifier off for the render, the live key at 0.
+    m = cache_modifier.get(ob)
+    m.show_render = False
+    shape_key.get(ob).value = 0.0
+    rig = _render_pixels(scene, "plain-rig")
+    m.show_render = True
+    shape_key.get(ob).value = 1.0
+    changed = int((np.abs(baked - rig).max(axis=2) > 0.02).sum())
+    check(changed >= 20, f"the bake's picture differs from the rig's in only {changed} pixels")
+    for label, px in (("live preview off", off), ("live preview on", on)):
+        diff = float(np.abs(px - baked).max())
+        check(diff <= 1.0 / 255.0, f"reloaded, {label}: the render differs from the bake's by {diff:.3f}")
+    print(f"    renders: bake vs plain rig {changed} pixels; reloaded off/on vs bake "
+          f"{np.abs(off - baked).max():.1e} / {np.abs(on - baked).max():.1e}")
+
+
 def test_cesium_man_preview_and_bake():
     session.drop_all()
     scene = scenes.empty_scene()

@@ -171,6 +171,46 @@ def test_paths_the_addon_may_not_write():
     check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "bake to a good path")
     ob.overtone.live_preview = True
     check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "re-bake over the earlier cache")
+    # Alembic and USD bakes get the same checks (issue 30: they skipped them): an Alembic file
+    # another object's Mesh Sequence Cache plays, files of another kind under the format's
+    # extension, the .blend through a symlink; then a good path, and a re-bake over the object's
+    # own Alembic/USD cache (which its own Mesh Sequence Cache reads) stays silent.
+    from overtone import cache_formats
+    counts, indices = cache_formats.topology(other_ob.data)
+    imported = os.path.join(work, "imported.abc")
+    cache_formats.write(imported, 'ABC', "Other", np.zeros((2, len(other_ob.data.vertices), 3)),
+                        counts, indices, 24.0, 1)
+    before = set(bpy.data.cache_files)
+    bpy.ops.cachefile.open(filepath=imported)
+    seq = other_ob.modifiers.new("Imported Alembic", 'MESH_SEQUENCE_CACHE')
+    seq.cache_file = next(c for c in bpy.data.cache_files if c not in before)
+    not_abc, not_usd = os.path.join(work, "notes.abc"), os.path.join(work, "layout.usda")
+    for path in (not_abc, not_usd):
+        with open(path, "w") as f:
+            f.write("a file of another kind\n")
+    os.symlink(blend, os.path.join(work, "link.usda"))
+    ob.overtone.live_preview = True
+    for fmt, label, value, target, needle in [
+            ('ABC', "another object's Mesh Sequence Cache file", imported, imported, "cache file (Alembic/USD)"),
+            ('ABC', "a file of another kind named .abc", not_abc, not_abc, "not an Alembic (Ogawa) cache"),
+            ('USD', "a file of another kind named .usda", not_usd, not_usd, "not a USD file"),
+            ('USD', "the .blend through a .usda symlink", os.path.join(work, "link.usda"), blend, "destroy it")]:
+        ob.overtone.cache_format = fmt
+        before_sum, before_state = digest(target), object_state(ob)
+        ob.overtone.cache_file = value
+        msg = expect_refused(lambda: bpy.ops.object.overtone_bake(), needle)
+        after_sum = digest(target)
+        print(f"    | bake {fmt} | {label} | {before_sum} | {after_sum} | {msg} |")
+        check(before_sum == after_sum, f"{fmt} {label}: the target changed")
+        ob.overtone.cache_file = before_state["settings"][3]
+        check(not any(m.type == 'MESH_SEQUENCE_CACHE' for m in ob.modifiers), f"{label}: a modifier was added")
+    for fmt, name in (('ABC', "tube.abc"), ('USD', "tube.usda")):
+        ob.overtone.cache_format = fmt
+        ob.overtone.cache_file = os.path.join(work, name)
+        for attempt in ("bake", "re-bake"):
+            ob.overtone.live_preview = True
+            check(bpy.ops.object.overtone_bake() == {'FINISHED'}, f"{fmt} {attempt} to a good path")
+    ob.overtone.cache_format = 'PC2'
 
 
 def test_cancelled_modal_bake_keeps_the_previous_cache_and_modifier():
@@ -196,7 +236,7 @@ def test_cancelled_modal_bake_keeps_the_previous_cache_and_modifier():
     job.streams[0].file.flush()
     partial = [f for f in os.listdir(os.path.dirname(path)) if f.endswith(".pc2.tmp")]
     sizes = [os.path.getsize(os.path.join(os.path.dirname(path), f)) for f in partial]
-    check(job.frames == [None] and sizes == [32 + 12 * n * job.done],
+    check(not hasattr(job, "frames") and sizes == [32 + 12 * n * job.done],
           f"the bake holds its frames instead of streaming them: {partial} {sizes}, {job.done} frames done")
     check(modal.handle('ESC') == {'CANCELLED'}, "Esc did not cancel")
     check(open(path, "rb").read() == previous, "a cancelled bake changed the previous cache")
@@ -242,6 +282,64 @@ def test_cancelled_modal_bake_keeps_the_previous_cache_and_modifier():
     check(bpy.ops.object.overtone_bake() == {'FINISHED'}, "the bake on the calling thread")
     check(open(path, "rb").read() == threaded, "the worker thread's bake differs from the calling thread's")
     check(cache_modifier.get(ob) is not None and not ob.overtone.live_preview, "modifier after a modal bake")
+
+
+def test_alembic_and_usd_bakes_stream_their_frames_and_a_cancel_keeps_the_previous_cache():
+    """Issue 30, delivery 2 for every format: an Alembic or USD bake writes each frame into its
+    temporary file as it is baked (the job keeps two offsets a frame for Alembic, nothing for
+    USD), Esc keeps the previous cache byte-identical, and a modal bake run to the end writes the
+    bytes a bake on the calling thread writes."""
+    for fmt, ext in (('ABC', ".abc"), ('USD', ".usda")):
+        scene, ob = tube(f"stream-{fmt}", frames=20)
+        ob.overtone.cache_format = fmt
+        ob.overtone.cache_file = os.path.join(TMP, f"stream-{fmt}{ext}")
+        check(bpy.ops.object.overtone_add() == {'FINISHED'}, "add")
+        check(bpy.ops.object.overtone_bake() == {'FINISHED'}, f"first {fmt} bake")
+        path = ob.overtone.cache_file
+        previous = open(path, "rb").read()
+        ob.overtone.frequency *= 0.5  # a second bake would differ
+        ob.overtone.live_preview = True
+        job = bake.BakeJob(ob, scene)
+        modal = bake.ModalBake(job, budget=1e-4, on_progress=lambda d, t: None)
+        for _ in range(5):
+            modal.handle('TIMER')
+        job.worker.wait()
+        check(0 < job.done < job.total, f"{fmt}: the bake should be part-way ({job.done}/{job.total})")
+        stream = job.streams[0]
+        stream.file.flush()
+        partial = [f for f in os.listdir(TMP) if f.endswith(f"{ext}.tmp")]
+        check(len(partial) == 1, f"{fmt}: temporary files {partial}")
+        size = os.path.getsize(os.path.join(TMP, partial[0]))
+        n = len(ob.data.vertices)
+        if fmt == 'ABC':
+            # Header 16 + version and library data 2 x 12; per frame its bounds (8 + 16 + 48) and
+            # P (8 + 16 + 12 n) data blocks, nothing else until the last frame.
+            check(size == 40 + job.done * (96 + 12 * n) and len(stream.positions) == 2 * job.done,
+                  f"ABC: {size} bytes for {job.done} frames of {n} points")
+        else:
+            text = open(os.path.join(TMP, partial[0])).read()
+            samples = [line for line in text.splitlines() if line.startswith("        ") and ": [(" in line]
+            check(len(samples) == job.done and samples[-1].count("(") == n,
+                  f"USD: {len(samples)} time samples written for {job.done} frames")
+        check(not hasattr(job, "frames"), f"{fmt}: the bake holds its frames")
+        check(modal.handle('ESC') == {'CANCELLED'}, "Esc did not cancel")
+        stray = [f for f in os.listdir(TMP) if "tmp" in f]
+        check(open(path, "rb").read() == previous and not stray,
+              f"{fmt}: a cancelled bake changed the previous cache or left {stray}")
+        print(f"    {fmt}: cancelled after {job.done} of {job.total} frames ({size} bytes streamed), "
+              f"previous cache byte-identical")
+        modal = bake.ModalBake(bake.BakeJob(ob, scene), budget=1e-3)
+        for _ in range(10000):
+            answer = modal.handle('TIMER')
+            if answer != {'RUNNING_MODAL'}:
+                break
+            modal.job.worker.wait(0.01)
+        check(answer == {'FINISHED'}, f"{fmt}: the modal bake did not finish: {answer}")
+        threaded = open(path, "rb").read()
+        check(threaded != previous, f"{fmt}: the finished bake did not write the new cache")
+        ob.overtone.live_preview = True
+        check(bpy.ops.object.overtone_bake() == {'FINISHED'}, f"{fmt}: the bake on the calling thread")
+        check(open(path, "rb").read() == threaded, f"{fmt}: the worker thread's bake differs")
 
 
 def test_a_step_failing_on_the_worker_thread_is_raised_on_the_ui_thread():
