@@ -26,20 +26,34 @@ impl CacheKey {
         self.hasher.update(&(len as u64).to_le_bytes());
     }
 
-    /// Adds a slice of `f64` (hashed as its exact bit patterns, whole slice at once).
+    /// Adds a slice of `f64` (hashed as its exact bit patterns, little-endian).
     pub(crate) fn f64s(mut self, name: &str, v: &[f64]) -> Self {
         self.frame(name, v.len() * 8);
-        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
-        self.hasher.update(&bytes);
+        self.words(v.iter().map(|x| x.to_bits()));
         self
     }
 
-    /// Adds a slice of indices.
+    /// Adds a slice of indices (as `u64`, little-endian).
     pub(crate) fn usizes(mut self, name: &str, v: &[usize]) -> Self {
         self.frame(name, v.len() * 8);
-        let bytes: Vec<u8> = v.iter().flat_map(|x| (*x as u64).to_le_bytes()).collect();
-        self.hasher.update(&bytes);
+        self.words(v.iter().map(|&x| x as u64));
         self
+    }
+
+    /// Hashes 64-bit words through a fixed 8 KiB buffer: the same bytes as one update of the
+    /// whole slice, without a copy of it (a lattice's inputs are tens of MB).
+    fn words(&mut self, words: impl Iterator<Item = u64>) {
+        let mut buf = [0u8; 8192];
+        let mut len = 0;
+        for w in words {
+            buf[len..len + 8].copy_from_slice(&w.to_le_bytes());
+            len += 8;
+            if len == buf.len() {
+                self.hasher.update(&buf);
+                len = 0;
+            }
+        }
+        self.hasher.update(&buf[..len]);
     }
 
     /// Adds a string.

@@ -163,17 +163,17 @@ pub(super) struct FastOperators {
     pub(super) lame: Lame,
     pub(super) vols: Vec<f64>,
     pub(super) mass: Vec<f64>,
-    /// The extended scalar rig Jacobian `J̃` (`n × c̃`).
-    pub(super) jh: Mat<f64>,
-    pub(super) rc: RigConstraint,
+    /// The leak field `d` (one value per vertex).
+    pub(super) momentum_weights: Vec<f64>,
 }
 
 impl FastOperators {
     /// The element volumes are the [effective](SolverParams::effective_volumes) ones: scaled
-    /// by an embedding lattice's material shares (`params.fill`) when it has them.
+    /// by an embedding lattice's material shares (`params.fill`) when it has them. The rig's
+    /// Jacobian and constraint (dense, `n × c`) are formed only when the model is built, not
+    /// when it is loaded from a sidecar.
     pub(super) fn new(
         mesh: &SimplexMesh,
-        rig: &LbsRig,
         material: &Material,
         params: &SolverParams,
         momentum_weights: &[f64],
@@ -181,14 +181,11 @@ impl FastOperators {
         let lame = lame_parameters(material.youngs_modulus, material.poisson_ratio)?;
         let vols = params.effective_volumes(mesh)?;
         let mass = lumped_mass(mesh, &vols, material.density);
-        let jh = rig.extended_jacobian();
-        let rc = RigConstraint::new(rig, &mass, momentum_weights)?;
         Ok(Self {
             lame,
             vols,
             mass,
-            jh,
-            rc,
+            momentum_weights: momentum_weights.to_vec(),
         })
     }
 }
@@ -210,29 +207,31 @@ impl ReducedModel {
         stage: &mut dyn FnMut(&str),
     ) -> Result<(Self, CacheStatus)> {
         let (d, n) = (mesh.dim(), mesh.n_vertices());
-        let FastOperators { vols, mass, jh, rc, .. } = ops;
-        let c = jh.ncols();
-        let (cb, nt) = (rc.scalar.nrows(), rc.n_targets());
+        let FastOperators {
+            vols,
+            mass,
+            momentum_weights,
+            ..
+        } = ops;
+        let (c, cb, nt) = (rig.n_extended_scalar_params(), rig.n_scalar_params(), rig.n_targets());
         let element_stiffness = params.element_stiffness(mesh)?.unwrap_or_default();
         let unit_weights: Vec<f64> = if element_stiffness.is_empty() {
             vols.clone()
         } else {
             vols.iter().zip(&element_stiffness).map(|(v, s)| v * s).collect()
         };
-        let key = fast_precompute_key(
-            mesh,
-            &rc.per_coordinate_rows(),
-            rig.deltas(),
-            fast,
-            &element_stiffness,
-            &params.fill,
-        );
+        let momentum_mass: Vec<f64> = mass.iter().zip(momentum_weights).map(|(m, w)| m * w).collect();
+        let key = fast_precompute_key(mesh, rig, &momentum_mass, fast, &element_stiffness, &params.fill);
         let (model, cache_status) = load_or_build(
             sidecar,
             FAST_PRECOMPUTE_KIND,
             &key,
             |m: &ReducedModel| m.check_shapes(d, n, c, cb, nt).map_err(|e| e.to_string()),
-            || build_reduced_model(mesh, jh, mass, vols, rc, &unit_weights, fast, stage),
+            || {
+                let jh = rig.extended_jacobian();
+                let rc = RigConstraint::new(rig, mass, momentum_weights)?;
+                build_reduced_model(mesh, &jh, mass, vols, &rc, &unit_weights, fast, stage)
+            },
         )?;
         if cache_status == CacheStatus::Loaded {
             stage("reduced model (sidecar)");

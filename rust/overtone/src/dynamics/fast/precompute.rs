@@ -7,6 +7,7 @@ use crate::cache::CacheKey;
 use crate::dynamics::fast::{skinning_eigenmodes_of_material, FastParams, RotationClusters};
 use crate::error::Result;
 use crate::mesh::SimplexMesh;
+use crate::rig::LbsRig;
 
 /// Eigenpairs computed beyond the requested count, to see whether the cut splits a cluster.
 const CUT_LOOKAHEAD: usize = 4;
@@ -42,32 +43,34 @@ impl FastPrecomputeData {
     }
 }
 
-/// The key of a fast precompute: the mesh, the scalar constraint rows (`Â = Ĵᵀ diag(m ⊙ d)`
-/// and the blendshape rows; they carry the weights, rest positions, leak field and density),
-/// the blendshape deltas themselves (`T × n × d`; they also enter the rig terms through `J̃`),
-/// the subspace size, the per-element stiffness multipliers (empty: uniform) and the per-vertex
-/// material shares of an embedding lattice (`fill`, empty: whole elements). The shear
-/// modulus, the time step and the damping do not enter: the stored reduced operators are per
-/// unit shear modulus, and the system matrix is factored when the solver is built.
+/// The key of a fast precompute: the mesh, the rig (rest positions, bone weights and
+/// blendshape deltas: with the mass they fix the constraint rows `Â = Ĵᵀ diag(m ⊙ d)`, the
+/// blendshape rows and the rig terms through `J̃`), the momentum mass `m ⊙ d` per vertex (the
+/// lumped mass, so the density and the effective volumes, times the leak field), the subspace
+/// size, the per-element stiffness multipliers (empty: uniform) and the per-vertex material
+/// shares of an embedding lattice (`fill`, empty: whole elements). The rows themselves are not
+/// hashed: they are `m(d+1)` numbers a vertex where these inputs are `m + 1`, and a warm bind
+/// would otherwise form the dense `n × c` Jacobian just to hash it. The shear modulus, the
+/// time step and the damping do not enter: the stored reduced operators are per unit shear
+/// modulus, and the system matrix is factored when the solver is built.
 pub fn fast_precompute_key(
     mesh: &SimplexMesh,
-    a_hat: &Mat<f64>,
-    deltas: &[f64],
+    rig: &LbsRig,
+    momentum_mass: &[f64],
     fast: FastParams,
     element_stiffness: &[f64],
     fill: &[f64],
 ) -> [u8; 32] {
-    let a: Vec<f64> = (0..a_hat.nrows() * a_hat.ncols())
-        .map(|i| a_hat[(i / a_hat.ncols(), i % a_hat.ncols())])
-        .collect();
     CacheKey::new()
         .text("payload", "fast-precompute")
         .usizes("dim", &[mesh.dim()])
         .f64s("vertices", mesh.vertices())
         .usizes("elements", mesh.elements())
-        .usizes("constraint shape", &[a_hat.nrows(), a_hat.ncols()])
-        .f64s("constraint", &a)
-        .f64s("blendshape deltas", deltas)
+        .usizes("rig: bones, targets", &[rig.n_bones(), rig.n_targets()])
+        .f64s("rig rest positions", rig.rest())
+        .f64s("rig bone weights", rig.weights())
+        .f64s("blendshape deltas", rig.deltas())
+        .f64s("momentum mass m ⊙ d", momentum_mass)
         .usizes("modes, clusters", &[fast.modes, fast.clusters])
         .text("clustering", "divisive bisection across principal directions")
         .text(

@@ -329,7 +329,7 @@ impl FastSolver {
         };
 
         // Operators.
-        let ops = FastOperators::new(mesh, &rig, material, params, momentum_weights)?;
+        let ops = FastOperators::new(mesh, material, params, momentum_weights)?;
         stage("operators");
 
         // The model per unit shear modulus, from the sidecar or built (each stage timed).
@@ -356,7 +356,7 @@ impl FastSolver {
         info.lowest_frequency_hz = omega1 / std::f64::consts::TAU;
 
         // State and workspace.
-        let (d, rr, c, n_params) = (model.dim(), model.rr, ops.jh.ncols(), rig.n_params());
+        let (d, rr, c, n_params) = (model.dim(), model.rr, rig.n_extended_scalar_params(), rig.n_params());
         let state = FastState::at_rest(d, rr, c, n_params, model.n_clusters);
         let work = FastWorkspace::new(d, model.n_vertices(), rr, c, n_params, model.n_clusters, model.modes);
         let mut solver = Self {
