@@ -10,7 +10,7 @@
 # overtone-scene/1 file, runs Overtone on it (both solvers), and compares the full-order
 # trajectories; then tutorial 17's cantilever eval/solve timings with simkit. Prints the tables
 # and writes target/peer/{table.md,results.json,ms_per_step.png}. Not part of scripts/test.sh:
-# it needs PyPI and takes 3-4 minutes. BENCHMARKS.md has a run and what it means.
+# it needs PyPI and takes 3-4 minutes. docs/benchmarks.md has a run and what it means.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,4 +1,4 @@
-"""Why simkit 0.1.8's fast basis is not rig-orthogonal at some beam sizes (BENCHMARKS.md).
+"""Why simkit 0.1.8's fast basis is not rig-orthogonal at some beam sizes (docs/benchmarks.md).
 
 For the metronome beam, J^T M D u = 0 with one affine bone is, in weight space, six moment
 conditions on each skinning weight field w: sum_v m_v d_v a_v b_v w_v = 0 for the products a b of

@@ -12,6 +12,8 @@ macro_rules! out {
 mod bake;
 mod bench;
 mod cache_format;
+#[cfg(test)]
+mod cli_reference;
 mod dynamics_args;
 mod frame_outputs;
 mod interrupt;

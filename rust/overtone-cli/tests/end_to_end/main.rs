@@ -1,4 +1,4 @@
-//! End-to-end tests of the `overtone` binary: its commands (`cli`), outputs that never destroy
+//! End-to-end tests of the `overtone` binary: its commands (`cli`), the docs' names (`docs_names`), outputs that never destroy
 //! an input (`output_safety`), and interrupted or concurrent bakes (`reliability`).
 //!
 //! One test binary with a module per area. The example data and temporary folders come from the
@@ -9,6 +9,7 @@
 mod paths;
 
 mod cli;
+mod docs_names;
 mod output_safety;
 mod reliability;
 
