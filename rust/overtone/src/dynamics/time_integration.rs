@@ -402,7 +402,7 @@ pub(crate) fn lowest_ritz_pairs(
 /// The lowest vibration modes of a full-order body: eigenpairs of the linearised ARAP
 /// stiffness ([`crate::fem::arap_rest_stiffness_matrix`], `w_e = μ vol_e s_e`) against the
 /// lumped mass, under the bone rows `Â u_i = 0` of every coordinate, by shift-invert
-/// Krylov–Schur on the `n·d` vector problem ([`crate::solve::lowest_constrained_eigenpairs`]).
+/// thick-restart block Lanczos on the `n·d` vector problem ([`crate::solve::lowest_constrained_eigenpairs`]).
 /// The lowest `d(d+1)/2 + count` eigenpairs are computed, so that the rigid drift a vanishing
 /// leak field leaves unconstrained (zero energy) is skipped and `count` vibrating modes are
 /// covered. The blendshape rows are left out.

@@ -26,7 +26,7 @@ const ACCEPTABLE_RESIDUAL: f64 = 1e-6;
 const DENSE_FALLBACK_MAX_VERTICES: usize = 3000;
 
 /// Meshes up to this many vertices are solved densely (null-space basis and a dense
-/// symmetric eigensolver); Krylov–Schur needs a search space smaller than `n`.
+/// symmetric eigensolver); the Lanczos iteration needs a search space smaller than `n`.
 const DENSE_MAX_VERTICES: usize = 128;
 
 /// Eigenpairs, ascending.

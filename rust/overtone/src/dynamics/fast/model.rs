@@ -221,7 +221,7 @@ impl ReducedModel {
             vols.iter().zip(&element_stiffness).map(|(v, s)| v * s).collect()
         };
         let momentum_mass: Vec<f64> = mass.iter().zip(momentum_weights).map(|(m, w)| m * w).collect();
-        let key = fast_precompute_key(mesh, rig, &momentum_mass, fast, &element_stiffness, &params.fill);
+        let key = fast_precompute_key(mesh, rig, mass, &momentum_mass, fast, &element_stiffness, &params.fill);
         let (model, cache_status) = load_or_build(
             sidecar,
             FAST_PRECOMPUTE_KIND,
@@ -241,7 +241,8 @@ impl ReducedModel {
 }
 
 /// Everything the fast solver precomputes, stored in the sidecar: the skinning basis, the
-/// clustered operators, the reduced system's Cholesky factor and the report figures.
+/// clustered operators, the modes the damping reads and the report figures (the reduced system is
+/// factored when the solver is built, for its own shear modulus, step and damping).
 ///
 /// The fields (their names, order and types) are the sidecar's bincode payload: changing any
 /// of them needs a new sidecar format version. Stored per unit shear modulus; the solver keeps

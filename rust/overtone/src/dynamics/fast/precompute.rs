@@ -43,19 +43,22 @@ impl FastPrecomputeData {
     }
 }
 
-/// The key of a fast precompute: the mesh, the rig (rest positions, bone weights and
-/// blendshape deltas: with the mass they fix the constraint rows `Â = Ĵᵀ diag(m ⊙ d)`, the
-/// blendshape rows and the rig terms through `J̃`), the momentum mass `m ⊙ d` per vertex (the
-/// lumped mass, so the density and the effective volumes, times the leak field), the subspace
-/// size, the per-element stiffness multipliers (empty: uniform) and the per-vertex material
-/// shares of an embedding lattice (`fill`, empty: whole elements). The rows themselves are not
-/// hashed: they are `m(d+1)` numbers a vertex where these inputs are `m + 1`, and a warm bind
-/// would otherwise form the dense `n × c` Jacobian just to hash it. The shear modulus, the
-/// time step and the damping do not enter: the stored reduced operators are per unit shear
-/// modulus, and the system matrix is factored when the solver is built.
+/// The key of a fast precompute: the mesh; the rig (rest positions, bone weights and blendshape
+/// deltas: with the momentum mass they fix the constraint rows `Â = Ĵᵀ diag(m ⊙ d)`, the
+/// blendshape rows and the rig terms through `J̃`); the lumped mass `m` (so the density and the
+/// effective volumes; the basis is made mass-orthonormal, so a density change that a leak
+/// field cancels in `m ⊙ d` is still a new model) and the momentum mass `m ⊙ d` per vertex
+/// (`d` the leak field); the subspace size; the per-element stiffness multipliers (empty:
+/// uniform) and the per-vertex material shares of an embedding lattice (`fill`, empty: whole
+/// elements). The rows themselves are not hashed: they are `m(d+1)` numbers a vertex where
+/// these inputs are `m + 2`, and a warm bind would otherwise form the dense `n × c` Jacobian
+/// just to hash it. The shear modulus, the time step and the damping do not enter: the stored
+/// reduced operators are per unit shear modulus, and the system matrix is factored when the
+/// solver is built.
 pub fn fast_precompute_key(
     mesh: &SimplexMesh,
     rig: &LbsRig,
+    mass: &[f64],
     momentum_mass: &[f64],
     fast: FastParams,
     element_stiffness: &[f64],
@@ -70,6 +73,7 @@ pub fn fast_precompute_key(
         .f64s("rig rest positions", rig.rest())
         .f64s("rig bone weights", rig.weights())
         .f64s("blendshape deltas", rig.deltas())
+        .f64s("lumped mass m", mass)
         .f64s("momentum mass m ⊙ d", momentum_mass)
         .usizes("modes, clusters", &[fast.modes, fast.clusters])
         .text("clustering", "divisive bisection across principal directions")
