@@ -4,6 +4,8 @@
 //! allowed here.
 #![allow(dead_code)]
 
+/// The damping ratio of a ringing signal's envelope.
+pub mod envelope;
 /// Where the input data are; temporary folders.
 pub mod paths;
 /// Seeded pseudo-random numbers.

@@ -11,6 +11,7 @@
 mod common;
 
 mod blendshapes;
+mod character_damping;
 mod embedding_convergence;
 mod fast;
 mod full_order;

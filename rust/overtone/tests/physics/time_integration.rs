@@ -2,6 +2,8 @@
 //! with substeps, modal damping), measured on the seed's metronome beam after one swing.
 
 use overtone::dynamics::FastParams;
+
+use crate::common::envelope::envelope_ratio;
 use overtone::scene::{
     metronome_beam, simulate_streaming, MetronomeBeam, Scene, SceneDynamics, Simulation, SolverKind,
 };
@@ -533,69 +535,6 @@ fn a_stiff_body_rings_at_its_frequency_with_the_default_iterations() {
     );
     assert!((ratio - zeta).abs() <= 0.03, "damping ratio {ratio}, asked {zeta}");
     assert!(diff <= 0.08 * peak, "difference {diff:.3e}, peak {peak:.3e}");
-}
-
-/// Turning points of `u` with hysteresis: a turn counts once the signal has come back from it
-/// by `rel` of the signal's range (so a small ripple on a large swing is not a turn), each
-/// refined by a parabola through its three samples: `(time, value)`.
-fn turning_points(u: &[f64], fps: f64, rel: f64) -> Vec<(f64, f64)> {
-    let (lo, hi) = u
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
-    let back = rel * (hi - lo);
-    let (mut turns, mut best, mut rising) = (Vec::new(), 0usize, None::<bool>);
-    for k in 1..u.len() {
-        match rising {
-            None if (u[k] - u[0]).abs() > back => {
-                rising = Some(u[k] > u[0]);
-                best = k;
-            }
-            None => {}
-            Some(up) => {
-                if (up && u[k] > u[best]) || (!up && u[k] < u[best]) {
-                    best = k;
-                } else if (u[best] - u[k]).abs() > back {
-                    turns.push(best);
-                    rising = Some(!up);
-                    best = k;
-                }
-            }
-        }
-    }
-    turns
-        .into_iter()
-        .filter(|&k| k > 0 && k + 1 < u.len())
-        .map(|k| {
-            let (a, b, c) = (u[k - 1], u[k], u[k + 1]);
-            let den = a - 2.0 * b + c;
-            let s = if den != 0.0 { 0.5 * (a - c) / den } else { 0.0 };
-            ((k as f64 + s) / fps, b - 0.25 * (a - c) * s)
-        })
-        .collect()
-}
-
-/// Damping ratio of the envelope a viewer sees: half the peak-to-trough swing between
-/// successive turning points ([`turning_points`], 3% hysteresis, which takes out a slow drift
-/// as well as a ripple), compared one period apart, `ζ = σ/√(σ² + (2π/T)²)` with
-/// `σ = ln(A_j/A_{j+2})/T`; the median over the first three periods.
-fn envelope_ratio(u: &[f64], fps: f64) -> f64 {
-    let turns = turning_points(u, fps, 0.03);
-    let swings: Vec<(f64, f64)> = turns
-        .windows(2)
-        .map(|w| (0.5 * (w[0].0 + w[1].0), 0.5 * (w[1].1 - w[0].1).abs()))
-        .collect();
-    let mut ratios: Vec<f64> = swings
-        .windows(3)
-        .take(6)
-        .map(|w| {
-            let period = w[2].0 - w[0].0;
-            let sigma = (w[0].1 / w[2].1).ln() / period;
-            sigma / sigma.hypot(std::f64::consts::TAU / period)
-        })
-        .collect();
-    assert!(ratios.len() >= 3, "too few swings: {swings:?}");
-    ratios.sort_by(f64::total_cmp);
-    ratios[ratios.len() / 2]
 }
 
 /// The issue's own case: the seed's beam (E = 1e5, 40 × 5) swung once by the metronome's full

@@ -8,7 +8,7 @@ use faer::Mat;
 
 use crate::cache::{load_or_build, CacheStatus};
 use crate::dynamics::fast::{build_fast_precompute, fast_precompute_key, SkinningBasis};
-use crate::dynamics::modal_damping::DAMPED_MODES;
+use crate::dynamics::modal_damping::REDUCED_DAMPED_MODES;
 use crate::dynamics::{ConstraintRank, Material, SolverParams};
 use crate::error::{OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian, Lame};
@@ -536,7 +536,7 @@ fn build_reduced_model(
             0.0
         }
     });
-    let pairs = crate::dynamics::time_integration::lowest_ritz_pairs(&gram, &stiffness, DAMPED_MODES)?;
+    let pairs = crate::dynamics::time_integration::lowest_ritz_pairs(&gram, &stiffness, REDUCED_DAMPED_MODES)?;
     let arap_lambda = pairs[0].0;
     // Per mode: λ_k, ρ_k = Σ_i c_iᵀ (B̂ᵀL̂B̂) c_i of the unit-mass mode, and the shape.
     let mode_lambda: Vec<f64> = pairs.iter().map(|(lambda, _)| lambda.max(0.0)).collect();
