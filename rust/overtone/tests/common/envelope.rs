@@ -75,8 +75,8 @@ pub fn envelope_ratio(u: &[f64], fps: f64) -> f64 {
 /// `−½ ln E` against the phase `Φ(t) = ∫ω dt` has slope `ζ/√(1 − ζ²)` when every mode has ratio
 /// `ζ`, however the energy shifts from fast modes to slow ones as they decay. The slope is
 /// fitted by least squares over windows from the start until `E` falls below `floor` of its
-/// first window. Returns `(ζ, ω̄)`, `ω̄` the mean of `ω(t)` over the fitted windows (rad/s).
-pub fn field_decay_ratio(frames: &[Vec<f64>], fps: f64, floor: f64) -> (f64, f64) {
+/// first window.
+pub fn field_decay_ratio(frames: &[Vec<f64>], fps: f64, floor: f64) -> f64 {
     let tail = (frames.len() / 8).max(1);
     let mut settled = vec![0.0; frames[0].len()];
     for f in &frames[frames.len() - tail..] {
@@ -89,30 +89,26 @@ pub fn field_decay_ratio(frames: &[Vec<f64>], fps: f64, floor: f64) -> (f64, f64
         .map(|f| f.iter().zip(&settled).map(|(x, s)| x - s).collect())
         .collect();
     let dotp = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    // Per frame `k`: `|u_k|²` and `u_k · u_{k+1}` (0 for the last).
+    let energy: Vec<f64> = frames.iter().map(|f| dotp(f, f)).collect();
+    let lagged: Vec<f64> = frames.windows(2).map(|w| dotp(&w[0], &w[1])).chain([0.0]).collect();
     // Ringing frequency of the frames `k..k + len`.
     let ringing = |k: usize, len: usize| {
-        let (mut c0, mut c1, mut c2) = (0.0, 0.0, 0.0);
-        for w in frames[k..k + len].windows(2) {
-            c0 += dotp(&w[0], &w[0]);
-            c1 += dotp(&w[0], &w[1]);
-            c2 += dotp(&w[1], &w[1]);
-        }
+        let c0: f64 = energy[k..k + len - 1].iter().sum();
+        let c2: f64 = energy[k + 1..k + len].iter().sum();
+        let c1: f64 = lagged[k..k + len - 1].iter().sum();
         (c1 / (c0 * c2).sqrt()).clamp(-1.0, 1.0).acos() * fps
     };
-    let omega = ringing(0, frames.len());
-    let window = ((std::f64::consts::TAU / omega * fps).round() as usize).max(3);
-    let energy: Vec<f64> = frames.iter().map(|f| dotp(f, f)).collect();
+    let window = ((std::f64::consts::TAU / ringing(0, frames.len()) * fps).round() as usize).max(3);
     let first = energy[..window].iter().sum::<f64>();
-    let (mut phase, mut points, mut mean_omega) = (0.0, Vec::new(), 0.0);
+    let (mut phase, mut points) = (0.0, Vec::new());
     for k in 0..frames.len() + 1 - window {
         let e = energy[k..k + window].iter().sum::<f64>();
         if e <= floor * first {
             break;
         }
-        let w = ringing(k, window);
         points.push((phase, -0.5 * e.ln()));
-        mean_omega += w;
-        phase += w / fps;
+        phase += ringing(k, window) / fps;
     }
     assert!(
         points.len() >= window,
@@ -126,5 +122,5 @@ pub fn field_decay_ratio(frames: &[Vec<f64>], fps: f64, floor: f64) -> (f64, f64
         (a + (x - xm) * (y - ym), b + (x - xm).powi(2))
     });
     let slope = num / den;
-    (slope / slope.hypot(1.0), mean_omega / n)
+    slope / slope.hypot(1.0)
 }

@@ -76,6 +76,10 @@ pub fn fast_precompute_key(
         .f64s("lumped mass m", mass)
         .f64s("momentum mass m ⊙ d", momentum_mass)
         .usizes("modes, clusters", &[fast.modes, fast.clusters])
+        .usizes(
+            "damped reduced modes",
+            &[crate::dynamics::modal_damping::REDUCED_DAMPED_MODES],
+        )
         .text("clustering", "divisive bisection across principal directions")
         .text(
             "eigenmodes",
