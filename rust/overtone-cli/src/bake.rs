@@ -61,6 +61,8 @@ pub struct BakeOptions {
     pub mdd: Option<PathBuf>,
     /// Pictures: `.png` (still) and/or `.gif` (animation).
     pub preview: Vec<PathBuf>,
+    /// The pictures' title (`None`: `<name>: secondary motion`).
+    pub preview_title: Option<String>,
     /// Display surface (.obj) of a tet-mesh scene.
     pub surface: Option<PathBuf>,
     pub youngs_modulus: Option<f64>,
@@ -658,7 +660,11 @@ fn write_previews(o: &BakeOptions, baked: &Baked, start: f64) -> Result<()> {
     };
     for p in &o.preview {
         // Encoded in memory and written atomically (staged with the run's other outputs).
-        crate::preview::write_preview(p, &format!("{}: secondary motion", baked.name), &mesh, &w.displacements)?;
+        let title = o
+            .preview_title
+            .clone()
+            .unwrap_or_else(|| format!("{}: secondary motion", baked.name));
+        crate::preview::write_preview(p, &title, &mesh, &w.displacements)?;
     }
     Ok(())
 }

@@ -388,6 +388,7 @@ fn real_main() -> Result<()> {
             rig_interpolation: rig_interpolation.into(),
             mdd,
             preview,
+            preview_title: None,
             surface,
             youngs_modulus,
             poisson_ratio,
@@ -490,6 +491,9 @@ fn demo(out_dir: &Path, force: bool) -> Result<()> {
             ("cesium_man.png", Kind::Png),
             ("cesium_man.gif", Kind::Gif),
             ("cesium_man.ovt", Kind::Sidecar),
+            ("cesium_man_soft_belly.pc2", Kind::Pc2),
+            ("cesium_man_soft_belly_report.json", Kind::Report),
+            ("cesium_man_soft_belly.png", Kind::Png),
         ]
         .into_iter()
         .map(|(n, k)| (out_dir.join(n), k))
@@ -516,48 +520,88 @@ fn demo(out_dir: &Path, force: bool) -> Result<()> {
         }
     }
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    let bake = |input: PathBuf, stem: &str, solver: SolverChoice, pictures: &[&str]| -> Result<Vec<PathBuf>> {
-        let files = [
-            out_dir.join(format!("{stem}.pc2")),
-            out_dir.join(format!("{stem}_report.json")),
-        ];
-        let preview: Vec<PathBuf> = pictures.iter().map(|e| out_dir.join(format!("{stem}.{e}"))).collect();
-        bake::bake(bake::BakeOptions {
-            input,
-            out: files[0].clone(),
-            meshes: Vec::new(),
-            report: Some(files[1].clone()),
-            sidecar: (solver == SolverChoice::Fast).then(|| out_dir.join(format!("{stem}.ovt"))),
-            frames: None,
-            fps: None,
-            solver,
-            modes: None,
-            clusters: None,
-            leak: None,
-            lattice_resolution: None,
-            animation: None,
-            rig_interpolation: Default::default(),
-            mdd: None,
-            preview: preview.clone(),
-            surface: None,
-            youngs_modulus: None,
-            poisson_ratio: None,
-            density: None,
-            dynamics: Default::default(),
-            force,
-        })?;
-        Ok(files.into_iter().chain(preview).collect())
-    };
+    // `look`: the motion settings given (`(row, value)`, the scene keys) and the pictures' title;
+    // `sidecar`: the stem of the fast solver's sidecar (bakes of one body share it).
+    struct Look<'a> {
+        settings: &'a [(&'static str, &'a str)],
+        title: Option<&'a str>,
+        sidecar: &'a str,
+    }
+    let bake =
+        |input: PathBuf, stem: &str, solver: SolverChoice, pictures: &[&str], look: Look| -> Result<Vec<PathBuf>> {
+            let files = [
+                out_dir.join(format!("{stem}.pc2")),
+                out_dir.join(format!("{stem}_report.json")),
+            ];
+            let preview: Vec<PathBuf> = pictures.iter().map(|e| out_dir.join(format!("{stem}.{e}"))).collect();
+            bake::bake(bake::BakeOptions {
+                input,
+                out: files[0].clone(),
+                meshes: Vec::new(),
+                report: Some(files[1].clone()),
+                sidecar: (solver == SolverChoice::Fast).then(|| out_dir.join(format!("{}.ovt", look.sidecar))),
+                frames: None,
+                fps: None,
+                solver,
+                modes: None,
+                clusters: None,
+                leak: None,
+                lattice_resolution: None,
+                animation: None,
+                rig_interpolation: Default::default(),
+                mdd: None,
+                preview: preview.clone(),
+                preview_title: look.title.map(str::to_string),
+                surface: None,
+                youngs_modulus: None,
+                poisson_ratio: None,
+                density: None,
+                dynamics: dynamics_args::DynamicsArgs {
+                    table: dynamics_args::TableFlags {
+                        given: look.settings.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+                    },
+                    ..Default::default()
+                },
+                force,
+            })?;
+            Ok(files.into_iter().chain(preview).collect())
+        };
     let elephant = scenes::example_path("complementary-dynamics-cpp/elephant/elephant.json");
-    let mut written = bake(elephant.clone(), "elephant", SolverChoice::Full, &["png"])?;
+    let default_look = |sidecar| Look {
+        settings: &[],
+        title: None,
+        sidecar,
+    };
+    let mut written = bake(
+        elephant.clone(),
+        "elephant",
+        SolverChoice::Full,
+        &["png"],
+        default_look("elephant"),
+    )?;
     let scene_json = out_dir.join("elephant_scene.json");
     overtone::scene::write_overtone_scene(&scene_json, &overtone::scene::load_scene(&elephant)?)?;
     written.push(scene_json);
+    let cesium = scenes::example_path("khronos-gltf-sample-assets/CesiumMan.glb");
     written.extend(bake(
-        scenes::example_path("khronos-gltf-sample-assets/CesiumMan.glb"),
+        cesium.clone(),
         "cesium_man",
         SolverChoice::Fast,
         &["png", "gif"],
+        default_look("cesium_man"),
+    )?);
+    // The same walk with the Blender add-on's Soft Belly preset (3 Hz, damping 0.15): what a
+    // softer setting shows beside the default's few millimetres.
+    written.extend(bake(
+        cesium,
+        "cesium_man_soft_belly",
+        SolverChoice::Fast,
+        &["png"],
+        Look {
+            settings: &[("frequency", "3"), ("damping", "0.15")],
+            title: Some("CesiumMan, Soft Belly preset (3 Hz, damping 0.15): secondary motion"),
+            sidecar: "cesium_man",
+        },
     )?);
     out!("demo written to {}:", out_dir.display());
     for p in &written {
