@@ -196,22 +196,19 @@ impl<'a> Scene<'a> {
                 b[3] - b[2]
             })
             .fold(0.0, f64::max);
-        let magnified = magnification(max_magnitude, height).map(|factor| {
-            let views = mesh
-                .frames
+        // The camera turn is linear: rig + k·u in view space is rig_view + k·(final − rig).
+        let magnified = magnification(max_magnitude, height).map(|k| {
+            let views = rig_view
                 .iter()
-                .zip(displacements)
-                .map(|(f, u)| {
-                    f.chunks_exact(3)
-                        .zip(u.chunks_exact(3))
-                        .map(|(p, d)| {
-                            let k = factor - 1.0;
-                            turn([p[0] + k * d[0], p[1] + k * d[1], p[2] + k * d[2]])
-                        })
+                .zip(&final_view)
+                .map(|(rig, fin)| {
+                    rig.iter()
+                        .zip(fin)
+                        .map(|(r, f)| [0, 1, 2].map(|i| r[i] + k * (f[i] - r[i])))
                         .collect::<Vec<_>>()
                 })
                 .collect::<Vec<_>>();
-            (factor, views)
+            (k, views)
         });
         let (mut w, mut h) = (0.0f64, 0.0f64);
         let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
