@@ -444,6 +444,7 @@ int main(void) {
   char err[512];
   overtone_settings s;
   overtone_default_settings(&s);
+  s.use_lattice_resolution = true;
   s.lattice_resolution = 8;
   s.clusters = 20;
   s.modes = 4;

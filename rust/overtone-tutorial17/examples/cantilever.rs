@@ -235,62 +235,82 @@ mod plots {
     type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
     fn line_plot(path: &Path, title: &str, xlabel: &str, ylabel: &str, series: &[Series], log_y: bool) -> Result<()> {
-        let root = BitMapBackend::new(path, (900, 540)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
-        let xs = series.iter().flat_map(|s| s.2.iter().map(|p| p.0));
-        let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
-        let ys: Vec<f64> = series.iter().flat_map(|s| s.2.iter().map(|p| p.1)).collect();
-        let (y0, y1) = ys
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| (a.min(y), b.max(y)));
-        let mut chart = ChartBuilder::on(&root);
-        chart
-            .caption(title, ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(75);
-        let fmt_y = |v: &f64| if log_y { format!("{v:.0e}") } else { format!("{v:.2}") };
-        macro_rules! finish {
-            ($c:expr) => {{
-                let mut c = $c;
-                c.configure_mesh()
-                    .y_label_formatter(&fmt_y)
-                    .x_label_formatter(&|v: &f64| format!("{v:.0}"))
-                    .x_desc(xlabel)
-                    .y_desc(ylabel)
-                    .label_style(("sans-serif", 15))
-                    .draw()
+        const SIZE: (u32, u32) = (900, 540);
+        let mut rgb = vec![0u8; 3 * (SIZE.0 * SIZE.1) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+            let xs = series.iter().flat_map(|s| s.2.iter().map(|p| p.0));
+            let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+            let ys: Vec<f64> = series.iter().flat_map(|s| s.2.iter().map(|p| p.1)).collect();
+            let (y0, y1) = ys
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| (a.min(y), b.max(y)));
+            let mut chart = ChartBuilder::on(&root);
+            chart
+                .caption(title, ("sans-serif", 22))
+                .margin(15)
+                .x_label_area_size(45)
+                .y_label_area_size(75);
+            let fmt_y = |v: &f64| if log_y { format!("{v:.0e}") } else { format!("{v:.2}") };
+            macro_rules! finish {
+                ($c:expr) => {{
+                    let mut c = $c;
+                    c.configure_mesh()
+                        .y_label_formatter(&fmt_y)
+                        .x_label_formatter(&|v: &f64| format!("{v:.0}"))
+                        .x_desc(xlabel)
+                        .y_desc(ylabel)
+                        .label_style(("sans-serif", 15))
+                        .draw()
+                        .map_err(|e| anyhow!("{e:?}"))?;
+                    for (name, color, pts) in series {
+                        let color = *color;
+                        c.draw_series(LineSeries::new(pts.iter().cloned(), color.stroke_width(3)))
+                            .map_err(|e| anyhow!("{e:?}"))?
+                            .label(*name)
+                            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3)));
+                    }
+                    c.configure_series_labels()
+                        .background_style(WHITE.mix(0.9))
+                        .border_style(BLACK)
+                        .label_font(("sans-serif", 16))
+                        .position(SeriesLabelPosition::UpperRight)
+                        .draw()
+                        .map_err(|e| anyhow!("{e:?}"))?;
+                }};
+            }
+            if log_y {
+                let lo = y0.max(LOG_FLOOR);
+                let c = chart
+                    .build_cartesian_2d(x0..x1, (lo / 3.0..y1 * 3.0).log_scale())
                     .map_err(|e| anyhow!("{e:?}"))?;
-                for (name, color, pts) in series {
-                    let color = *color;
-                    c.draw_series(LineSeries::new(pts.iter().cloned(), color.stroke_width(3)))
-                        .map_err(|e| anyhow!("{e:?}"))?
-                        .label(*name)
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3)));
-                }
-                c.configure_series_labels()
-                    .background_style(WHITE.mix(0.9))
-                    .border_style(BLACK)
-                    .label_font(("sans-serif", 16))
-                    .position(SeriesLabelPosition::UpperRight)
-                    .draw()
+                finish!(c);
+            } else {
+                let pad = 0.08 * (y1 - y0).max(1e-12);
+                let c = chart
+                    .build_cartesian_2d(x0..x1, y0 - pad..y1 + pad)
                     .map_err(|e| anyhow!("{e:?}"))?;
-            }};
+                finish!(c);
+            }
+            root.present().map_err(|e| anyhow!("{e:?}"))?;
         }
-        if log_y {
-            let lo = y0.max(LOG_FLOOR);
-            let c = chart
-                .build_cartesian_2d(x0..x1, (lo / 3.0..y1 * 3.0).log_scale())
-                .map_err(|e| anyhow!("{e:?}"))?;
-            finish!(c);
-        } else {
-            let pad = 0.08 * (y1 - y0).max(1e-12);
-            let c = chart
-                .build_cartesian_2d(x0..x1, y0 - pad..y1 + pad)
-                .map_err(|e| anyhow!("{e:?}"))?;
-            finish!(c);
-        }
-        root.present().map_err(|e| anyhow!("{e:?}"))?;
+        write_rgb_png(path, SIZE, &rgb)
+    }
+
+    /// Encodes an 8-bit RGB buffer (row-major, `3·w·h` bytes) as a PNG file.
+    fn write_rgb_png(path: &Path, (w, h): (u32, u32), rgb: &[u8]) -> Result<()> {
+        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut writer = enc
+            .write_header()
+            .with_context(|| format!("writing {}", path.display()))?;
+        writer
+            .write_image_data(rgb)
+            .with_context(|| format!("writing {}", path.display()))?;
+        writer.finish().with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
 

@@ -15,10 +15,11 @@
 //! capped, the host's progress is told after every block and its cancellation is checked
 //! before it.
 
-use faer::{Mat, MatMut, MatRef, Side};
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatMut, MatRef, Par, Side};
 
 use crate::error::{InputError, NumericalError, OvertoneError, Result};
-use crate::math::kernels::{dot_sequential as dot, norm_sequential as norm};
+use crate::math::kernels::norm_sequential as norm;
 use crate::progress::{check_cancelled, Progress};
 
 /// Limits and accuracy of one [`largest_eigenpairs`] run.
@@ -49,14 +50,21 @@ pub struct LanczosResult {
     pub applies: usize,
 }
 
-/// Removes from `w` its components along the first `cols` columns of `v` (twice).
+/// Removes from `w` (`n`) its components along the first `cols` columns of `v` (`n × m`,
+/// orthonormal): classical Gram–Schmidt twice, `w ← w − V(Vᵀw)`, two matrix–vector products a
+/// pass. Sequential: faer's parallel products round differently from run to run, and a body's
+/// near-degenerate modes (a tube's) turn that round-off into a different basis.
 fn orthogonalise(v: &Mat<f64>, cols: usize, w: &mut [f64]) {
+    if cols == 0 {
+        return;
+    }
+    let n = w.len();
+    let vc = v.as_ref().subrows(0, n).subcols(0, cols);
+    let mut r = Mat::<f64>::zeros(cols, 1);
+    let mut wm = MatMut::from_column_major_slice_mut(w, n, 1);
     for _ in 0..2 {
-        for j in 0..cols {
-            let c = v.col_as_slice(j);
-            let r = dot(c, w);
-            w.iter_mut().zip(c).for_each(|(x, y)| *x -= r * y);
-        }
+        matmul(r.as_mut(), Accum::Replace, vc.transpose(), wm.as_ref(), 1.0, Par::Seq);
+        matmul(wm.as_mut(), Accum::Add, vc, r.as_ref(), -1.0, Par::Seq);
     }
 }
 
