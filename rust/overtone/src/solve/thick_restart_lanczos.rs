@@ -52,8 +52,9 @@ pub struct LanczosResult {
 
 /// Removes from `w` (`n`) its components along the first `cols` columns of `v` (`n × m`,
 /// orthonormal): classical Gram–Schmidt twice, `w ← w − V(Vᵀw)`, two matrix–vector products a
-/// pass. Sequential: faer's parallel products round differently from run to run, and a body's
-/// near-degenerate modes (a tube's) turn that round-off into a different basis.
+/// pass. Sequential: with faer's parallel products a tube turned in the world got other modes
+/// than the upright tube (its near-degenerate modes turn a change of round-off into another
+/// basis; the test of the turned body saw 19% of its motion).
 fn orthogonalise(v: &Mat<f64>, cols: usize, w: &mut [f64]) {
     if cols == 0 {
         return;
