@@ -92,8 +92,7 @@ overtone::Pose pose_of(const std::vector<double>& transforms) {
 // The Maya node's generated attribute table agrees with the library: writing every row's
 // default into the library's defaults changes nothing, and a row is keyable exactly where the
 // bound deformer `d` takes a (valid) change of it per frame; every other change needs a rebind.
-// The Maya table's defaults are the library's; every attribute of it changes the deformer bound
-// with `defaults` (the library's, but for a fixed lattice) live or asks for a rebind.
+// `defaults` are the settings `d` was bound with (the library's, but for a fixed lattice).
 void check_maya_table(overtone::Deformer& d, const overtone::Settings& defaults) {
   const overtone::Settings library = overtone::default_settings();
   overtone::Settings s = library;

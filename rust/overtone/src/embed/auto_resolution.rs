@@ -138,9 +138,9 @@ fn local_thickness(grid: &CubeGrid, d: &[f64]) -> Vec<f64> {
     // painting, row by row, only the cubes of its span no larger ball has painted: `next[j]`
     // leads from a cube to the first unpainted one at or after it (path halving), so a cube is
     // painted once and a row span costs little more than its unpainted cubes. On a bulky body
-    // the balls are large and overlap deeply: painting every cube of every ball cost ~1 s on a
-    // small octahedron, and runs on every bind (the body's size is measured under a set
-    // resolution too).
+    // the balls are large and overlap deeply: painting every cube of every ball took 26-39% of
+    // the C ABI test's CPU time (binds of an octahedron and two spheres), and it runs on every
+    // bind (the body's size is measured under a set resolution too).
     ridge.sort_by(|a, b| b.0.total_cmp(&a.0));
     let len = d.len();
     let mut thick = vec![0.0; len];

@@ -60,7 +60,7 @@ fn orthogonalise(v: &Mat<f64>, cols: usize, w: &mut [f64]) {
         return;
     }
     let n = w.len();
-    let vc = v.as_ref().subrows(0, n).subcols(0, cols);
+    let vc = v.as_ref().subcols(0, cols);
     let mut r = Mat::<f64>::zeros(cols, 1);
     let mut wm = MatMut::from_column_major_slice_mut(w, n, 1);
     for _ in 0..2 {
