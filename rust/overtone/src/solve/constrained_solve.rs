@@ -18,19 +18,25 @@ pub(crate) const CONSTRAINT_RANK_TOLERANCE: f64 = 1e-12;
 /// `Â` (rows scaled to unit norm, thin SVD, singular values above
 /// [`CONSTRAINT_RANK_TOLERANCE`]·σ_max kept), so that dependent or empty rows (bones without
 /// influence, zero leak) are dropped instead of making the Schur complement singular:
-/// with `Z = Ĥ⁻¹U_r` and `S = U_rᵀ Z` (SPD), the KKT solution is `u = u₀ − Z S⁻¹ U_rᵀ u₀`,
-/// `u₀ = Ĥ⁻¹ b`. The factors are stored as `Q = Z V Λ^{-1/2}` and `P = U_r V Λ^{-1/2}`
-/// (`S = V Λ Vᵀ`, both `n × r`), giving `u = u₀ − Q (Pᵀ u₀)`.
-/// No indefinite KKT matrix is ever factored. [`solve_in_place`] does not allocate.
+/// with `Z = Ĥ⁻¹U_r` and `S = U_rᵀ Z = V Λ Vᵀ` (SPD), the KKT solution is
+/// `u = u₀ − Z S⁻¹ U_rᵀ u₀`, `u₀ = Ĥ⁻¹ b`, applied as `t = U_rᵀu₀`, `t ← W(Wᵀt)` with
+/// `W = V Λ^{-1/2}` (`r × r`), `u = u₀ − Z t`: `2nr + 2r²` per column. Building it costs the
+/// `r` sparse solves for `Z`, the `nr²` of `S` and an `r × r` eigensolve; the `n × r` factors
+/// are `U_r` and `Z` themselves (no `n × r × r` products: on a large character's lattice,
+/// 25,035 vertices and `r` = 492, those were half the bind's constraint setup).
+/// The eigensolve, rather than a Cholesky factor of `S`, because it is the one whose
+/// round-off Newton's method was tuned against: with `L⁻ᵀL⁻¹` a converged Newton step of the
+/// frog (step 9e-8) lost its descent slope to round-off one iteration earlier.
+/// No indefinite KKT matrix is ever factored. [`solve_field_in_place`] does not allocate.
 ///
-/// [`solve_in_place`]: ConstrainedSolve::solve_in_place
+/// [`solve_field_in_place`]: ConstrainedSolve::solve_field_in_place
 #[derive(Debug)]
 pub struct ConstrainedSolve {
     chol: SparseCholesky,
-    /// `Q`, `n × r` column-major.
-    q: Vec<f64>,
-    /// `P`, `n × r` column-major.
-    p: Vec<f64>,
+    /// `Z = Ĥ⁻¹U_r`, `n × r`.
+    z: Mat<f64>,
+    /// `W = V Λ^{-1/2}` for `S = U_rᵀ Z = V Λ Vᵀ` (`r × r`), so that `S⁻¹ = W Wᵀ`.
+    schur: Mat<f64>,
     /// One `r`-vector of workspace per right-hand side.
     tmp: Vec<Vec<f64>>,
     rank: usize,
@@ -80,13 +86,13 @@ impl ConstrainedSolve {
             SparseCholesky::new(h, max_rhs.max(c), what)?
         };
         let basis = orthonormal_constraint_basis(a, n, c, what)?;
-        let (q, p) = schur_factors(&chol, &basis, what)?;
+        let (z, schur) = schur_factors(&chol, &basis, what)?;
         let rank = basis.ncols();
         Ok(Self {
             chol,
-            tmp: vec![vec![0.0; rank]; max_rhs.max(1)],
-            q,
-            p,
+            tmp: vec![vec![0.0; 2 * rank]; max_rhs.max(1)],
+            z,
+            schur,
             rank,
             n_constraints: c,
             basis,
@@ -106,9 +112,9 @@ impl ConstrainedSolve {
             ));
         }
         self.chol.refactor_ref(h)?;
-        let (q, p) = schur_factors(&self.chol, &self.basis, &self.what)?;
-        self.q = q;
-        self.p = p;
+        let (z, schur) = schur_factors(&self.chol, &self.basis, &self.what)?;
+        self.z = z;
+        self.schur = schur;
         Ok(())
     }
 
@@ -130,13 +136,13 @@ impl ConstrainedSolve {
     /// large meshes (bit-identical to the sequential result). Does not allocate.
     pub(crate) fn solve_field_in_place(&mut self, x: &mut [f64]) {
         let n = self.chol.n();
-        let (p, q, r) = (&self.p, &self.q, self.rank);
+        let factors = SchurFactors::of(&self.basis, &self.z, &self.schur);
         if n >= PARALLEL_MIN_VERTICES {
             self.chol.par_for_each_column(
                 x,
                 |solve, col, t| {
                     solve(col);
-                    project_column(p, q, r, col, t);
+                    factors.project_column(col, t);
                 },
                 &mut self.tmp,
             );
@@ -150,41 +156,41 @@ impl ConstrainedSolve {
     /// Overwrites each column of `x` (`n × k`, any `k`) with the constrained minimiser, as
     /// [`solve_field_in_place`](Self::solve_field_in_place) does, for a block of columns: the
     /// sparse solves in one multi-column solve per rayon thread, the projection
-    /// `X ← X − Q (Pᵀ X)` as two matrix products, so the factor, `P` and `Q` are read once per
-    /// block instead of once per column. Allocates (for precomputes such as a Krylov block,
-    /// not per-step solves); the result depends only on the thread count.
+    /// `X ← X − Z W Wᵀ(U_rᵀ X)` as four matrix products, so the
+    /// factor, `U_r` and `Z` are read once per block instead of once per column. Allocates
+    /// (for precomputes such as a Krylov block, not per-step solves); the result depends only
+    /// on the thread count.
     pub(crate) fn solve_block(&self, mut x: MatMut<'_, f64>) {
-        let (n, r, k) = (self.chol.n(), self.rank, x.ncols());
+        let (r, k) = (self.rank, x.ncols());
         self.chol.solve_columns_in_parallel(x.as_mut());
         if r == 0 || k == 0 {
             return;
         }
-        let (pm, qm) = (
-            MatRef::from_column_major_slice(&self.p, n, r),
-            MatRef::from_column_major_slice(&self.q, n, r),
-        );
         let mut t = Mat::<f64>::zeros(r, k);
         matmul(
             t.as_mut(),
             Accum::Replace,
-            pm.transpose(),
+            self.basis.transpose(),
             x.as_ref(),
             1.0,
             Par::rayon(0),
         );
-        matmul(x, Accum::Add, qm, t.as_ref(), -1.0, Par::rayon(0));
+        let mut s = Mat::<f64>::zeros(r, k);
+        SchurFactors::of(&self.basis, &self.z, &self.schur).schur_solve(t.as_mut(), s.as_mut(), Par::rayon(0));
+        matmul(x, Accum::Add, self.z.as_ref(), t.as_ref(), -1.0, Par::rayon(0));
     }
 
-    /// Applies the oblique projector `u ← u − Q (Pᵀ u)` onto `{Â u = 0}` (along `Ĥ⁻¹Âᵀ`) to each
-    /// column of the coordinate-major field `x`.
+    /// Applies the oblique projector `u ← u − Z S⁻¹(U_rᵀ u)` onto `{Â u = 0}` (along `Ĥ⁻¹Âᵀ`)
+    /// to each column of the coordinate-major field `x`.
     ///
     /// [`solve_field_in_place`](Self::solve_field_in_place) already ends with it; applying it once
     /// more to a converged solution is one step of iterative refinement, which brings `‖Â u‖`
     /// down to round-off relative to `‖u‖` even when `u` is the small difference of large terms.
     pub(crate) fn project_field_in_place(&mut self, x: &mut [f64]) {
         let n = self.chol.n();
+        let factors = SchurFactors::of(&self.basis, &self.z, &self.schur);
         for (col, t) in x.chunks_exact_mut(n).zip(self.tmp.iter_mut()) {
-            project_column(&self.p, &self.q, self.rank, col, t);
+            factors.project_column(col, t);
         }
     }
 }
@@ -198,29 +204,52 @@ pub(crate) fn field_mut(x: &mut [f64], n: usize) -> MatMut<'_, f64> {
 /// Vertex count from which the columns of a field are solved on separate threads.
 pub(crate) const PARALLEL_MIN_VERTICES: usize = 1000;
 
-/// `u ← u − Q (Pᵀ u)` for one column (`P`, `Q`: `n × r` column-major; `t`: `r` values of
-/// workspace), as two SIMD matrix-vector products (faer, sequential: the same sums in the same
-/// order on every call). Does not allocate.
-fn project_column(p: &[f64], q: &[f64], r: usize, u: &mut [f64], t: &mut [f64]) {
-    let n = u.len();
-    if r == 0 {
-        return;
+/// The factors of the projection `u ← u − Z S⁻¹(U_rᵀ u)`, borrowed (`U_r`, `Z`: `n × r`; `W`:
+/// `r × r` with `S⁻¹ = W Wᵀ`).
+#[derive(Clone, Copy)]
+struct SchurFactors<'a> {
+    basis: MatRef<'a, f64>,
+    z: MatRef<'a, f64>,
+    schur: MatRef<'a, f64>,
+}
+
+impl<'a> SchurFactors<'a> {
+    fn of(basis: &'a Mat<f64>, z: &'a Mat<f64>, schur: &'a Mat<f64>) -> Self {
+        Self {
+            basis: basis.as_ref(),
+            z: z.as_ref(),
+            schur: schur.as_ref(),
+        }
     }
-    let (pm, qm) = (
-        MatRef::from_column_major_slice(p, n, r),
-        MatRef::from_column_major_slice(q, n, r),
-    );
-    let mut um = MatMut::from_column_major_slice_mut(u, n, 1);
-    matmul(
-        MatMut::from_column_major_slice_mut(&mut t[..r], r, 1),
-        Accum::Replace,
-        pm.transpose(),
-        um.as_ref(),
-        1.0,
-        Par::Seq,
-    );
-    let tm = MatRef::from_column_major_slice(&t[..r], r, 1);
-    matmul(um.as_mut(), Accum::Add, qm, tm, -1.0, Par::Seq);
+
+    /// `t ← S⁻¹ t = W (Wᵀ t)` for the columns of `t` (`r × k`; `s`: `r × k` of workspace).
+    fn schur_solve(&self, mut t: MatMut<'_, f64>, mut s: MatMut<'_, f64>, par: Par) {
+        matmul(s.as_mut(), Accum::Replace, self.schur.transpose(), t.as_ref(), 1.0, par);
+        matmul(t.as_mut(), Accum::Replace, self.schur, s.as_ref(), 1.0, par);
+    }
+
+    /// `u ← u − Z S⁻¹(U_rᵀ u)` for one column (`t`: `2r` values of workspace): four SIMD
+    /// matrix-vector products (faer, sequential: the same sums in the same order on every
+    /// call). Does not allocate.
+    fn project_column(&self, u: &mut [f64], t: &mut [f64]) {
+        let (n, r) = (u.len(), self.basis.ncols());
+        if r == 0 {
+            return;
+        }
+        let mut um = MatMut::from_column_major_slice_mut(u, n, 1);
+        let (t, s) = t[..2 * r].split_at_mut(r);
+        let mut tm = MatMut::from_column_major_slice_mut(t, r, 1);
+        matmul(
+            tm.as_mut(),
+            Accum::Replace,
+            self.basis.transpose(),
+            um.as_ref(),
+            1.0,
+            Par::Seq,
+        );
+        self.schur_solve(tm.as_mut(), MatMut::from_column_major_slice_mut(s, r, 1), Par::Seq);
+        matmul(um.as_mut(), Accum::Add, self.z, tm.as_ref(), -1.0, Par::Seq);
+    }
 }
 
 /// Orthonormal basis (`n × r`) of the row space of `Â` (`c × n`, row-major): rows scaled to unit
@@ -295,19 +324,17 @@ fn distinct_rows(a: &[f64], n: usize, rows: Vec<(usize, f64)>) -> Vec<(usize, f6
         .collect()
 }
 
-/// `Q = Z V Λ^{-1/2}` and `P = U_r V Λ^{-1/2}` (column-major `n × r`) for `Z = Ĥ⁻¹U_r`,
-/// `S = U_rᵀ Z = V Λ Vᵀ`.
-fn schur_factors(chol: &SparseCholesky, basis: &Mat<f64>, what: &str) -> Result<(Vec<f64>, Vec<f64>)> {
-    let (n, r) = (basis.nrows(), basis.ncols());
+/// `Z = Ĥ⁻¹U_r` (`n × r`) and `W = V Λ^{-1/2}` (`r × r`) for `S = U_rᵀ Z = V Λ Vᵀ`.
+fn schur_factors(chol: &SparseCholesky, basis: &Mat<f64>, what: &str) -> Result<(Mat<f64>, Mat<f64>)> {
+    let r = basis.ncols();
     if r == 0 {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok((Mat::zeros(basis.nrows(), 0), Mat::zeros(0, 0)));
     }
-    // Z = Ĥ⁻¹ U_r, S = U_rᵀ Z (SPD: U_r has full column rank).
-    // The r solves and the n × r products on rayon's pool (the same result for a given
-    // thread count; these dominate a large character's bind).
+    // The r solves and the product on rayon's pool (the same result for a given thread count).
     let par = Par::rayon(0);
     let mut z = basis.clone();
     chol.solve_columns_in_parallel(z.as_mut());
+    // S is SPD (U_r has full column rank); its two triangles are averaged.
     let mut s = Mat::<f64>::zeros(r, r);
     matmul(s.as_mut(), Accum::Replace, basis.transpose(), z.as_ref(), 1.0, par);
     for i in 0..r {
@@ -317,14 +344,14 @@ fn schur_factors(chol: &SparseCholesky, basis: &Mat<f64>, what: &str) -> Result<
             s[(j, i)] = m;
         }
     }
-    // S = V Λ Vᵀ; Q = Z V Λ^{-1/2}, P = U_r V Λ^{-1/2}, so Q Pᵀ = Z S⁻¹ U_rᵀ.
+    // S = V Λ Vᵀ; the factor W = V Λ^{-1/2} gives S⁻¹ = W Wᵀ.
     let eig = s
         .self_adjoint_eigen(Side::Lower)
         .map_err(|e| NumericalError::Factorization {
             matrix: format!("{what}: constraint Schur complement"),
             reason: format!("{e:?}"),
         })?;
-    let mut vs = Mat::<f64>::zeros(r, r);
+    let mut w = Mat::<f64>::zeros(r, r);
     for col in 0..r {
         let lam = eig.S()[col];
         if !(lam > 0.0) {
@@ -335,20 +362,10 @@ fn schur_factors(chol: &SparseCholesky, basis: &Mat<f64>, what: &str) -> Result<
             .into());
         }
         for row in 0..r {
-            vs[(row, col)] = eig.U()[(row, col)] / lam.sqrt();
+            w[(row, col)] = eig.U()[(row, col)] / lam.sqrt();
         }
     }
-    let mut q = Mat::<f64>::zeros(n, r);
-    let mut p = Mat::<f64>::zeros(n, r);
-    matmul(q.as_mut(), Accum::Replace, z.as_ref(), vs.as_ref(), 1.0, par);
-    matmul(p.as_mut(), Accum::Replace, basis.as_ref(), vs.as_ref(), 1.0, par);
-    let to_vec = |m: &Mat<f64>| {
-        (0..m.ncols())
-            .flat_map(|j| (0..m.nrows()).map(move |i| (i, j)))
-            .map(|(i, j)| m[(i, j)])
-            .collect::<Vec<f64>>()
-    };
-    Ok((to_vec(&q), to_vec(&p)))
+    Ok((z, w))
 }
 
 #[cfg(test)]
