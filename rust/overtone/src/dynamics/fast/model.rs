@@ -3,14 +3,14 @@
 //! operators, lowest mode per unit shear modulus), how it is built or loaded, and the report of
 //! what the precompute produced ([`FastPrecompute`]).
 
-use faer::sparse::SparseColMat;
+use faer::sparse::{SparseColMat, Triplet};
 use faer::Mat;
 
 use crate::cache::{load_or_build, CacheStatus};
 use crate::dynamics::fast::{build_fast_precompute, fast_precompute_key, SkinningBasis};
 use crate::dynamics::modal_damping::REDUCED_DAMPED_MODES;
 use crate::dynamics::{ConstraintRank, Material, SolverParams};
-use crate::error::{OvertoneError, Result};
+use crate::error::{NumericalError, OvertoneError, Result};
 use crate::fem::{lame_parameters, lumped_mass, scalar_stiffness, DeformationJacobian, Lame};
 use crate::mesh::SimplexMesh;
 use crate::rig::{spectral_norm, LbsRig, RigConstraint};
@@ -473,54 +473,59 @@ fn build_reduced_model(
 ) -> Result<ReducedModel> {
     let (d, n, c) = (mesh.dim(), mesh.n_vertices(), jh.ncols());
     let a_hat = &rc.scalar;
-    let pre = build_fast_precompute(mesh, &rc.per_coordinate_rows(), fast, weights, vols)?;
-    stage("skinning eigenmodes and clusters");
-    let basis = SkinningBasis::new(&pre.weight_matrix(), mesh.vertices(), d, mass)?;
+    // What does not depend on the clusters is built while they are cut: the subspace basis
+    // and its products with the rest operators.
+    let (pre, besides) = build_fast_precompute(mesh, &rc.per_coordinate_rows(), fast, weights, vols, |w| {
+        let basis = SkinningBasis::new(w, mesh.vertices(), d, mass)?;
+        let rr = basis.reduced_dim();
+        let bd = basis.dense();
+        let g = DeformationJacobian::new(mesh);
+        let l_hat: SparseColMat<usize, f64> = scalar_stiffness(&g, weights)?;
+        // L̂ is symmetric, so B̂ᵀL̂Ĵ = (L̂B̂)ᵀĴ reuses the one sparse product.
+        let lb = &l_hat * &bd;
+        let btlb = bd.transpose() * &lb;
+        let blj_m = lb.transpose() * jh;
+        let mj = Mat::from_fn(n, c, |v, k| mass[v] * jh[(v, k)]);
+        let bmj_m = bd.transpose() * &mj;
+        let bm1: Vec<f64> = (0..rr).map(|a| (0..n).map(|v| bd[(v, a)] * mass[v]).sum()).collect();
+        let mb = Mat::from_fn(n, rr, |v, a| mass[v] * bd[(v, a)]);
+        let bmb_m = bd.transpose() * &mb;
+        let bmb: Vec<f64> = (0..rr * rr)
+            .map(|k| 0.5 * (bmb_m[(k / rr, k % rr)] + bmb_m[(k % rr, k / rr)]))
+            .collect();
+        Ok::<_, OvertoneError>((basis, bd, g, btlb, blj_m, bmj_m, bm1, bmb))
+    })?;
+    let (basis, bd, g, btlb, blj_m, bmj_m, bm1, bmb) = besides?;
     let rr = basis.reduced_dim();
-    let bd = basis.dense();
-    stage("subspace basis");
-    let g = DeformationJacobian::new(mesh);
-    let l_hat: SparseColMat<usize, f64> = scalar_stiffness(&g, weights)?;
-    let btlb = bd.transpose() * (&l_hat * &bd);
-    let blj_m = bd.transpose() * (&l_hat * jh);
-    let mj = Mat::from_fn(n, c, |v, k| mass[v] * jh[(v, k)]);
-    let bmj_m = bd.transpose() * &mj;
-    let bm1: Vec<f64> = (0..rr).map(|a| (0..n).map(|v| bd[(v, a)] * mass[v]).sum()).collect();
+    stage("skinning eigenmodes and clusters");
     let n_clusters = pre.cluster_sizes.len();
-    // Row-major copies: the element loop reads whole rows of the basis and the rig Jacobian.
-    let bd_rows: Vec<f64> = (0..n)
-        .flat_map(|v| (0..rr).map(move |col| (v, col)))
-        .map(|(v, col)| bd[(v, col)])
-        .collect();
-    let jh_rows: Vec<f64> = (0..n)
-        .flat_map(|v| (0..c).map(move |col| (v, col)))
-        .map(|(v, col)| jh[(v, col)])
-        .collect();
-    let mut k_basis = vec![0.0; n_clusters * d * rr];
-    let mut k_rig = vec![0.0; n_clusters * d * c];
+    // K̂ = G_c B̂ and K̂ᴶ = G_c Ĵ with the sparse clustered gradient operator
+    // G_c[(c·d + j), v] = Σ_{e∈c, v∈e} w_e ∂φ_v/∂x_j (each cluster touches only its vertices).
+    let mut gc_triplets = Vec::with_capacity(mesh.n_elements() * (d + 1) * d);
     for e in 0..mesh.n_elements() {
         let cl = pre.labels[e];
         let gr = g.gradients(e);
         for (a, &v) in mesh.element(e).iter().enumerate() {
-            let (b_row, j_row) = (&bd_rows[v * rr..(v + 1) * rr], &jh_rows[v * c..(v + 1) * c]);
             for j in 0..d {
-                let coef = weights[e] * gr[a * d + j];
-                let kb = &mut k_basis[(cl * d + j) * rr..(cl * d + j + 1) * rr];
-                for (x, b) in kb.iter_mut().zip(b_row) {
-                    *x += coef * b;
-                }
-                let kr = &mut k_rig[(cl * d + j) * c..(cl * d + j + 1) * c];
-                for (x, y) in kr.iter_mut().zip(j_row) {
-                    *x += coef * y;
-                }
+                gc_triplets.push(Triplet::new(cl * d + j, v, weights[e] * gr[a * d + j]));
             }
         }
     }
+    let gc = SparseColMat::<usize, f64>::try_new_from_triplets(n_clusters * d, n, &gc_triplets).map_err(|e| {
+        NumericalError::Factorization {
+            matrix: "clustered gradient operator".into(),
+            reason: format!("{e:?}"),
+        }
+    })?;
+    let row_major = |m: &Mat<f64>| -> Vec<f64> {
+        (0..m.nrows() * m.ncols())
+            .map(|i| m[(i / m.ncols(), i % m.ncols())])
+            .collect()
+    };
+    let k_basis = row_major(&(&gc * &bd));
+    let k_rig = row_major(&(&gc * jh));
     let btlb_sym: Vec<f64> = (0..rr * rr)
         .map(|k| 0.5 * (btlb[(k / rr, k % rr)] + btlb[(k % rr, k / rr)]))
-        .collect();
-    let bmb: Vec<f64> = (0..rr * rr)
-        .map(|k| (0..n).map(|v| bd[(v, k / rr)] * mass[v] * bd[(v, k % rr)]).sum())
         .collect();
     // The lowest mode of the model itself (clustered rotations), in the subspace (its columns
     // are admissible).
@@ -555,7 +560,7 @@ fn build_reduced_model(
         })
         .collect();
     let mode_shapes: Vec<f64> = pairs.iter().flat_map(|(_, coeff)| coeff.iter().copied()).collect();
-    stage("lowest vibration mode");
+    stage("clustered operators and lowest vibration mode");
     let ab = a_hat * &bd;
     let bb = bd.transpose() * &bd;
     let nt = rc.n_targets();
@@ -583,11 +588,6 @@ fn build_reduced_model(
     };
     let orth = jmdb_norm / (rc.norm * spectral_norm(&bd)?).max(f64::MIN_POSITIVE);
     stage("reduced matrices");
-    let row_major = |m: &Mat<f64>| -> Vec<f64> {
-        (0..m.nrows() * m.ncols())
-            .map(|i| m[(i / m.ncols(), i % m.ncols())])
-            .collect()
-    };
     Ok(ReducedModel {
         basis,
         btlb: btlb_sym,

@@ -34,15 +34,6 @@ pub struct FastPrecomputeData {
     pub cluster_sizes: Vec<usize>,
 }
 
-impl FastPrecomputeData {
-    /// The weight fields as a matrix.
-    pub(crate) fn weight_matrix(&self) -> Mat<f64> {
-        Mat::from_fn(self.n_vertices, self.modes, |v, l| {
-            self.weights[l * self.n_vertices + v]
-        })
-    }
-}
-
 /// The key of a fast precompute: the mesh; the rig (rest positions, bone weights and blendshape
 /// deltas: with the momentum mass they fix the constraint rows `Â = Ĵᵀ diag(m ⊙ d)`, the
 /// blendshape rows and the rig terms through `J̃`); the lumped mass `m` (so the density and the
@@ -113,13 +104,18 @@ pub(crate) fn modes_kept(values: &[f64], k: usize) -> usize {
 /// `vol_e · s_e` and effective `volumes`), the clusters of their element features. Reports to
 /// this thread's [`crate::progress`] scope (eigenmodes up to 85 %, clusters up to 100 %) and
 /// stops with [`crate::OvertoneError::Cancelled`] when it is cancelled.
-pub(crate) fn build_fast_precompute(
+///
+/// `beside(weights)` runs on a second thread while the clusters are cut, with the kept weight
+/// fields (`n × modes`); its result is returned with the precompute. It must not report
+/// progress (the scope is this thread's).
+pub(crate) fn build_fast_precompute<T: Send>(
     mesh: &SimplexMesh,
     a_hat: &Mat<f64>,
     fast: FastParams,
     stiffness_weights: &[f64],
     volumes: &[f64],
-) -> Result<FastPrecomputeData> {
+    beside: impl FnOnce(&Mat<f64>) -> T + Send,
+) -> Result<(FastPrecomputeData, T)> {
     crate::progress::check()?;
     // A few eigenpairs beyond the request show whether the cut splits a cluster; there must be
     // room for them beside the constraint.
@@ -138,13 +134,20 @@ pub(crate) fn build_fast_precompute(
     modes.weights = modes.weights.subcols(0, kept).to_owned();
     crate::progress::report(0.85, "rotation clusters");
     crate::progress::check()?;
-    let clusters = if fast.clusters == mesh.n_elements() {
-        RotationClusters::per_element(mesh.n_elements())
-    } else {
-        crate::progress::within(0.85, 1.0, || RotationClusters::new(mesh, &modes.weights, fast.clusters))?
-    };
+    let weights = &modes.weights;
+    let (clusters, besides) = std::thread::scope(|scope| {
+        let other = scope.spawn(|| beside(weights));
+        let clusters = if fast.clusters == mesh.n_elements() {
+            Ok(RotationClusters::per_element(mesh.n_elements()))
+        } else {
+            crate::progress::within(0.85, 1.0, || RotationClusters::new(mesh, weights, fast.clusters))
+        };
+        let besides = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (clusters, besides)
+    });
+    let clusters = clusters?;
     crate::progress::report(1.0, "rotation clusters");
-    Ok(FastPrecomputeData {
+    let data = FastPrecomputeData {
         n_vertices: n,
         modes: kept,
         weights: (0..kept)
@@ -156,7 +159,8 @@ pub(crate) fn build_fast_precompute(
         constraint_rank: modes.constraint_rank,
         labels: clusters.labels,
         cluster_sizes: clusters.sizes,
-    })
+    };
+    Ok((data, besides))
 }
 
 #[cfg(test)]
