@@ -24,9 +24,9 @@ pub(crate) const CONSTRAINT_RANK_TOLERANCE: f64 = 1e-12;
 /// `r` sparse solves for `Z`, the `nr²` of `S` and an `r × r` eigensolve; the `n × r` factors
 /// are `U_r` and `Z` themselves (no `n × r × r` products: on a large character's lattice,
 /// 25,035 vertices and `r` = 492, those were half the bind's constraint setup).
-/// The eigensolve, rather than a Cholesky factor of `S`, because it is the one whose
-/// round-off Newton's method was tuned against: with `L⁻ᵀL⁻¹` a converged Newton step of the
-/// frog (step 9e-8) lost its descent slope to round-off one iteration earlier.
+/// The eigensolve rather than a Cholesky factor of `S`: with `L⁻ᵀL⁻¹`, a converged Newton step
+/// of the frog (step 9e-8) lost its descent slope to round-off one iteration earlier and the
+/// Newton test's quadratic tail failed.
 /// No indefinite KKT matrix is ever factored. [`solve_field_in_place`] does not allocate.
 ///
 /// [`solve_field_in_place`]: ConstrainedSolve::solve_field_in_place
@@ -37,7 +37,7 @@ pub struct ConstrainedSolve {
     z: Mat<f64>,
     /// `W = V Λ^{-1/2}` for `S = U_rᵀ Z = V Λ Vᵀ` (`r × r`), so that `S⁻¹ = W Wᵀ`.
     schur: Mat<f64>,
-    /// One `r`-vector of workspace per right-hand side.
+    /// `2r` values of workspace per right-hand side.
     tmp: Vec<Vec<f64>>,
     rank: usize,
     n_constraints: usize,
