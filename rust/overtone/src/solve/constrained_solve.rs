@@ -36,7 +36,7 @@ pub struct ConstrainedSolve {
     /// `Z = Ĥ⁻¹U_r`, `n × r`.
     z: Mat<f64>,
     /// `W = V Λ^{-1/2}` for `S = U_rᵀ Z = V Λ Vᵀ` (`r × r`), so that `S⁻¹ = W Wᵀ`.
-    schur: Mat<f64>,
+    w: Mat<f64>,
     /// `2r` values of workspace per right-hand side.
     tmp: Vec<Vec<f64>>,
     rank: usize,
@@ -86,13 +86,13 @@ impl ConstrainedSolve {
             SparseCholesky::new(h, max_rhs.max(c), what)?
         };
         let basis = orthonormal_constraint_basis(a, n, c, what)?;
-        let (z, schur) = schur_factors(&chol, &basis, what)?;
+        let (z, w) = schur_factors(&chol, &basis, what)?;
         let rank = basis.ncols();
         Ok(Self {
             chol,
             tmp: vec![vec![0.0; 2 * rank]; max_rhs.max(1)],
             z,
-            schur,
+            w,
             rank,
             n_constraints: c,
             basis,
@@ -112,9 +112,9 @@ impl ConstrainedSolve {
             ));
         }
         self.chol.refactor_ref(h)?;
-        let (z, schur) = schur_factors(&self.chol, &self.basis, &self.what)?;
+        let (z, w) = schur_factors(&self.chol, &self.basis, &self.what)?;
         self.z = z;
-        self.schur = schur;
+        self.w = w;
         Ok(())
     }
 
@@ -136,7 +136,7 @@ impl ConstrainedSolve {
     /// large meshes (bit-identical to the sequential result). Does not allocate.
     pub(crate) fn solve_field_in_place(&mut self, x: &mut [f64]) {
         let n = self.chol.n();
-        let factors = SchurFactors::of(&self.basis, &self.z, &self.schur);
+        let factors = SchurFactors::of(&self.basis, &self.z, &self.w);
         if n >= PARALLEL_MIN_VERTICES {
             self.chol.par_for_each_column(
                 x,
@@ -176,7 +176,7 @@ impl ConstrainedSolve {
             Par::rayon(0),
         );
         let mut s = Mat::<f64>::zeros(r, k);
-        SchurFactors::of(&self.basis, &self.z, &self.schur).schur_solve(t.as_mut(), s.as_mut(), Par::rayon(0));
+        SchurFactors::of(&self.basis, &self.z, &self.w).schur_solve(t.as_mut(), s.as_mut(), Par::rayon(0));
         matmul(x, Accum::Add, self.z.as_ref(), t.as_ref(), -1.0, Par::rayon(0));
     }
 
@@ -188,7 +188,7 @@ impl ConstrainedSolve {
     /// down to round-off relative to `‖u‖` even when `u` is the small difference of large terms.
     pub(crate) fn project_field_in_place(&mut self, x: &mut [f64]) {
         let n = self.chol.n();
-        let factors = SchurFactors::of(&self.basis, &self.z, &self.schur);
+        let factors = SchurFactors::of(&self.basis, &self.z, &self.w);
         for (col, t) in x.chunks_exact_mut(n).zip(self.tmp.iter_mut()) {
             factors.project_column(col, t);
         }
@@ -210,22 +210,22 @@ pub(crate) const PARALLEL_MIN_VERTICES: usize = 1000;
 struct SchurFactors<'a> {
     basis: MatRef<'a, f64>,
     z: MatRef<'a, f64>,
-    schur: MatRef<'a, f64>,
+    w: MatRef<'a, f64>,
 }
 
 impl<'a> SchurFactors<'a> {
-    fn of(basis: &'a Mat<f64>, z: &'a Mat<f64>, schur: &'a Mat<f64>) -> Self {
+    fn of(basis: &'a Mat<f64>, z: &'a Mat<f64>, w: &'a Mat<f64>) -> Self {
         Self {
             basis: basis.as_ref(),
             z: z.as_ref(),
-            schur: schur.as_ref(),
+            w: w.as_ref(),
         }
     }
 
     /// `t ← S⁻¹ t = W (Wᵀ t)` for the columns of `t` (`r × k`; `s`: `r × k` of workspace).
     fn schur_solve(&self, mut t: MatMut<'_, f64>, mut s: MatMut<'_, f64>, par: Par) {
-        matmul(s.as_mut(), Accum::Replace, self.schur.transpose(), t.as_ref(), 1.0, par);
-        matmul(t.as_mut(), Accum::Replace, self.schur, s.as_ref(), 1.0, par);
+        matmul(s.as_mut(), Accum::Replace, self.w.transpose(), t.as_ref(), 1.0, par);
+        matmul(t.as_mut(), Accum::Replace, self.w, s.as_ref(), 1.0, par);
     }
 
     /// `u ← u − Z S⁻¹(U_rᵀ u)` for one column (`t`: `2r` values of workspace): four SIMD
