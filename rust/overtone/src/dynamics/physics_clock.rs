@@ -5,7 +5,7 @@ use crate::error::Result;
 
 /// Physics steps per second of animation (Hz) with the default integrator (implicit midpoint),
 /// in hosts and in glTF bakes alike; each step still takes the automatic substeps
-/// (`ω₁Δ ≤ 0.5`).
+/// (`ω₁Δ ≤ 0.5`; the fast solver `ω₁Δ ≤ 0.75`).
 ///
 /// Why 240 Hz: the secondary motion of the test characters carries frequencies well above the
 /// lowest mode's (CesiumMan, fast solver: ω₁ = 114 rad/s, visible content near 300 rad/s), so

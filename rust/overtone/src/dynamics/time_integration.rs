@@ -42,25 +42,37 @@ pub(crate) const MAX_INTERNAL_STEP: f64 = 1.0 / 120.0;
 /// stays ≤ 2% (the fast solver corrects it on its lowest mode, see
 /// [`period_corrected_inertia`]).
 ///
-/// Why not more, so that a stiffer body would cost no more per frame: the fast solver's
-/// local/global iterations converge more slowly over longer steps, at the rate of the
-/// per-element stiffness against the inertia rather than of the lowest mode. On a beam made
-/// stiff through `frequency`, at one substep of 1/240 s: at `ω₁Δ = 0.5` the plain iteration
-/// needs ~53 iterations a solve and the Anderson-accelerated one ~17 (within the default ten it
-/// rings within 0.2% of its frequency); at `ω₁Δ = 0.9` the accelerated one needs ~27 and,
-/// stopped at ten, rings 3.6% slow and 35% of the peak away from eight substeps per step
-/// (converged, 11%: the midpoint rule's error on the modes above the lowest, which the period
-/// correction does not reach). On CesiumMan at 10x and 100x the default modulus, `ω₁Δ ≤ 1`
-/// would take 4 and 6.4 iterations a solve and move 4.9% and 16% of the peak away from eight
-/// substeps (1.5% and 3.6% at `ω₁Δ ≤ 0.5`).
+/// The full-order solvers keep it; the fast solver, whose period correction is per solve and
+/// whose iterations converge in a few steps on characters, allows [`FAST_MAX_OMEGA_STEP`].
 pub(crate) const MAX_OMEGA_STEP: f64 = 0.5;
+
+/// Largest `ω₁Δ` the fast solver's automatic rule allows. Its lowest mode rings at its exact
+/// period at any `ω₁Δ ≤ 2` ([`period_corrected_inertia`]); what limits the step is the rest:
+///
+/// * The correction's inertia scale `m` makes a kick from the rig move the body `1/m` times as
+///   much as it should (1.04 at `ω₁Δ = 0.5`, 1.1 at 0.75, 1.19 at 1, 1.7 at 1.6), while a
+///   slow, quasi-static load is unchanged; and the modes above the lowest keep the midpoint
+///   rule's period error.
+/// * On a slender body the iterations converge more slowly over a longer step (at the rate of
+///   the per-element stiffness against the inertia rather than of the lowest mode).
+///
+/// Measured at one substep of 1/240 s (`a_stiff_body_rings_at_its_frequency_with_the_default_iterations`):
+/// the seed beam made stiff through `frequency` needs ~10 accelerated iterations a solve and,
+/// with the default ten, rings 0.2% slow at `ω₁Δ = 0.5`, 1.0% slow at 0.75 (peak 2.8% above
+/// eight substeps') and 5.2% slow at 1 (peak 10% high). On CesiumMan (surface points, 48
+/// frames, against eight substeps per step, `scripts/compare_stiffness.py`): at 10x the default
+/// modulus one substep (`ω₁Δ` = 0.51) peaks within 2.2% of eight and is 4.4% of its peak away
+/// from them (4.1% with the two substeps of `ω₁Δ ≤ 0.5`); at 100x three (`ω₁Δ` = 0.54) peak 6%
+/// high and are 19.6% away (four: 1.5% and 25.8%); one would peak 23% high.
+pub(crate) const FAST_MAX_OMEGA_STEP: f64 = 0.75;
 
 /// Substeps per frame of length `dt` (seconds): enough that the internal step is at most
 /// [`MAX_INTERNAL_STEP`] and, when the lowest angular frequency `ω₁` (rad/s) is known,
-/// `ω₁Δ ≤` [`MAX_OMEGA_STEP`]; at most [`MAX_SUBSTEPS`].
-pub(crate) fn auto_substeps(dt: f64, omega1: Option<f64>) -> usize {
+/// `ω₁Δ ≤ omega_step` ([`MAX_OMEGA_STEP`] or [`FAST_MAX_OMEGA_STEP`]); at most
+/// [`MAX_SUBSTEPS`].
+pub(crate) fn auto_substeps(dt: f64, omega1: Option<f64>, omega_step: f64) -> usize {
     let by_step = (dt / MAX_INTERNAL_STEP - 1e-9).ceil();
-    let by_mode = omega1.map_or(1.0, |w| (w * dt / MAX_OMEGA_STEP - 1e-9).ceil());
+    let by_mode = omega1.map_or(1.0, |w| (w * dt / omega_step - 1e-9).ceil());
     (by_step.max(by_mode).max(1.0) as usize).min(MAX_SUBSTEPS)
 }
 
@@ -106,9 +118,16 @@ impl FramePlan {
     /// The plan of `params` for a body whose lowest angular frequency is `omega1` (needed only
     /// for automatic substeps; `None` uses the step-length rule alone).
     pub fn new(params: &SolverParams, omega1: Option<f64>) -> Self {
+        Self::with_omega_step(params, omega1, MAX_OMEGA_STEP)
+    }
+
+    /// As [`new`](Self::new), with automatic substeps that keep `ω₁Δ ≤ omega_step`.
+    pub(crate) fn with_omega_step(params: &SolverParams, omega1: Option<f64>, omega_step: f64) -> Self {
         let substeps = match params.integrator {
             Integrator::BackwardEuler => 1,
-            Integrator::ImplicitMidpoint => params.substeps.unwrap_or_else(|| auto_substeps(params.dt, omega1)),
+            Integrator::ImplicitMidpoint => params
+                .substeps
+                .unwrap_or_else(|| auto_substeps(params.dt, omega1, omega_step)),
         };
         Self {
             integrator: params.integrator,
@@ -240,11 +259,13 @@ mod tests {
     #[test]
     fn automatic_substeps_follow_the_step_and_the_mode() {
         // 24 fps: 1/24 s needs 5 steps of at most 1/120 s; 120 fps needs one.
-        assert_eq!(auto_substeps(1.0 / 24.0, None), 5);
-        assert_eq!(auto_substeps(1.0 / 120.0, None), 1);
-        // A stiff body, ω₁ = 200 rad/s at 24 fps: 200/24/0.5 = 16.7 → 17.
-        assert_eq!(auto_substeps(1.0 / 24.0, Some(200.0)), 17);
-        assert_eq!(auto_substeps(1.0, Some(1e9)), MAX_SUBSTEPS);
+        assert_eq!(auto_substeps(1.0 / 24.0, None, MAX_OMEGA_STEP), 5);
+        assert_eq!(auto_substeps(1.0 / 120.0, None, MAX_OMEGA_STEP), 1);
+        // A stiff body, ω₁ = 200 rad/s at 24 fps: 200/24/0.5 = 16.7 → 17; the fast solver's
+        // rule, 200/24/0.75 = 11.1 → 12.
+        assert_eq!(auto_substeps(1.0 / 24.0, Some(200.0), MAX_OMEGA_STEP), 17);
+        assert_eq!(auto_substeps(1.0 / 24.0, Some(200.0), FAST_MAX_OMEGA_STEP), 12);
+        assert_eq!(auto_substeps(1.0, Some(1e9), MAX_OMEGA_STEP), MAX_SUBSTEPS);
     }
 
     /// The solvers' substep on one undamped mode `ẍ = −ω²x` with the inertia scaled by `m`:

@@ -350,7 +350,11 @@ impl FastSolver {
         model.scale_by_shear_modulus(mu);
 
         // The system.
-        let plan = FramePlan::new(params, Some(omega1));
+        let plan = FramePlan::with_omega_step(
+            params,
+            Some(omega1),
+            crate::dynamics::time_integration::FAST_MAX_OMEGA_STEP,
+        );
         let system = FastSystem::new(&model, params, fast.iterations, &plan, mu, omega1)?;
         info.substeps = plan.substeps;
         info.lowest_frequency_hz = omega1 / std::f64::consts::TAU;
