@@ -94,6 +94,64 @@ unsafe fn dot3_avx(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
     std::array::from_fn(|i| (lanes[i][0] + lanes[i][1]) + (lanes[i][2] + lanes[i][3]) + tail[i])
 }
 
+/// `[a·b₀, a·b₁]`: two [`dot`] products sharing one read of `a` (the 2D counterpart of
+/// [`dot3`]). Each output is summed in exactly [`dot`]'s order, so `dot2(a, b₀, b₁)[i] ==
+/// dot(a, bᵢ)` bit for bit; with AVX (chosen at run time) the four partial sums of each output
+/// are one register's lanes, with separate multiplications and additions as in [`dot3`].
+#[inline]
+pub(crate) fn dot2(a: &[f64], b0: &[f64], b1: &[f64]) -> [f64; 2] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor supports AVX (checked just above).
+        return unsafe { dot2_avx(a, b0, b1) };
+    }
+    dot2_portable(a, b0, b1)
+}
+
+/// [`dot2_portable`] compiled with AVX enabled.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn dot2_avx(a: &[f64], b0: &[f64], b1: &[f64]) -> [f64; 2] {
+    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd};
+    let n = a.len().min(b0.len()).min(b1.len());
+    let chunks = n / 4;
+    let (mut s0, mut s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+    for c in 0..chunks {
+        // SAFETY: 4c + 4 ≤ n ≤ the length of every slice.
+        let (x, y0, y1) = unsafe {
+            (
+                _mm256_loadu_pd(a.as_ptr().add(4 * c)),
+                _mm256_loadu_pd(b0.as_ptr().add(4 * c)),
+                _mm256_loadu_pd(b1.as_ptr().add(4 * c)),
+            )
+        };
+        // Lane k of sᵢ is dot's partial sum k: a separate multiply, then add.
+        s0 = _mm256_add_pd(s0, _mm256_mul_pd(x, y0));
+        s1 = _mm256_add_pd(s1, _mm256_mul_pd(x, y1));
+    }
+    let mut lanes = [[0.0f64; 4]; 2];
+    // SAFETY: each destination holds four f64.
+    unsafe {
+        _mm256_storeu_pd(lanes[0].as_mut_ptr(), s0);
+        _mm256_storeu_pd(lanes[1].as_mut_ptr(), s1);
+    }
+    let mut tail = [0.0; 2];
+    for k in 4 * chunks..n {
+        tail[0] += a[k] * b0[k];
+        tail[1] += a[k] * b1[k];
+    }
+    std::array::from_fn(|i| (lanes[i][0] + lanes[i][1]) + (lanes[i][2] + lanes[i][3]) + tail[i])
+}
+
+/// The body of [`dot2`] (the instruction set left to the caller's compilation).
+#[inline(always)]
+fn dot2_portable(a: &[f64], b0: &[f64], b1: &[f64]) -> [f64; 2] {
+    [dot(a, b0), dot(a, b1)]
+}
+
 /// The body of [`dot3`] (the instruction set left to the caller's compilation).
 #[inline(always)]
 fn dot3_portable(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
@@ -302,6 +360,23 @@ mod tests {
                     e.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
                     "n = {n}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn dot2_equals_two_dots_bit_for_bit() {
+        for n in [0, 1, 3, 4, 7, 30, 40, 301] {
+            let v = |f: f64, p: f64| -> Vec<f64> {
+                (0..n)
+                    .map(|k| (k as f64 * f + p).sin() * 1e3f64.powf((k % 5) as f64 - 2.0))
+                    .collect()
+            };
+            let (a, b0, b1) = (v(0.37, 0.1), v(1.3, 0.2), v(0.71, 0.3));
+            let got = dot2(&a, &b0, &b1);
+            assert_eq!(got.map(f64::to_bits), dot2_portable(&a, &b0, &b1).map(f64::to_bits));
+            for (g, b) in got.iter().zip([&b0, &b1]) {
+                assert_eq!(g.to_bits(), dot(&a, b).to_bits(), "n = {n}");
             }
         }
     }

@@ -5,7 +5,7 @@
 use faer::{Mat, Side};
 
 use crate::error::{NumericalError, Result};
-use crate::math::kernels::{add_transposed_product3, dot, dot3};
+use crate::math::kernels::{add_transposed_product3, dot, dot2, dot3};
 use crate::math::polar::{closest_rotation_2d, closest_rotation_3d, closest_rotation_3d_x4};
 use serde::{Deserialize, Serialize};
 
@@ -61,8 +61,8 @@ impl RigRows<'_> {
 /// `out[i·m + q] = (add[i·m + q] +) M_q · x_i` for coordinates `i < d` and rows `q < m`: the
 /// `m × n` row-major matrix `M` applied to the `d` coordinate blocks of `x` (`d × n`,
 /// coordinate-major), i.e. `out = (add +) (M X)ᵀ` with `X` the `n × d` matrix of coordinates.
-/// Every output is one [`dot`]; in 3D the three coordinates share each read of a row of `M`
-/// ([`dot3`], bit-identical to three [`dot`]s). Does not allocate.
+/// Every output is one [`dot`]; in 3D and 2D the coordinates share each read of a row of `M`
+/// ([`dot3`], [`dot2`], bit-identical to [`dot`]s). Does not allocate.
 pub(super) fn rows_times_coordinates(
     d: usize,
     m_rows: &[f64],
@@ -76,6 +76,19 @@ pub(super) fn rows_times_coordinates(
         let (x0, x1, x2) = (&x[..n], &x[n..2 * n], &x[2 * n..3 * n]);
         for q in 0..m {
             let v = dot3(&m_rows[q * n..(q + 1) * n], x0, x1, x2);
+            for (i, vi) in v.into_iter().enumerate() {
+                out[i * m + q] = match add {
+                    Some(a) => a[i * m + q] + vi,
+                    None => vi,
+                };
+            }
+        }
+        return;
+    }
+    if d == 2 {
+        let (x0, x1) = (&x[..n], &x[n..2 * n]);
+        for q in 0..m {
+            let v = dot2(&m_rows[q * n..(q + 1) * n], x0, x1);
             for (i, vi) in v.into_iter().enumerate() {
                 out[i * m + q] = match add {
                     Some(a) => a[i * m + q] + vi,
@@ -152,6 +165,20 @@ unsafe fn rotations_into_avx(d: usize, n_clusters: usize, f: &[f64], warm: &mut 
 fn rotations_into_portable(d: usize, n_clusters: usize, f: &[f64], warm: &mut [[f64; 4]], r: &mut [f64]) {
     let nq = n_clusters * d;
     let mut first = 0;
+    if d == 2 {
+        // Each cluster's 2 × 2 gradient `[f00 f01; f10 f11]` lies at `f[i·nq + 2cl + j]`.
+        let (f0, f1) = f.split_at(nq);
+        let (r0, r1) = r.split_at_mut(nq);
+        for cl in 0..n_clusters {
+            let q = 2 * cl;
+            let fc = [f0[q], f0[q + 1], f1[q], f1[q + 1]];
+            let mut rc = [0.0; 4];
+            closest_rotation_2d(&fc, &mut rc);
+            r0[q..q + 2].copy_from_slice(&rc[..2]);
+            r1[q..q + 2].copy_from_slice(&rc[2..]);
+        }
+        return;
+    }
     if d == 3 {
         for c4 in 0..n_clusters / 4 {
             let cl0 = 4 * c4;
@@ -273,6 +300,24 @@ impl DenseCholesky {
             b0[i] = (b0[i] - s[0]) * self.inv_diag[i];
             b1[i] = (b1[i] - s[1]) * self.inv_diag[i];
             b2[i] = (b2[i] - s[2]) * self.inv_diag[i];
+        }
+    }
+
+    /// `bᵢ ← H⁻¹ bᵢ` for two right-hand sides in place (the 2D counterpart of
+    /// [`solve3_in_place`](Self::solve3_in_place)); each `bᵢ` gets exactly
+    /// [`solve_in_place`](Self::solve_in_place)'s arithmetic. Does not allocate.
+    pub(super) fn solve2_in_place(&self, b0: &mut [f64], b1: &mut [f64]) {
+        let n = self.n;
+        for i in 0..n {
+            let s = dot2(&self.lower[i * n..i * n + i], &b0[..i], &b1[..i]);
+            b0[i] = (b0[i] - s[0]) * self.inv_diag[i];
+            b1[i] = (b1[i] - s[1]) * self.inv_diag[i];
+        }
+        for i in (0..n).rev() {
+            let u = &self.upper[i * n + i + 1..(i + 1) * n];
+            let s = dot2(u, &b0[i + 1..n], &b1[i + 1..n]);
+            b0[i] = (b0[i] - s[0]) * self.inv_diag[i];
+            b1[i] = (b1[i] - s[1]) * self.inv_diag[i];
         }
     }
 

@@ -669,7 +669,14 @@ impl FastSolver {
                     *x += r * k;
                 }
             }
-            sys.chol.solve_in_place(zi);
+        }
+        if d == 2 {
+            let (z0, z1) = st.z.split_at_mut(rr);
+            sys.chol.solve2_in_place(z0, &mut z1[..rr]);
+        } else {
+            for i in 0..d {
+                sys.chol.solve_in_place(&mut st.z[i * rr..(i + 1) * rr]);
+            }
         }
     }
 
