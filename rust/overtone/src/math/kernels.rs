@@ -152,6 +152,74 @@ fn dot2_portable(a: &[f64], b0: &[f64], b1: &[f64]) -> [f64; 2] {
     [dot(a, b0), dot(a, b1)]
 }
 
+/// [`dot3`] over the chunks of four listed in `chunks` (ascending chunk indices `c`, entries
+/// `4c..4c + 4`), for a length that is a multiple of four: when `a` is zero outside those chunks
+/// the result equals `dot3(a, b₀, b₁, b₂)` bit for bit (the skipped products are zeros added to
+/// the same partial sums; only the sign of an exactly zero result can differ). Does not
+/// allocate.
+#[inline]
+pub(crate) fn dot3_chunks(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64], chunks: &[u32]) -> [f64; 3] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the processor supports AVX (checked just above).
+        return unsafe { dot3_chunks_avx(a, b0, b1, b2, chunks) };
+    }
+    dot3_chunks_portable(a, b0, b1, b2, chunks)
+}
+
+/// [`dot3_chunks_portable`] compiled with AVX enabled.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn dot3_chunks_avx(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64], chunks: &[u32]) -> [f64; 3] {
+    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd};
+    let n = a.len().min(b0.len()).min(b1.len()).min(b2.len());
+    let (mut s0, mut s1, mut s2) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
+    for &c in chunks {
+        let at = 4 * c as usize;
+        assert!(at + 4 <= n, "chunk {c} beyond the length {n}");
+        // SAFETY: at + 4 ≤ n ≤ the length of every slice (asserted just above).
+        let (x, y0, y1, y2) = unsafe {
+            (
+                _mm256_loadu_pd(a.as_ptr().add(at)),
+                _mm256_loadu_pd(b0.as_ptr().add(at)),
+                _mm256_loadu_pd(b1.as_ptr().add(at)),
+                _mm256_loadu_pd(b2.as_ptr().add(at)),
+            )
+        };
+        s0 = _mm256_add_pd(s0, _mm256_mul_pd(x, y0));
+        s1 = _mm256_add_pd(s1, _mm256_mul_pd(x, y1));
+        s2 = _mm256_add_pd(s2, _mm256_mul_pd(x, y2));
+    }
+    let mut lanes = [[0.0f64; 4]; 3];
+    // SAFETY: each destination holds four f64.
+    unsafe {
+        _mm256_storeu_pd(lanes[0].as_mut_ptr(), s0);
+        _mm256_storeu_pd(lanes[1].as_mut_ptr(), s1);
+        _mm256_storeu_pd(lanes[2].as_mut_ptr(), s2);
+    }
+    std::array::from_fn(|i| (lanes[i][0] + lanes[i][1]) + (lanes[i][2] + lanes[i][3]) + 0.0)
+}
+
+/// The body of [`dot3_chunks`] (the instruction set left to the caller's compilation).
+#[inline(always)]
+fn dot3_chunks_portable(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64], chunks: &[u32]) -> [f64; 3] {
+    let mut s = [[0.0f64; 4]; 3];
+    for &c in chunks {
+        let r = 4 * c as usize..4 * c as usize + 4;
+        let x = &a[r.clone()];
+        for (si, b) in s.iter_mut().zip([&b0[r.clone()], &b1[r.clone()], &b2[r.clone()]]) {
+            si[0] += x[0] * b[0];
+            si[1] += x[1] * b[1];
+            si[2] += x[2] * b[2];
+            si[3] += x[3] * b[3];
+        }
+    }
+    std::array::from_fn(|i| (s[i][0] + s[i][1]) + (s[i][2] + s[i][3]) + 0.0)
+}
+
 /// The body of [`dot3`] (the instruction set left to the caller's compilation).
 #[inline(always)]
 fn dot3_portable(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
@@ -362,6 +430,27 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn dot3_over_the_nonzero_chunks_equals_dot3_bit_for_bit() {
+        let n = 64;
+        let v = |f: f64, p: f64| -> Vec<f64> {
+            (0..n)
+                .map(|k| (k as f64 * f + p).sin() * 10f64.powi((k % 7) as i32 - 3))
+                .collect()
+        };
+        let (b0, b1, b2) = (v(1.3, 0.2), v(0.71, 0.3), v(2.9, 0.4));
+        // A row that is zero outside chunks 1, 2, 7, 12 and 15.
+        let chunks = [1u32, 2, 7, 12, 15];
+        let a: Vec<f64> = v(0.37, 0.1)
+            .into_iter()
+            .enumerate()
+            .map(|(k, x)| if chunks.contains(&((k / 4) as u32)) { x } else { 0.0 })
+            .collect();
+        let full = dot3(&a, &b0, &b1, &b2).map(f64::to_bits);
+        assert_eq!(dot3_chunks(&a, &b0, &b1, &b2, &chunks).map(f64::to_bits), full);
+        assert_eq!(dot3_chunks_portable(&a, &b0, &b1, &b2, &chunks).map(f64::to_bits), full);
     }
 
     #[test]

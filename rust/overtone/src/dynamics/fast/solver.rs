@@ -8,7 +8,8 @@ use std::time::Instant;
 use faer::Mat;
 
 use crate::dynamics::fast::kernels::{
-    rotations_into, rows_times_coordinates, subtract_transposed_product, ClusterSpace, DenseCholesky, RigRows,
+    chunk_rows_times_coordinates3, rotations_into, rows_times_coordinates, subtract_transposed_product, ClusterSpace,
+    DenseCholesky, NonzeroChunks,
 };
 use crate::dynamics::fast::model::{FastOperators, FastParams, FastPrecompute, ReducedModel};
 use crate::dynamics::modal_damping::ModalDamping;
@@ -17,7 +18,7 @@ use crate::dynamics::time_integration::{
 };
 use crate::dynamics::{validate_solver_inputs, Material, RestShape, SolverParams, StepReport};
 use crate::error::{NumericalError, OvertoneError, Result};
-use crate::math::kernels::{add_transposed_product3, dot};
+use crate::math::kernels::{add_transposed_product3, dot, dot3};
 use crate::mesh::SimplexMesh;
 use crate::rig::LbsRig;
 use crate::solve::anderson::Anderson;
@@ -109,6 +110,8 @@ struct FastSystem {
     chol: DenseCholesky,
     /// Iterating in cluster space, when cheaper (see [`ClusterSpace`]).
     cluster_space: Option<ClusterSpace>,
+    /// The non-zero chunks of the rig gradients `K̂ᴶ` in 3D, when sparse enough to pay.
+    k_rig_chunks: Option<NonzeroChunks>,
 }
 
 /// The body's state.
@@ -148,6 +151,12 @@ struct FastWorkspace {
     fvec_prev: Vec<f64>,
     /// The iterate `z_k` whose image the global solve computes (`z` layout).
     z_iter: Vec<f64>,
+    /// The rig's velocity residual `q = p_{n+1} − p_n − τṗ_n` (`d·c̃`), and the right-hand
+    /// side's products `B̂ᵀM̂Ĵ q`, `B̂ᵀL̂Ĵ p_{n+1}` and `B̂ᵀL̂B̂ z_n` (`z` layout).
+    rig_q: Vec<f64>,
+    rig_inertia: Vec<f64>,
+    rig_elastic: Vec<f64>,
+    lz: Vec<f64>,
     /// Anderson acceleration of the iterations with a tolerance: of the cluster gradients
     /// (cluster space) or of the reduced coordinates.
     accel_f: Anderson,
@@ -197,6 +206,15 @@ impl FastSystem {
             inertia,
             chol,
             cluster_space,
+            k_rig_chunks: (d == 3)
+                .then(|| {
+                    NonzeroChunks::of(
+                        &model.k_rig,
+                        model.n_clusters * d,
+                        model.k_rig.len() / (model.n_clusters * d).max(1),
+                    )
+                })
+                .flatten(),
         })
     }
 
@@ -280,6 +298,10 @@ impl FastWorkspace {
             rvec: vec![0.0; n_clusters * d * d],
             fvec_prev: vec![0.0; n_clusters * d * d],
             z_iter: vec![0.0; d * rr],
+            rig_q: vec![0.0; d * c],
+            rig_inertia: vec![0.0; d * rr],
+            rig_elastic: vec![0.0; d * rr],
+            lz: vec![0.0; d * rr],
             accel_f: Anderson::new(n_clusters * d * d, ANDERSON_DEPTH),
             accel_z: Anderson::new(d * rr, ANDERSON_DEPTH),
             coeff: vec![0.0; d * modes * (d + 1)],
@@ -494,7 +516,10 @@ impl FastSolver {
         let h2 = h * h;
         // Rig part of each cluster's deformation gradient, `f_rig[i][cl·d + j]`.
         let nq = m.n_clusters * d;
-        rows_times_coordinates(d, &m.k_rig, nq, c, p_next, None, &mut w.f_rig);
+        match &sys.k_rig_chunks {
+            Some(nz) => chunk_rows_times_coordinates3(&m.k_rig, nz, nq, c, p_next, &mut w.f_rig),
+            None => rows_times_coordinates(d, &m.k_rig, nq, c, p_next, None, &mut w.f_rig),
+        }
         let rest_rig = sys.rest == RestShape::Rig;
         w.warm_rig_start.copy_from_slice(&st.warm_rig);
         if rest_rig {
@@ -504,37 +529,33 @@ impl FastSolver {
             rotations_into(d, m.n_clusters, &w.f_rig, &mut st.warm_rig, &mut w.r_rig);
         }
         let (dm, ds) = (sys.damping.mass / h, sys.damping.stiffness / h);
+        // The rig's inertia term B̂ᵀM̂Ĵ q (q = p_{n+1} − p_n − τṗ_n), without the rig's rest
+        // shape its elasticity B̂ᵀL̂Ĵ p_{n+1}, and with stiffness damping B̂ᵀL̂B̂ z_n: one
+        // matrix-vector product per term, the coordinates sharing each row read.
+        for (k, q) in w.rig_q.iter_mut().enumerate() {
+            *q = p_next[k] - st.p[k] - h * st.pdot[k];
+        }
+        rows_times_coordinates(d, &m.bmj, rr, c, &w.rig_q, None, &mut w.rig_inertia);
+        if !rest_rig {
+            rows_times_coordinates(d, &m.blj, rr, c, p_next, None, &mut w.rig_elastic);
+        }
+        if ds != 0.0 {
+            rows_times_coordinates(d, &m.btlb, rr, rr, &st.z, None, &mut w.lz);
+        }
         // Constant part of the right-hand side.
-        for i in 0..d {
-            let zi = &st.z[i * rr..(i + 1) * rr];
-            for a in 0..rr {
-                let mut s = sys.inertia * (zi[a] + h * st.zdot[i * rr + a]) / h2 + m.bm1[a] * sys.gravity[i];
-                if ds != 0.0 || dm != 0.0 {
-                    // Rayleigh part of the damping of ż: + (α B̂ᵀM̂B̂ + β μB̂ᵀL̂B̂) z_n / τ (B̂ᵀM̂B̂ = I).
-                    s += dm * zi[a] + ds * dot(&m.btlb[a * rr..(a + 1) * rr], zi);
-                }
-                w.base[i * rr + a] = s;
+        for k in 0..d * rr {
+            let i = k / rr;
+            let a = k % rr;
+            let mut s = sys.inertia * (st.z[k] + h * st.zdot[k]) / h2 + m.bm1[a] * sys.gravity[i];
+            if ds != 0.0 || dm != 0.0 {
+                // Rayleigh part of the damping of ż: + (α B̂ᵀM̂B̂ + β μB̂ᵀL̂B̂) z_n / τ (B̂ᵀM̂B̂ = I).
+                s += dm * st.z[k] + if ds != 0.0 { ds * w.lz[k] } else { 0.0 };
             }
-            // The rig's inertia (and, without the rig's rest shape, elasticity) terms, four rows
-            // at a time: each row keeps its own running sum in the order of one row at a time.
-            let rows = RigRows {
-                bmj: &m.bmj,
-                blj: &m.blj,
-                c,
-                p_next: &p_next[i * c..(i + 1) * c],
-                p: &st.p[i * c..(i + 1) * c],
-                pdot: &st.pdot[i * c..(i + 1) * c],
-                h,
-                rest_rig,
-            };
-            let bi = &mut w.base[i * rr..(i + 1) * rr];
-            let blocks = rr / 4;
-            for b in 0..blocks {
-                rows.subtract::<4>(4 * b, (&mut bi[4 * b..4 * b + 4]).try_into().expect("four rows"));
+            s -= w.rig_inertia[k] / h2;
+            if !rest_rig {
+                s -= w.rig_elastic[k];
             }
-            for a in 4 * blocks..rr {
-                rows.subtract::<1>(a, (&mut bi[a..a + 1]).try_into().expect("one row"));
-            }
+            w.base[k] = s;
         }
         if rest_rig {
             subtract_transposed_product(d, &m.k_basis, nq, rr, &w.r_rig, &mut w.base);
@@ -731,15 +752,30 @@ impl FastSolver {
         let (d, rr) = (self.model.dim(), self.model.rr);
         let c = self.model.a_b.len() / rr.max(1);
         let (mut num, mut den) = (self.blendshape_product_sq(), 0.0);
-        for i in 0..d {
-            let zi = &self.state.z[i * rr..(i + 1) * rr];
+        let z = &self.state.z;
+        if d == 3 {
+            // The three coordinates share each row read (the sums in another order than one
+            // coordinate at a time: a diagnostic, not part of the motion).
+            let (z0, z1, z2) = (&z[..rr], &z[rr..2 * rr], &z[2 * rr..3 * rr]);
             for k in 0..c {
-                let s = dot(&self.model.a_b[k * rr..(k + 1) * rr], zi);
-                num += s * s;
+                let s = dot3(&self.model.a_b[k * rr..(k + 1) * rr], z0, z1, z2);
+                num += s[0] * s[0] + s[1] * s[1] + s[2] * s[2];
             }
             for a in 0..rr {
-                let s = dot(&self.model.b_b[a * rr..(a + 1) * rr], zi);
-                den += zi[a] * s;
+                let s = dot3(&self.model.b_b[a * rr..(a + 1) * rr], z0, z1, z2);
+                den += z0[a] * s[0] + z1[a] * s[1] + z2[a] * s[2];
+            }
+        } else {
+            for i in 0..d {
+                let zi = &z[i * rr..(i + 1) * rr];
+                for k in 0..c {
+                    let s = dot(&self.model.a_b[k * rr..(k + 1) * rr], zi);
+                    num += s * s;
+                }
+                for a in 0..rr {
+                    let s = dot(&self.model.b_b[a * rr..(a + 1) * rr], zi);
+                    den += zi[a] * s;
+                }
             }
         }
         let (abs, un) = (num.sqrt(), den.max(0.0).sqrt());
