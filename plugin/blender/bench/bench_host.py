@@ -9,7 +9,9 @@ followed by ``evaluated_depsgraph_get()`` (which evaluates what the handler chan
 "armature only" and "armature + Overtone" so drift of the shared machine hits both alike. Also
 the bind (Add, and the UI thread's part of the asynchronous bind: read, start, longest poll,
 take) and the handler's parts. ``OVERTONE_BENCH_ONLY=<label>`` runs one character and skips the
-Soft Body comparison.
+Soft Body comparison; ``OVERTONE_BENCH_STIFFNESS=<k>`` makes each character's material ``k``
+times stiffer before the bind (its frequency times ``√k``, or its Young's modulus times ``k``
+without one).
 
 Soft Body: the tube of ``tests/scenes.py`` (3,242 vertices, 3 bones, the root swings until frame
 30 and then holds), Soft Body after the Armature modifier with goal weights 1.0 at the root to
@@ -69,6 +71,13 @@ def preview(label, ob, arm):
     handler's parts on the same frames (median UI-thread CPU ms)."""
     scene = bpy.context.scene
     scenes.key_hop_and_swing(arm, scenes.world_height(ob), 1, 30)
+    if STIFFNESS != 1.0:
+        # A k times stiffer material: the modulus times k, or (the default, a frequency set)
+        # the lowest mode √k times faster.
+        if ob.overtone.use_frequency:
+            ob.overtone.frequency *= STIFFNESS ** 0.5
+        else:
+            ob.overtone.youngs_modulus *= STIFFNESS
     side = os.path.join(OUT, f"{label}.ovt")
     for f in glob.glob(os.path.join(OUT, f"{label}.*.ovt")):
         os.unlink(f)
@@ -177,6 +186,8 @@ def preview_costs():
 
 
 only = os.environ.get("OVERTONE_BENCH_ONLY")
+# A multiple of each character's default Young's modulus (issue 34: the cost at a stiffer material).
+STIFFNESS = float(os.environ.get("OVERTONE_BENCH_STIFFNESS", "1"))
 
 
 def soft_body_vs_overtone():
