@@ -65,7 +65,7 @@ pub(super) fn rows_times_coordinates(
 }
 
 /// The chunks of four (entries `4c..4c + 4`) of each row of an `m × n` row-major matrix that
-/// hold a non-zero, for [`chunk_rows_times_coordinates`]: the clustered rig gradients `K̂ᴶ` of a
+/// hold a non-zero, for [`chunk_rows_times_coordinates3`]: the clustered rig gradients `K̂ᴶ` of a
 /// many-bone character touch few bones a cluster (the mannequin: 19% of the entries are
 /// non-zero; a row's bones are not contiguous, its first to last non-zero spans 94%).
 #[derive(Clone, Debug, Default)]
