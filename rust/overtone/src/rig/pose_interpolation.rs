@@ -26,9 +26,9 @@ struct BonePath {
 
 /// Interpolates rig parameters (the layout of [`LbsRig`]: bones coordinate-major, then the
 /// blendshape weights) between a pose `p_a` and a pose `p_b`. Set up once per frame with
-/// [`prepare`](Self::prepare) (two polar decompositions per bone), then
-/// [`pose_at`](Self::pose_at) costs a slerp per bone. Does not allocate after the first
-/// `prepare` for a rig.
+/// [`prepare`](Self::prepare) (two polar decompositions per bone, one when `p_a` is the last
+/// `p_b`, as for consecutive frames), then [`pose_at`](Self::pose_at) costs a slerp per bone.
+/// Does not allocate after the first `prepare` for a rig.
 #[derive(Clone, Debug, Default)]
 pub struct PoseInterpolator {
     dim: usize,
@@ -36,6 +36,37 @@ pub struct PoseInterpolator {
     pa: Vec<f64>,
     pb: Vec<f64>,
     bones: Vec<BonePath>,
+    /// Per bone, the rotation (as computed, before the hemisphere flip) and stretch of the last
+    /// `p_b`: the next frame's `p_a` when frames follow each other.
+    end: Vec<([f64; 4], [f64; 9])>,
+}
+
+/// Bone `b`'s rotation (quaternion `(w, x, y, z)` in 3D, angle in `q[0]` in 2D) and stretch
+/// `S = RᵀA` in pose `p` (`c` parameters a coordinate).
+fn bone_end(p: &[f64], b: usize, c: usize, d: usize) -> ([f64; 4], [f64; 9]) {
+    let (mut q, mut s) = ([0.0; 4], [0.0; 9]);
+    let mut a = [0.0; 9];
+    for i in 0..d {
+        for j in 0..d {
+            a[i * d + j] = p[i * c + b * (d + 1) + j];
+        }
+    }
+    let mut r = [0.0; 9];
+    if d == 2 {
+        closest_rotation_2d(&a[..4], &mut r[..4]);
+        q[0] = r[2].atan2(r[0]);
+    } else {
+        let mut warm = [1.0, 0.0, 0.0, 0.0];
+        closest_rotation_3d(&a, &mut warm, &mut r, ROTATION_ACCURACY);
+        q = quat_from_rotation(&r);
+    }
+    // S = Rᵀ A
+    for i in 0..d {
+        for j in 0..d {
+            s[i * d + j] = (0..d).map(|l| r[l * d + i] * a[l * d + j]).sum();
+        }
+    }
+    (q, s)
 }
 
 fn quat_from_rotation(r: &[f64]) -> [f64; 4] {
@@ -82,6 +113,12 @@ impl PoseInterpolator {
     /// Sets the end poses (each [`LbsRig::n_params`] values, checked by the caller).
     pub fn prepare(&mut self, rig: &LbsRig, p_a: &[f64], p_b: &[f64]) {
         let (d, m) = (rig.dim(), rig.n_bones());
+        // `p_a` is the last `p_b` (bit for bit): its ends are already known.
+        let follows = self.dim == d
+            && self.n_bones == m
+            && self.end.len() == m
+            && self.pb.len() == p_a.len()
+            && self.pb.iter().zip(p_a).all(|(x, y)| x.to_bits() == y.to_bits());
         self.dim = d;
         self.n_bones = m;
         self.pa.clear();
@@ -89,32 +126,13 @@ impl PoseInterpolator {
         self.pb.clear();
         self.pb.extend_from_slice(p_b);
         self.bones.resize(m, BonePath::default());
+        self.end.resize(m, ([0.0; 4], [0.0; 9]));
         let c = m * (d + 1);
         for b in 0..m {
-            let mut path = BonePath::default();
-            for (p, q, s) in [(p_a, &mut path.qa, &mut path.sa), (p_b, &mut path.qb, &mut path.sb)] {
-                let mut a = [0.0; 9];
-                for i in 0..d {
-                    for j in 0..d {
-                        a[i * d + j] = p[i * c + b * (d + 1) + j];
-                    }
-                }
-                let mut r = [0.0; 9];
-                if d == 2 {
-                    closest_rotation_2d(&a[..4], &mut r[..4]);
-                    q[0] = r[2].atan2(r[0]);
-                } else {
-                    let mut warm = [1.0, 0.0, 0.0, 0.0];
-                    closest_rotation_3d(&a, &mut warm, &mut r, ROTATION_ACCURACY);
-                    *q = quat_from_rotation(&r);
-                }
-                // S = Rᵀ A
-                for i in 0..d {
-                    for j in 0..d {
-                        s[i * d + j] = (0..d).map(|l| r[l * d + i] * a[l * d + j]).sum();
-                    }
-                }
-            }
+            let (qa, sa) = if follows { self.end[b] } else { bone_end(p_a, b, c, d) };
+            let (qb, sb) = bone_end(p_b, b, c, d);
+            self.end[b] = (qb, sb);
+            let mut path = BonePath { qa, qb, sa, sb };
             if d == 2 {
                 // The shorter way round.
                 let mut delta = path.qb[0] - path.qa[0];
@@ -228,6 +246,33 @@ mod tests {
             let want = pose(d, [std::f64::consts::PI, 0.0], [1.0, 1.0], [0.0, 0.0]);
             let err = out.iter().zip(&want).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
             assert!(err < 1e-12, "{d}D: {err:.2e}");
+        }
+    }
+
+    /// Consecutive frames reuse the shared pose's decomposition: preparing `(b, c)` after
+    /// `(a, b)` gives the poses of a fresh interpolator prepared with `(b, c)`, bit for bit
+    /// (including across the hemisphere flip of 3D, where `b`'s rotation was negated for `a`).
+    #[test]
+    fn consecutive_frames_reuse_the_shared_pose_exactly() {
+        for d in [2, 3] {
+            let r = rig(d);
+            let a = pose(d, [0.1, -0.3], [1.0, 2.0], [0.0, 1.0]);
+            let b = pose(d, [3.0, 2.5], [1.5, 2.0], [1.0, -1.0]);
+            let c = pose(d, [-3.0, 0.4], [1.2, 1.8], [0.5, 0.0]);
+            let mut chained = PoseInterpolator::default();
+            chained.prepare(&r, &a, &b);
+            chained.prepare(&r, &b, &c);
+            let mut fresh = PoseInterpolator::default();
+            fresh.prepare(&r, &b, &c);
+            let (mut x, mut y) = (vec![0.0; a.len()], vec![0.0; a.len()]);
+            for s in [0.0, 0.26, 0.52, 0.9, 1.0] {
+                chained.pose_at(s, &mut x);
+                fresh.pose_at(s, &mut y);
+                assert!(
+                    x.iter().zip(&y).all(|(p, q)| p.to_bits() == q.to_bits()),
+                    "{d}D at {s}: {x:?} against {y:?}"
+                );
+            }
         }
     }
 }
