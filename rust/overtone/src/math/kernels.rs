@@ -34,216 +34,136 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// `[a·b₀, a·b₁, a·b₂]`: three [`dot`] products sharing one read of `a` (one row of a
-/// `m × n` matrix against the three columns of an `n × 3` block stored as three slices). Each
-/// output is summed in exactly [`dot`]'s order (four partial sums over chunks of four, then the
-/// tail), so `dot3(a, b₀, b₁, b₂)[i] == dot(a, bᵢ)` bit for bit; only the loads of `a` are shared.
-///
-/// On x86-64 processors with AVX the same loop is compiled for 256-bit registers (chosen at
-/// run time): the four partial sums of each output are one register's four lanes, added with
-/// the same separate multiplications and additions (no fused multiply-add), so the result is
-/// the same bit for bit on every processor.
+/// `m × n` matrix against the three columns of an `n × 3` block stored as three slices), see
+/// [`dots`]: `dot3(a, b₀, b₁, b₂)[i] == dot(a, bᵢ)` bit for bit.
 #[inline]
 pub(crate) fn dot3(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx") {
-        // SAFETY: the processor supports AVX (checked just above).
-        return unsafe { dot3_avx(a, b0, b1, b2) };
-    }
-    dot3_portable(a, b0, b1, b2)
+    dots(a, [b0, b1, b2], None)
 }
 
-/// [`dot3_portable`] compiled with AVX enabled.
-///
-/// # Safety
-/// The processor must support AVX.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn dot3_avx(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
-    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd};
-    let n = a.len().min(b0.len()).min(b1.len()).min(b2.len());
-    let chunks = n / 4;
-    let (mut s0, mut s1, mut s2) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
-    for c in 0..chunks {
-        // SAFETY: 4c + 4 ≤ n ≤ the length of every slice.
-        let (x, y0, y1, y2) = unsafe {
-            (
-                _mm256_loadu_pd(a.as_ptr().add(4 * c)),
-                _mm256_loadu_pd(b0.as_ptr().add(4 * c)),
-                _mm256_loadu_pd(b1.as_ptr().add(4 * c)),
-                _mm256_loadu_pd(b2.as_ptr().add(4 * c)),
-            )
-        };
-        // Lane k of sᵢ is dot's partial sum k: a separate multiply, then add.
-        s0 = _mm256_add_pd(s0, _mm256_mul_pd(x, y0));
-        s1 = _mm256_add_pd(s1, _mm256_mul_pd(x, y1));
-        s2 = _mm256_add_pd(s2, _mm256_mul_pd(x, y2));
-    }
-    let mut lanes = [[0.0f64; 4]; 3];
-    // SAFETY: each destination holds four f64.
-    unsafe {
-        _mm256_storeu_pd(lanes[0].as_mut_ptr(), s0);
-        _mm256_storeu_pd(lanes[1].as_mut_ptr(), s1);
-        _mm256_storeu_pd(lanes[2].as_mut_ptr(), s2);
-    }
-    let mut tail = [0.0; 3];
-    for k in 4 * chunks..n {
-        tail[0] += a[k] * b0[k];
-        tail[1] += a[k] * b1[k];
-        tail[2] += a[k] * b2[k];
-    }
-    std::array::from_fn(|i| (lanes[i][0] + lanes[i][1]) + (lanes[i][2] + lanes[i][3]) + tail[i])
-}
-
-/// `[a·b₀, a·b₁]`: two [`dot`] products sharing one read of `a` (the 2D counterpart of
-/// [`dot3`]). Each output is summed in exactly [`dot`]'s order, so `dot2(a, b₀, b₁)[i] ==
-/// dot(a, bᵢ)` bit for bit; with AVX (chosen at run time) the four partial sums of each output
-/// are one register's lanes, with separate multiplications and additions as in [`dot3`].
+/// `[a·b₀, a·b₁]`: the 2D counterpart of [`dot3`], bit-identical to two [`dot`]s.
 #[inline]
 pub(crate) fn dot2(a: &[f64], b0: &[f64], b1: &[f64]) -> [f64; 2] {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx") {
-        // SAFETY: the processor supports AVX (checked just above).
-        return unsafe { dot2_avx(a, b0, b1) };
-    }
-    dot2_portable(a, b0, b1)
+    dots(a, [b0, b1], None)
 }
 
-/// [`dot2_portable`] compiled with AVX enabled.
+/// `[a·b₀, …, a·b_{N−1}]`: `N` [`dot`] products sharing one read of `a`, over every chunk of
+/// four and then the tail (`chunks = None`), or over the listed chunks only (`Some`: ascending
+/// chunk indices `c`, entries `4c..4c + 4`, no tail). Each output is summed in exactly [`dot`]'s
+/// order (four partial sums over chunks of four, then the tail), so every output equals
+/// `dot(a, bᵢ)` bit for bit; with listed chunks it does so when the length is a multiple of four
+/// and `a` is zero outside them (the skipped products are zeros added to the same partial sums;
+/// only the sign of an exactly zero result can differ). Does not allocate.
 ///
-/// # Safety
-/// The processor must support AVX.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn dot2_avx(a: &[f64], b0: &[f64], b1: &[f64]) -> [f64; 2] {
-    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd};
-    let n = a.len().min(b0.len()).min(b1.len());
-    let chunks = n / 4;
-    let (mut s0, mut s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
-    for c in 0..chunks {
-        // SAFETY: 4c + 4 ≤ n ≤ the length of every slice.
-        let (x, y0, y1) = unsafe {
-            (
-                _mm256_loadu_pd(a.as_ptr().add(4 * c)),
-                _mm256_loadu_pd(b0.as_ptr().add(4 * c)),
-                _mm256_loadu_pd(b1.as_ptr().add(4 * c)),
-            )
-        };
-        // Lane k of sᵢ is dot's partial sum k: a separate multiply, then add.
-        s0 = _mm256_add_pd(s0, _mm256_mul_pd(x, y0));
-        s1 = _mm256_add_pd(s1, _mm256_mul_pd(x, y1));
-    }
-    let mut lanes = [[0.0f64; 4]; 2];
-    // SAFETY: each destination holds four f64.
-    unsafe {
-        _mm256_storeu_pd(lanes[0].as_mut_ptr(), s0);
-        _mm256_storeu_pd(lanes[1].as_mut_ptr(), s1);
-    }
-    let mut tail = [0.0; 2];
-    for k in 4 * chunks..n {
-        tail[0] += a[k] * b0[k];
-        tail[1] += a[k] * b1[k];
-    }
-    std::array::from_fn(|i| (lanes[i][0] + lanes[i][1]) + (lanes[i][2] + lanes[i][3]) + tail[i])
-}
-
-/// The body of [`dot2`] (the instruction set left to the caller's compilation).
-#[inline(always)]
-fn dot2_portable(a: &[f64], b0: &[f64], b1: &[f64]) -> [f64; 2] {
-    [dot(a, b0), dot(a, b1)]
-}
-
-/// [`dot3`] over the chunks of four listed in `chunks` (ascending chunk indices `c`, entries
-/// `4c..4c + 4`), for a length that is a multiple of four: when `a` is zero outside those chunks
-/// the result equals `dot3(a, b₀, b₁, b₂)` bit for bit (the skipped products are zeros added to
-/// the same partial sums; only the sign of an exactly zero result can differ). Does not
-/// allocate.
+/// On x86-64 processors with AVX the loop runs in 256-bit registers (chosen at run time): the
+/// four partial sums of each output are one register's four lanes, added with the same separate
+/// multiplications and additions (no fused multiply-add), so the result is the same bit for bit
+/// on every processor.
 #[inline]
-pub(crate) fn dot3_chunks(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64], chunks: &[u32]) -> [f64; 3] {
+pub(crate) fn dots<const N: usize>(a: &[f64], b: [&[f64]; N], chunks: Option<&[u32]>) -> [f64; N] {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx") {
         // SAFETY: the processor supports AVX (checked just above).
-        return unsafe { dot3_chunks_avx(a, b0, b1, b2, chunks) };
+        return unsafe { dots_avx(a, b, chunks) };
     }
-    dot3_chunks_portable(a, b0, b1, b2, chunks)
+    dots_portable(a, b, chunks)
 }
 
-/// [`dot3_chunks_portable`] compiled with AVX enabled.
+/// The common length of `a` and every `bᵢ`.
+#[inline(always)]
+fn common_len<const N: usize>(a: &[f64], b: &[&[f64]; N]) -> usize {
+    b.iter().fold(a.len(), |n, bi| n.min(bi.len()))
+}
+
+/// `(s₀ + s₁) + (s₂ + s₃) + tail`: [`dot`]'s final sum of its four partial sums.
+#[inline(always)]
+fn finish<const N: usize>(s: &[[f64; 4]; N], tail: &[f64; N]) -> [f64; N] {
+    std::array::from_fn(|i| (s[i][0] + s[i][1]) + (s[i][2] + s[i][3]) + tail[i])
+}
+
+/// [`dots`] with AVX.
 ///
 /// # Safety
 /// The processor must support AVX.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
-unsafe fn dot3_chunks_avx(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64], chunks: &[u32]) -> [f64; 3] {
-    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd};
-    let n = a.len().min(b0.len()).min(b1.len()).min(b2.len());
-    let (mut s0, mut s1, mut s2) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
-    for &c in chunks {
-        let at = 4 * c as usize;
-        assert!(at + 4 <= n, "chunk {c} beyond the length {n}");
-        // SAFETY: at + 4 ≤ n ≤ the length of every slice (asserted just above).
-        let (x, y0, y1, y2) = unsafe {
-            (
-                _mm256_loadu_pd(a.as_ptr().add(at)),
-                _mm256_loadu_pd(b0.as_ptr().add(at)),
-                _mm256_loadu_pd(b1.as_ptr().add(at)),
-                _mm256_loadu_pd(b2.as_ptr().add(at)),
-            )
-        };
-        s0 = _mm256_add_pd(s0, _mm256_mul_pd(x, y0));
-        s1 = _mm256_add_pd(s1, _mm256_mul_pd(x, y1));
-        s2 = _mm256_add_pd(s2, _mm256_mul_pd(x, y2));
-    }
-    let mut lanes = [[0.0f64; 4]; 3];
-    // SAFETY: each destination holds four f64.
-    unsafe {
-        _mm256_storeu_pd(lanes[0].as_mut_ptr(), s0);
-        _mm256_storeu_pd(lanes[1].as_mut_ptr(), s1);
-        _mm256_storeu_pd(lanes[2].as_mut_ptr(), s2);
-    }
-    std::array::from_fn(|i| (lanes[i][0] + lanes[i][1]) + (lanes[i][2] + lanes[i][3]) + 0.0)
-}
-
-/// The body of [`dot3_chunks`] (the instruction set left to the caller's compilation).
-#[inline(always)]
-fn dot3_chunks_portable(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64], chunks: &[u32]) -> [f64; 3] {
-    let mut s = [[0.0f64; 4]; 3];
-    for &c in chunks {
-        let r = 4 * c as usize..4 * c as usize + 4;
-        let x = &a[r.clone()];
-        for (si, b) in s.iter_mut().zip([&b0[r.clone()], &b1[r.clone()], &b2[r.clone()]]) {
-            si[0] += x[0] * b[0];
-            si[1] += x[1] * b[1];
-            si[2] += x[2] * b[2];
-            si[3] += x[3] * b[3];
+unsafe fn dots_avx<const N: usize>(a: &[f64], b: [&[f64]; N], chunks: Option<&[u32]>) -> [f64; N] {
+    use std::arch::x86_64::{
+        __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+    };
+    /// Adds the chunk at `at` (`at + 4 ≤` every slice's length) to the partial sums: lane `k`
+    /// of `sᵢ` is [`dot`]'s partial sum `k`, a separate multiply, then add.
+    #[target_feature(enable = "avx")]
+    #[inline]
+    unsafe fn chunk<const N: usize>(s: &mut [__m256d; N], a: &[f64], b: &[&[f64]; N], at: usize) {
+        // SAFETY: at + 4 ≤ the length of every slice (the callers' condition).
+        unsafe {
+            let x = _mm256_loadu_pd(a.as_ptr().add(at));
+            for (si, bi) in s.iter_mut().zip(b) {
+                *si = _mm256_add_pd(*si, _mm256_mul_pd(x, _mm256_loadu_pd(bi.as_ptr().add(at))));
+            }
         }
     }
-    std::array::from_fn(|i| (s[i][0] + s[i][1]) + (s[i][2] + s[i][3]) + 0.0)
-}
-
-/// The body of [`dot3`] (the instruction set left to the caller's compilation).
-#[inline(always)]
-fn dot3_portable(a: &[f64], b0: &[f64], b1: &[f64], b2: &[f64]) -> [f64; 3] {
-    let n = a.len().min(b0.len()).min(b1.len()).min(b2.len());
-    let (a, b0, b1, b2) = (&a[..n], &b0[..n], &b1[..n], &b2[..n]);
-    let mut s = [[0.0f64; 4]; 3];
-    let chunks = n / 4;
-    for c in 0..chunks {
-        let r = 4 * c..4 * c + 4;
-        let x = &a[r.clone()];
-        for (si, b) in s.iter_mut().zip([&b0[r.clone()], &b1[r.clone()], &b2[r.clone()]]) {
-            si[0] += x[0] * b[0];
-            si[1] += x[1] * b[1];
-            si[2] += x[2] * b[2];
-            si[3] += x[3] * b[3];
+    let n = common_len(a, &b);
+    let mut s = [_mm256_setzero_pd(); N];
+    let mut tail = [0.0; N];
+    match chunks {
+        Some(list) => {
+            for &c in list {
+                let at = 4 * c as usize;
+                assert!(at + 4 <= n, "chunk {c} beyond the length {n}");
+                // SAFETY: at + 4 ≤ n (asserted just above); AVX is enabled here.
+                unsafe { chunk(&mut s, a, &b, at) };
+            }
+        }
+        None => {
+            for c in 0..n / 4 {
+                // SAFETY: 4c + 4 ≤ n; AVX is enabled here.
+                unsafe { chunk(&mut s, a, &b, 4 * c) };
+            }
+            for k in 4 * (n / 4)..n {
+                for (t, bi) in tail.iter_mut().zip(&b) {
+                    *t += a[k] * bi[k];
+                }
+            }
         }
     }
-    let mut tail = [0.0; 3];
-    for k in 4 * chunks..n {
-        tail[0] += a[k] * b0[k];
-        tail[1] += a[k] * b1[k];
-        tail[2] += a[k] * b2[k];
+    let mut lanes = [[0.0f64; 4]; N];
+    for (l, si) in lanes.iter_mut().zip(s) {
+        // SAFETY: each destination holds four f64.
+        unsafe { _mm256_storeu_pd(l.as_mut_ptr(), si) };
     }
-    std::array::from_fn(|i| (s[i][0] + s[i][1]) + (s[i][2] + s[i][3]) + tail[i])
+    finish(&lanes, &tail)
+}
+
+/// The body of [`dots`] (the instruction set left to the caller's compilation).
+#[inline(always)]
+fn dots_portable<const N: usize>(a: &[f64], b: [&[f64]; N], chunks: Option<&[u32]>) -> [f64; N] {
+    let n = common_len(a, &b);
+    let mut s = [[0.0f64; 4]; N];
+    let mut tail = [0.0; N];
+    let mut chunk = |at: usize| {
+        let x = &a[at..at + 4];
+        for (si, bi) in s.iter_mut().zip(&b) {
+            let y = &bi[at..at + 4];
+            si[0] += x[0] * y[0];
+            si[1] += x[1] * y[1];
+            si[2] += x[2] * y[2];
+            si[3] += x[3] * y[3];
+        }
+    };
+    match chunks {
+        Some(list) => list.iter().for_each(|&c| chunk(4 * c as usize)),
+        None => {
+            (0..n / 4).for_each(|c| chunk(4 * c));
+            for k in 4 * (n / 4)..n {
+                for (t, bi) in tail.iter_mut().zip(&b) {
+                    *t += a[k] * bi[k];
+                }
+            }
+        }
+    }
+    finish(&s, &tail)
 }
 
 /// `yᵢ ← yᵢ + cᵢ x` for three vectors `yᵢ` sharing one read of `x` (length `x.len()`); each
@@ -410,7 +330,7 @@ mod tests {
             let got = dot3(&a, &b0, &b1, &b2);
             assert_eq!(
                 got.map(f64::to_bits),
-                dot3_portable(&a, &b0, &b1, &b2).map(f64::to_bits)
+                dots_portable(&a, [&b0, &b1, &b2], None).map(f64::to_bits)
             );
             for (g, b) in got.iter().zip([&b0, &b1, &b2]) {
                 assert_eq!(g.to_bits(), dot(&a, b).to_bits(), "n = {n}");
@@ -449,8 +369,11 @@ mod tests {
             .map(|(k, x)| if chunks.contains(&((k / 4) as u32)) { x } else { 0.0 })
             .collect();
         let full = dot3(&a, &b0, &b1, &b2).map(f64::to_bits);
-        assert_eq!(dot3_chunks(&a, &b0, &b1, &b2, &chunks).map(f64::to_bits), full);
-        assert_eq!(dot3_chunks_portable(&a, &b0, &b1, &b2, &chunks).map(f64::to_bits), full);
+        assert_eq!(dots(&a, [&b0, &b1, &b2], Some(&chunks)).map(f64::to_bits), full);
+        assert_eq!(
+            dots_portable(&a, [&b0, &b1, &b2], Some(&chunks)).map(f64::to_bits),
+            full
+        );
     }
 
     #[test]
@@ -463,7 +386,10 @@ mod tests {
             };
             let (a, b0, b1) = (v(0.37, 0.1), v(1.3, 0.2), v(0.71, 0.3));
             let got = dot2(&a, &b0, &b1);
-            assert_eq!(got.map(f64::to_bits), dot2_portable(&a, &b0, &b1).map(f64::to_bits));
+            assert_eq!(
+                got.map(f64::to_bits),
+                dots_portable(&a, [&b0, &b1], None).map(f64::to_bits)
+            );
             for (g, b) in got.iter().zip([&b0, &b1]) {
                 assert_eq!(g.to_bits(), dot(&a, b).to_bits(), "n = {n}");
             }

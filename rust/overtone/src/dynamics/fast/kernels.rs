@@ -5,7 +5,7 @@
 use faer::{Mat, Side};
 
 use crate::error::{NumericalError, Result};
-use crate::math::kernels::{add_transposed_product3, dot, dot2, dot3, dot3_chunks};
+use crate::math::kernels::{add_transposed_product3, dot, dot2, dot3, dots};
 use crate::math::polar::{closest_rotation_2d, closest_rotation_3d, closest_rotation_3d_x4};
 use serde::{Deserialize, Serialize};
 
@@ -26,31 +26,10 @@ pub(super) fn rows_times_coordinates(
     add: Option<&[f64]>,
     out: &mut [f64],
 ) {
-    if d == 3 {
-        let (x0, x1, x2) = (&x[..n], &x[n..2 * n], &x[2 * n..3 * n]);
-        for q in 0..m {
-            let v = dot3(&m_rows[q * n..(q + 1) * n], x0, x1, x2);
-            for (i, vi) in v.into_iter().enumerate() {
-                out[i * m + q] = match add {
-                    Some(a) => a[i * m + q] + vi,
-                    None => vi,
-                };
-            }
-        }
-        return;
-    }
-    if d == 2 {
-        let (x0, x1) = (&x[..n], &x[n..2 * n]);
-        for q in 0..m {
-            let v = dot2(&m_rows[q * n..(q + 1) * n], x0, x1);
-            for (i, vi) in v.into_iter().enumerate() {
-                out[i * m + q] = match add {
-                    Some(a) => a[i * m + q] + vi,
-                    None => vi,
-                };
-            }
-        }
-        return;
+    match d {
+        3 => return rows_times::<3>(m_rows, m, n, x, add, None, out),
+        2 => return rows_times::<2>(m_rows, m, n, x, add, None, out),
+        _ => {}
     }
     for i in 0..d {
         let xi = &x[i * n..(i + 1) * n];
@@ -99,7 +78,7 @@ impl NonzeroChunks {
 }
 
 /// [`rows_times_coordinates`] in 3D (without `add`) over the non-zero chunks of each row of
-/// `M`: bit-identical to it (see [`dot3_chunks`]). Does not allocate.
+/// `M`: bit-identical to it (see [`dots`]). Does not allocate.
 pub(super) fn chunk_rows_times_coordinates3(
     m_rows: &[f64],
     nonzero: &NonzeroChunks,
@@ -108,12 +87,29 @@ pub(super) fn chunk_rows_times_coordinates3(
     x: &[f64],
     out: &mut [f64],
 ) {
-    let (x0, x1, x2) = (&x[..n], &x[n..2 * n], &x[2 * n..3 * n]);
+    rows_times::<3>(m_rows, m, n, x, None, Some(nonzero), out)
+}
+
+/// [`rows_times_coordinates`] for `D` = 2 or 3 coordinates sharing each row read, over every
+/// entry of a row or over its non-zero chunks ([`dots`]).
+fn rows_times<const D: usize>(
+    m_rows: &[f64],
+    m: usize,
+    n: usize,
+    x: &[f64],
+    add: Option<&[f64]>,
+    nonzero: Option<&NonzeroChunks>,
+    out: &mut [f64],
+) {
+    let xs: [&[f64]; D] = std::array::from_fn(|i| &x[i * n..(i + 1) * n]);
     for q in 0..m {
-        let chunks = &nonzero.chunks[nonzero.starts[q]..nonzero.starts[q + 1]];
-        let v = dot3_chunks(&m_rows[q * n..(q + 1) * n], x0, x1, x2, chunks);
+        let row = &m_rows[q * n..(q + 1) * n];
+        let v = dots(row, xs, nonzero.map(|nz| &nz.chunks[nz.starts[q]..nz.starts[q + 1]]));
         for (i, vi) in v.into_iter().enumerate() {
-            out[i * m + q] = vi;
+            out[i * m + q] = match add {
+                Some(a) => a[i * m + q] + vi,
+                None => vi,
+            };
         }
     }
 }
