@@ -4,7 +4,7 @@ use faer::{Mat, Side};
 use rayon::prelude::*;
 
 use crate::error::{NumericalError, OvertoneError, Result};
-use crate::math::kernels::dot;
+use crate::math::kernels::{dot, dot2, dot3};
 use crate::rig::lbs_basis;
 
 /// Vertex count from which reconstruction runs on several threads.
@@ -233,9 +233,16 @@ impl SkinningBasis {
     /// result does not depend on the thread count). Does not allocate.
     pub(crate) fn embedded_reconstruction(&self, q: &[f64], c: &[f64], out: &mut [f64]) {
         let (d, cols) = (self.dim, self.n_fields * (self.dim + 1));
-        let point = |qp: &[f64], o: &mut [f64]| {
-            for i in 0..d {
-                o[i] = dot(qp, &c[i * cols..(i + 1) * cols]);
+        let coordinate = |i: usize| &c[i * cols..(i + 1) * cols];
+        // The coordinates share each read of a point's products (bit-identical to one `dot`
+        // each).
+        let point = |qp: &[f64], o: &mut [f64]| match d {
+            3 => o.copy_from_slice(&dot3(qp, coordinate(0), coordinate(1), coordinate(2))),
+            2 => o.copy_from_slice(&dot2(qp, coordinate(0), coordinate(1))),
+            _ => {
+                for i in 0..d {
+                    o[i] = dot(qp, coordinate(i));
+                }
             }
         };
         if out.len() / d.max(1) >= PARALLEL_MIN_VERTICES {

@@ -138,6 +138,8 @@ struct FastWorkspace {
     warm_rig_start: Vec<[f64; 4]>,
     /// The rig pose's cluster rotations `R_c(J p)` (rest = rig), layout of `rvec`.
     r_rig: Vec<f64>,
+    /// `rvec − r_rig`, for the global solves iterating on `z` (rest = rig).
+    r_delta: Vec<f64>,
     /// Midpoint start `(z_n, ż_n, ṗ_n)` and the frame's saved state.
     mid: Vec<f64>,
     saved: Vec<f64>,
@@ -288,6 +290,7 @@ impl FastWorkspace {
             warm_start: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
             warm_rig_start: vec![[1.0, 0.0, 0.0, 0.0]; n_clusters],
             r_rig: vec![0.0; n_clusters * d * d],
+            r_delta: vec![0.0; n_clusters * d * d],
             mid: vec![0.0; 3 * d * rr + d * c],
             saved: vec![0.0; 2 * d * rr + 2 * d * c + n_params],
             saved_warm: vec![[1.0, 0.0, 0.0, 0.0]; 2 * n_clusters],
@@ -557,7 +560,12 @@ impl FastSolver {
             }
             w.base[k] = s;
         }
-        if rest_rig {
+        // With rest = rig the right-hand side holds −Σ_c K̂_cᵀ R_c(Jp). Iterating on `z`, each
+        // global solve adds Σ_c K̂_cᵀ R_c, so it adds the difference K̂ᵀ(R − R(Jp)) instead
+        // (one transposed product a solve rather than one more a step); in cluster space it
+        // goes into the right-hand side.
+        let fold_rig = rest_rig && sys.cluster_space.is_none();
+        if rest_rig && !fold_rig {
             subtract_transposed_product(d, &m.k_basis, nq, rr, &w.r_rig, &mut w.base);
         }
         w.z_prev.copy_from_slice(&st.z);
@@ -599,7 +607,7 @@ impl FastSolver {
                         break;
                     }
                 }
-                Self::global_solve(m, sys, st, w);
+                Self::global_solve(m, sys, st, w, false);
             }
             None => {
                 // The fixed point z = G(z) of the reduced coordinates, accelerated with a
@@ -610,7 +618,7 @@ impl FastSolver {
                     if sys.tolerance.is_some() {
                         w.z_iter.copy_from_slice(&st.z);
                     }
-                    Self::global_solve(m, sys, st, w);
+                    Self::global_solve(m, sys, st, w, fold_rig);
                     taken += 1;
                     if taken == sys.iterations {
                         break;
@@ -667,17 +675,26 @@ impl FastSolver {
         rotations_into(m.dim(), m.n_clusters, &w.fvec, &mut st.warm, &mut w.rvec);
     }
 
-    /// Global step: `z_i = H⁻¹ (base_i + K̂ᵀ R_i)` for each coordinate. In 3D the three
-    /// coordinates share each read of a row of `K̂` and of `L` (the same arithmetic per
-    /// coordinate, in the same order, as one coordinate at a time).
-    fn global_solve(m: &ReducedModel, sys: &FastSystem, st: &mut FastState, w: &mut FastWorkspace) {
+    /// Global step: `z_i = H⁻¹ (base_i + K̂ᵀ R_i)` for each coordinate, or with `relative`
+    /// `z_i = H⁻¹ (base_i + K̂ᵀ (R_i − R(Jp)_i))` (the rig pose's rotations `r_rig` not in
+    /// `base`). In 3D the three coordinates share each read of a row of `K̂` and of `L` (the
+    /// same arithmetic per coordinate, in the same order, as one coordinate at a time).
+    fn global_solve(m: &ReducedModel, sys: &FastSystem, st: &mut FastState, w: &mut FastWorkspace, relative: bool) {
         let (d, rr) = (m.dim(), m.rr);
         let nq = m.n_clusters * d;
         st.z.copy_from_slice(&w.base);
+        let rvec = if relative {
+            for ((x, r), g) in w.r_delta.iter_mut().zip(&w.rvec).zip(&w.r_rig) {
+                *x = r - g;
+            }
+            &w.r_delta
+        } else {
+            &w.rvec
+        };
         if d == 3 {
             let (z0, rest) = st.z.split_at_mut(rr);
             let (z1, z2) = rest.split_at_mut(rr);
-            let (r0, r1, r2) = (&w.rvec[..nq], &w.rvec[nq..2 * nq], &w.rvec[2 * nq..3 * nq]);
+            let (r0, r1, r2) = (&rvec[..nq], &rvec[nq..2 * nq], &rvec[2 * nq..3 * nq]);
             add_transposed_product3(&m.k_basis, nq, rr, 1.0, [r0, r1, r2], [z0, z1, &mut z2[..rr]]);
             sys.chol.solve3_in_place(z0, z1, z2);
             return;
@@ -685,7 +702,7 @@ impl FastSolver {
         for i in 0..d {
             let zi = &mut st.z[i * rr..(i + 1) * rr];
             for q in 0..nq {
-                let r = w.rvec[i * nq + q];
+                let r = rvec[i * nq + q];
                 for (x, k) in zi.iter_mut().zip(&m.k_basis[q * rr..(q + 1) * rr]) {
                     *x += r * k;
                 }
