@@ -411,8 +411,10 @@ impl FullOrderSolver {
         let m = self.warm.len();
         self.saved_warm[m..2 * m].copy_from_slice(&self.warm_rig);
         if self.params.rest == RestShape::Rig {
-            // E(Jp + u) − ∇E(Jp)·u: the local step's target R_e − F_e(Jp) becomes R_e − R_e(Jp),
-            // so u_c = 0 is an equilibrium of a held pose.
+            // The rig pose's rotation of each element is its reference (see `RestShape::Rig`):
+            // the local step fits R_e to F_e(u) + R_e(Jp) and pulls toward R_e − R_e(Jp), so
+            // u_c = 0 is the minimum of every held pose. (With examples the stretch is still
+            // read from F_e(Jp + u).)
             let accuracy = LOCAL_STEP_ROTATION_ACCURACY;
             let (f_rig, warm_rig) = (&self.f_rig, &mut self.warm_rig);
             let polar = |e: usize, out: &mut [f64], q: &mut [f64; 4]| {
@@ -649,17 +651,19 @@ impl FullOrderSolver {
         }
     }
 
+    /// The local step without examples: per element `R_e` closest to `F_e(u) + F_ref,e` and
+    /// the force `μ vol_e (R_e − F_ref,e) g_a`, with `F_ref,e = F_e(J p)` (bind rest: the
+    /// rotation closest to `F_e(J p + u)`) or `R_e(J p)` (rig rest, see [`RestShape::Rig`]).
     fn local_step_d<const D: usize>(&mut self) {
-        let (jac, u, f_rig, f_ref, w) = (&self.jac, &self.u, &self.f_rig, &self.f_ref, &self.element_weights);
+        let (jac, u, f_ref, w) = (&self.jac, &self.u, &self.f_ref, &self.element_weights);
         let work = |e: usize, out: &mut [f64], q: &mut [f64; 4]| {
             let fu = jac.deformation_gradient_fixed::<D>(e, u);
-            let fr = &f_rig[e * D * D..(e + 1) * D * D];
             let fref = &f_ref[e * D * D..(e + 1) * D * D];
             let we = w[e];
             let mut f = [0.0; 9];
             for i in 0..D {
                 for j in 0..D {
-                    f[i * D + j] = fu[i][j] + fr[i * D + j];
+                    f[i * D + j] = fu[i][j] + fref[i * D + j];
                 }
             }
             let mut r = [0.0; 9];

@@ -82,8 +82,16 @@ pub enum RestShape {
     /// The paper's fixed rest (bind) shape: a posed rig away from bind is elastically stressed,
     /// so physics may reshape a bad pose (and a held pose keeps a static offset).
     Bind,
-    /// The rig pose is the elastic reference: the elastic force at the rig pose is cancelled,
-    /// `E_rig(u) = E(J p + u) − ∇E(J p)·u`, so `u_c = 0` is an equilibrium of every held pose.
+    /// The rig pose is the elastic reference. With the ARAP solvers (full-order local/global
+    /// and fast) each element's (each cluster's) reference is the rig pose's rotation of it,
+    /// its stretch dropped: `E_rig(u) = Σ_e μ vol_e/2 · min_R ‖F_e(u) + R_e(J p) − R‖²`
+    /// (`R_e(J p)` the rotation closest to `F_e(J p)`), zero at `u_c = 0`, so every held pose
+    /// is a minimum. The earlier form `E(J p + u) − ∇E(J p)·u` cancelled only the force: it
+    /// kept the stiffness of the stress the skinning puts in, which is negative for rotations
+    /// of an element it compresses (`tr((S − I)(I − Q)) < 0` for a stretch `S < I` and a
+    /// rotation `Q ≠ I`), so the regions linear blend skinning collapses (CesiumMan's crotch
+    /// in a stride) buckled into a 6 cm bulge held for half a second. The Newton
+    /// (neo-Hookean) solver keeps that form.
     Rig,
 }
 

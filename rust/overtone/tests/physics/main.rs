@@ -14,6 +14,7 @@ mod blendshapes;
 mod character_damping;
 mod embedding_convergence;
 mod fast;
+mod fast_full_agreement;
 mod full_order;
 mod newton_cd;
 mod operators;

@@ -376,6 +376,26 @@ impl ReducedModel {
         }
     }
 
+    /// `W_c = Σ_{e∈c} w_e` per cluster (`w_e` the element's stiffness weight `μ vol_e s_e`, in
+    /// the model's current units), read off `K̂ᴶ` at the bind pose: with every bone the
+    /// identity, `F_c(J p) = Σ_{e∈c} w_e I = W_c I` (the mean of its diagonal is taken).
+    /// `n_bones` bones, each a block of `d + 1` parameters per coordinate.
+    pub(super) fn cluster_weights(&self, n_bones: usize) -> Vec<f64> {
+        let (d, nc) = (self.dim(), self.n_clusters);
+        let c = self.k_rig.len() / (nc * d).max(1);
+        (0..nc)
+            .map(|cl| {
+                (0..d)
+                    .map(|i| {
+                        let row = &self.k_rig[(cl * d + i) * c..(cl * d + i + 1) * c];
+                        (0..n_bones).map(|b| row[b * (d + 1) + i]).sum::<f64>()
+                    })
+                    .sum::<f64>()
+                    / d as f64
+            })
+            .collect()
+    }
+
     /// Spatial dimension `d`.
     pub(super) fn dim(&self) -> usize {
         self.basis.dim()

@@ -53,7 +53,11 @@ fn max_difference(a: &[f64], b: &[f64]) -> f64 {
 /// where `y = z_t + h ż_t`, `q = p_{t+1} − p_t − h ṗ_t` (finite-difference velocities), and
 /// `K̂_c = Σ_{e∈c} μ vol_e Ĝ_e B̂` (`d × r̂`). The local step takes `R_c` closest to
 /// `F_c = Σ_{e∈c} μ vol_e F_e = K̂_c z_i + K̂ᴶ_c p_i` (rows `i`), the mass-weighted cluster
-/// average up to a positive factor. With the midpoint rule the inertia terms of `z` (`I/h²`
+/// average up to a positive factor. With the rig pose as the rest ([`RestShape::Rig`]) the
+/// clusters' reference is the rig pose's cluster rotation `R_c(J p)`: the elastic energy is
+/// `Σ_e (μ vol_e/2) ‖Ĝ_e B̂ z + R_c(J p) − R_c‖²` (`c = c(e)`), zero at `z = 0`; the
+/// right-hand side's `−B̂ᵀL̂Ĵ p_i` becomes `−Σ_c K̂_cᵀ R_c(J p)[i,:]` and the local step fits
+/// `K̂_c z_i + W_c R_c(J p)[i,:]` (`W_c = Σ_{e∈c} μ vol_e`). With the midpoint rule the inertia terms of `z` (`I/h²`
 /// and `y_i/h²`) are scaled by `m = ((ω₁Δ/2)/tan(ω₁Δ/2))²`, so the lowest mode rings at its
 /// exact period; the rig's terms and gravity are not. The `r̂ × r̂` matrix is factored once
 /// (dense Cholesky) and the step does not allocate. Per-step cost depends on `k`, the cluster
@@ -112,6 +116,9 @@ struct FastSystem {
     cluster_space: Option<ClusterSpace>,
     /// The non-zero chunks of the rig gradients `K̂ᴶ` in 3D, when sparse enough to pay.
     k_rig_chunks: Option<NonzeroChunks>,
+    /// `W_c = Σ_{e∈c} μ vol_e s_e` per cluster ([`ReducedModel::cluster_weights`]): with rest =
+    /// rig the local step fits `R_c` to `K̂_c z + W_c R_c(J p)`.
+    cluster_weight: Vec<f64>,
 }
 
 /// The body's state.
@@ -145,6 +152,8 @@ struct FastWorkspace {
     saved: Vec<f64>,
     saved_warm: Vec<[f64; 4]>,
     base: Vec<f64>,
+    /// The rig's part of the clusters' gradients the local step fits (`rvec` layout): `F_c(J p)`,
+    /// or with rest = rig `W_c R_c(J p)`.
     f_rig: Vec<f64>,
     f0: Vec<f64>,
     fvec: Vec<f64>,
@@ -170,8 +179,8 @@ struct FastWorkspace {
 }
 
 impl FastSystem {
-    /// The system of `model` (scaled by `mu`, lowest angular frequency `omega1`) for the time
-    /// plan `plan` and the solver settings `params`.
+    /// The system of `model` (scaled by `mu`, lowest angular frequency `omega1`, a rig of
+    /// `n_bones` bones) for the time plan `plan` and the solver settings `params`.
     fn new(
         model: &ReducedModel,
         params: &SolverParams,
@@ -179,6 +188,7 @@ impl FastSystem {
         plan: &FramePlan,
         mu: f64,
         omega1: f64,
+        n_bones: usize,
     ) -> Result<Self> {
         let d = model.dim();
         let tau = plan.solve_step();
@@ -217,6 +227,7 @@ impl FastSystem {
                     )
                 })
                 .flatten(),
+            cluster_weight: model.cluster_weights(n_bones),
         })
     }
 
@@ -380,7 +391,7 @@ impl FastSolver {
             Some(omega1),
             crate::dynamics::time_integration::FAST_MAX_OMEGA_STEP,
         );
-        let system = FastSystem::new(&model, params, fast.iterations, &plan, mu, omega1)?;
+        let system = FastSystem::new(&model, params, fast.iterations, &plan, mu, omega1, rig.n_bones())?;
         info.substeps = plan.substeps;
         info.lowest_frequency_hz = omega1 / std::f64::consts::TAU;
 
@@ -517,7 +528,7 @@ impl FastSolver {
         let (m, sys, st, w) = (&self.model, &self.system, &mut self.state, &mut self.work);
         let (d, rr, c, h) = (m.dim(), m.rr, self.rig.n_extended_scalar_params(), sys.h);
         let h2 = h * h;
-        // Rig part of each cluster's deformation gradient, `f_rig[i][cl·d + j]`.
+        // Rig part of each cluster's deformation gradient, `f_rig[i][cl·d + j]` = F_c(Jp).
         let nq = m.n_clusters * d;
         match &sys.k_rig_chunks {
             Some(nz) => chunk_rows_times_coordinates3(&m.k_rig, nz, nq, c, p_next, &mut w.f_rig),
@@ -526,10 +537,17 @@ impl FastSolver {
         let rest_rig = sys.rest == RestShape::Rig;
         w.warm_rig_start.copy_from_slice(&st.warm_rig);
         if rest_rig {
-            // The rig pose's cluster rotations: its elastic force Σ_c K̂_cᵀ(F_c(Jp) − R_c(Jp))
-            // is cancelled, so the rig term of the right-hand side is −Σ_c K̂_cᵀ R_c(Jp)
-            // instead of −B̂ᵀL̂Ĵ p.
+            // The rig pose's cluster rotations are the clusters' reference (`RestShape::Rig`):
+            // the energy Σ_c ½‖K̂_c z + W_c R_c(Jp) − R_c‖² (per unit weight) has the rig term
+            // −Σ_c K̂_cᵀ R_c(Jp) on the right-hand side instead of −B̂ᵀL̂Ĵ p, and the local
+            // step fits the rotations to K̂_c z + W_c R_c(Jp): `f_rig` becomes W_c R_c(Jp).
             rotations_into(d, m.n_clusters, &w.f_rig, &mut st.warm_rig, &mut w.r_rig);
+            for i in 0..d {
+                let (f, r) = (&mut w.f_rig[i * nq..(i + 1) * nq], &w.r_rig[i * nq..(i + 1) * nq]);
+                for (q, (x, y)) in f.iter_mut().zip(r).enumerate() {
+                    *x = sys.cluster_weight[q / d] * y;
+                }
+            }
         }
         let (dm, ds) = (sys.damping.mass / h, sys.damping.stiffness / h);
         // The rig's inertia term B̂ᵀM̂Ĵ q (q = p_{n+1} − p_n − τṗ_n), without the rig's rest
