@@ -122,7 +122,8 @@ pub struct FullOrderSolver {
     mid: Vec<f64>,
     saved: Vec<f64>,
     saved_warm: Vec<[f64; 4]>,
-    /// Per element and local vertex, the force `μ vol_e (R_e − F_e(J p)) g_a` (`m·(d+1)·d`).
+    /// Per element and local vertex, the force `μ vol_e (R_e − F_ref,e) g_a` (`m·(d+1)·d`; `F_ref`
+    /// as in `f_ref`).
     slot_forces: Vec<f64>,
     au: Mat<f64>,
     examples: Option<ElementExamples>,

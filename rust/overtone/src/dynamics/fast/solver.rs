@@ -57,8 +57,8 @@ fn max_difference(a: &[f64], b: &[f64]) -> f64 {
 /// clusters' reference is the rig pose's cluster rotation `R_c(J p)`: the elastic energy is
 /// `Σ_e (μ vol_e/2) ‖Ĝ_e B̂ z + R_c(J p) − R_c‖²` (`c = c(e)`), zero at `z = 0`; the
 /// right-hand side's `−B̂ᵀL̂Ĵ p_i` becomes `−Σ_c K̂_cᵀ R_c(J p)[i,:]` and the local step fits
-/// `K̂_c z_i + W_c R_c(J p)[i,:]` (`W_c = Σ_{e∈c} μ vol_e`). With the midpoint rule the inertia terms of `z` (`I/h²`
-/// and `y_i/h²`) are scaled by `m = ((ω₁Δ/2)/tan(ω₁Δ/2))²`, so the lowest mode rings at its
+/// `K̂_c z_i + W_c R_c(J p)[i,:]` (`W_c = Σ_{e∈c} μ vol_e`). With the midpoint rule the
+/// inertia terms of `z` (`I/h²` and `y_i/h²`) are scaled by `m = ((ω₁Δ/2)/tan(ω₁Δ/2))²`, so the lowest mode rings at its
 /// exact period; the rig's terms and gravity are not. The `r̂ × r̂` matrix is factored once
 /// (dense Cholesky) and the step does not allocate. Per-step cost depends on `k`, the cluster
 /// count and the iterations taken (with the midpoint rule they are Anderson-accelerated, on
@@ -538,7 +538,7 @@ impl FastSolver {
         w.warm_rig_start.copy_from_slice(&st.warm_rig);
         if rest_rig {
             // The rig pose's cluster rotations are the clusters' reference (`RestShape::Rig`):
-            // the energy Σ_c ½‖K̂_c z + W_c R_c(Jp) − R_c‖² (per unit weight) has the rig term
+            // the energy Σ_e (μ vol_e/2)‖Ĝ_e B̂ z + R_c(Jp) − R_c‖² has the rig term
             // −Σ_c K̂_cᵀ R_c(Jp) on the right-hand side instead of −B̂ᵀL̂Ĵ p, and the local
             // step fits the rotations to K̂_c z + W_c R_c(Jp): `f_rig` becomes W_c R_c(Jp).
             rotations_into(d, m.n_clusters, &w.f_rig, &mut st.warm_rig, &mut w.r_rig);
