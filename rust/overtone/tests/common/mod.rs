@@ -6,6 +6,8 @@
 
 /// The damping ratio of a ringing signal's envelope.
 pub mod envelope;
+/// Sizes of a baked secondary motion.
+pub mod motion;
 /// Where the input data are; temporary folders.
 pub mod paths;
 /// Seeded pseudo-random numbers.

@@ -5,15 +5,8 @@
 use overtone::dynamics::FastParams;
 use overtone::scene::{bake_character_motion, character_from_gltf, CharacterSettings, SolverKind};
 
+use crate::common::motion::largest_displacement as peak;
 use crate::common::paths::khronos_asset;
-
-/// The largest complementary displacement over the frames and points (world units).
-fn peak(u: &[Vec<f64>]) -> f64 {
-    u.iter()
-        .flat_map(|f| f.chunks_exact(3))
-        .map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt())
-        .fold(0.0, f64::max)
-}
 
 /// The correlation `a·b/(|a||b|)` of the two motion fields (all points, all coordinates) on
 /// each frame where both move.

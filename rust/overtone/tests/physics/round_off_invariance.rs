@@ -16,16 +16,9 @@
 use overtone::dynamics::FastParams;
 use overtone::scene::{bake_character, character_from_gltf, Character, CharacterSettings, SolverKind};
 
+use crate::common::motion::largest_displacement as largest;
 use crate::common::paths::khronos_asset;
 use crate::common::random::uniform;
-
-/// Largest per-vertex displacement length over all frames (`frames × n × 3`).
-fn largest(frames: &[Vec<f64>]) -> f64 {
-    frames
-        .iter()
-        .flat_map(|u| u.chunks(3).map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt()))
-        .fold(0.0, f64::max)
-}
 
 #[test]
 fn rotation_clusters_ignore_host_round_off() {
