@@ -4,19 +4,17 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatMut, MatRef, Par, Side};
 
 use crate::error::{NumericalError, OvertoneError, Result};
+use crate::solve::constraint_basis::orthonormal_constraint_basis;
+#[cfg(doc)]
+use crate::solve::constraint_basis::CONSTRAINT_RANK_TOLERANCE;
 use crate::solve::SparseCholesky;
-
-/// Singular values of the row-normalised constraint matrix below this fraction of the largest
-/// mark redundant constraints (rank revelation). Dropping such a direction leaves a violation of
-/// at most this fraction of `‖Â‖‖u‖`.
-pub(crate) const CONSTRAINT_RANK_TOLERANCE: f64 = 1e-12;
 
 /// Solves `min ½ uᵀĤu − bᵀu  s.t.  Â u = 0` for each column `b` of an `n × d` right-hand side.
 ///
 /// `Ĥ` is a sparse SPD `n × n` matrix and `Â` a dense `c × n` constraint (`c ≪ n`). With
 /// the constraint first replaced by an orthonormal basis `U_r` (`n × r`) of the row space of
-/// `Â` (rows scaled to unit norm, thin SVD, singular values above
-/// [`CONSTRAINT_RANK_TOLERANCE`]·σ_max kept), so that dependent or empty rows (bones without
+/// `Â` (rows scaled to unit norm, singular values above [`CONSTRAINT_RANK_TOLERANCE`]·σ_max
+/// kept: [`orthonormal_constraint_basis`]), so that dependent or empty rows (bones without
 /// influence, zero leak) are dropped instead of making the Schur complement singular:
 /// with `Z = Ĥ⁻¹U_r` and `S = U_rᵀ Z = V Λ Vᵀ` (SPD), the KKT solution is
 /// `u = u₀ − Z S⁻¹ U_rᵀ u₀`, `u₀ = Ĥ⁻¹ b`, applied as `t = U_rᵀu₀`, `t ← W(Wᵀt)` with
@@ -252,78 +250,6 @@ impl<'a> SchurFactors<'a> {
     }
 }
 
-/// Orthonormal basis (`n × r`) of the row space of `Â` (`c × n`, row-major): rows scaled to unit
-/// norm (empty rows skipped), rows equal to an earlier one within [`DUPLICATE_ROW_TOLERANCE`]
-/// dropped (see [`distinct_rows`]), thin SVD of the transpose, left singular vectors with
-/// `σ > CONSTRAINT_RANK_TOLERANCE · σ_max`.
-pub fn orthonormal_constraint_basis(a: &[f64], n: usize, c: usize, what: &str) -> Result<Mat<f64>> {
-    let rows: Vec<(usize, f64)> = (0..c)
-        .map(|k| (k, a[k * n..(k + 1) * n].iter().map(|v| v * v).sum::<f64>().sqrt()))
-        .filter(|&(_, norm)| norm > 0.0)
-        .collect();
-    let rows = distinct_rows(a, n, rows);
-    if rows.is_empty() {
-        return Ok(Mat::zeros(n, 0));
-    }
-    let at = Mat::from_fn(n, rows.len(), |v, j| a[rows[j].0 * n + v] / rows[j].1);
-    let svd = at.thin_svd().map_err(|e| NumericalError::Factorization {
-        matrix: format!("{what}: constraint rank revelation"),
-        reason: format!("{e:?}"),
-    })?;
-    let sigma: Vec<f64> = (0..rows.len().min(n)).map(|i| svd.S()[i]).collect();
-    let smax = sigma.iter().cloned().fold(0.0, f64::max);
-    let keep: Vec<usize> = (0..sigma.len())
-        .filter(|&i| sigma[i] > CONSTRAINT_RANK_TOLERANCE * smax)
-        .collect();
-    Ok(Mat::from_fn(n, keep.len(), |v, j| svd.U()[(v, keep[j])]))
-}
-
-/// Two unit-norm constraint rows closer than this (largest entry of their difference) are one
-/// constraint: well below [`CONSTRAINT_RANK_TOLERANCE`]'s scale of what the SVD would drop.
-const DUPLICATE_ROW_TOLERANCE: f64 = 1e-14;
-
-/// `rows` (index into `a`, row norm) without the rows that repeat an earlier one after
-/// normalisation (within [`DUPLICATE_ROW_TOLERANCE`]), order kept. The rig constraint on weight
-/// fields repeats most of its moments (`w X̂_i X̂_j` for `i ≠ j` appears twice: 6 of every 16
-/// rows of a 3D rig); removing them before the SVD, whose cost grows with the square of the
-/// row count, does not change the span. Candidates are found by sorting a random projection of
-/// each row, then compared entry by entry.
-fn distinct_rows(a: &[f64], n: usize, rows: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
-    let probe: Vec<f64> = (0..n)
-        .map(|v| 1.0 + ((v as f64) * 0.618_033_988_749_895).fract())
-        .collect();
-    let row = |&(k, norm): &(usize, f64)| a[k * n..(k + 1) * n].iter().map(move |x| x / norm);
-    let print: Vec<f64> = rows
-        .iter()
-        .map(|r| row(r).zip(&probe).map(|(x, p)| x * p).sum())
-        .collect();
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by(|&i, &j| print[i].total_cmp(&print[j]).then(i.cmp(&j)));
-    let scale = probe.iter().sum::<f64>().max(1.0);
-    let mut duplicate = vec![false; rows.len()];
-    for (pos, &i) in order.iter().enumerate() {
-        for &j in &order[pos + 1..] {
-            if print[j] - print[i] > DUPLICATE_ROW_TOLERANCE * scale {
-                break;
-            }
-            let (first, later) = (i.min(j), i.max(j));
-            if !duplicate[first]
-                && !duplicate[later]
-                && row(&rows[first])
-                    .zip(row(&rows[later]))
-                    .all(|(x, y)| (x - y).abs() <= DUPLICATE_ROW_TOLERANCE)
-            {
-                duplicate[later] = true;
-            }
-        }
-    }
-    rows.into_iter()
-        .zip(duplicate)
-        .filter(|(_, dup)| !dup)
-        .map(|(r, _)| r)
-        .collect()
-}
-
 /// `Z = Ĥ⁻¹U_r` (`n × r`) and `W = V Λ^{-1/2}` (`r × r`) for `S = U_rᵀ Z = V Λ Vᵀ`.
 fn schur_factors(chol: &SparseCholesky, basis: &Mat<f64>, what: &str) -> Result<(Mat<f64>, Mat<f64>)> {
     let r = basis.ncols();
@@ -366,31 +292,4 @@ fn schur_factors(chol: &SparseCholesky, basis: &Mat<f64>, what: &str) -> Result<
         }
     }
     Ok((z, w))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::distinct_rows;
-
-    /// A row repeated (also scaled, or off by round-off) is dropped, the first copy kept; a row
-    /// that differs by more than round-off stays, and so does the order.
-    #[test]
-    fn repeated_constraint_rows_are_dropped_before_the_svd() {
-        let n = 50;
-        let base: Vec<f64> = (0..n).map(|v| (v as f64 * 0.37).sin()).collect();
-        let other: Vec<f64> = (0..n).map(|v| (v as f64 * 0.11).cos()).collect();
-        let mut rows: Vec<Vec<f64>> = vec![base.clone(), other.clone()];
-        rows.push(base.iter().map(|x| 2.5 * x).collect()); // a multiple: the same constraint
-        rows.push(base.iter().map(|x| x * (1.0 + 1e-16)).collect()); // round-off apart
-        let mut near = base.clone();
-        near[7] += 1e-9; // a different constraint, however close
-        rows.push(near);
-        rows.push(other.clone());
-        let a: Vec<f64> = rows.concat();
-        let with_norms: Vec<(usize, f64)> = (0..rows.len())
-            .map(|k| (k, rows[k].iter().map(|x| x * x).sum::<f64>().sqrt()))
-            .collect();
-        let kept: Vec<usize> = distinct_rows(&a, n, with_norms).into_iter().map(|(k, _)| k).collect();
-        assert_eq!(kept, vec![0, 1, 4]);
-    }
 }
