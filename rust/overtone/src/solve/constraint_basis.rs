@@ -34,8 +34,8 @@ const DENSE_FRACTION: f64 = 0.125;
 /// space as the basis returned; the columns themselves may differ by a rotation).
 ///
 /// With `G = ÂÂᵀ = QΛQᵀ` (`m × m`, from the sparse rows: `Σ_v` of each vertex's nonzeros
-/// squared, thousands of times cheaper than an SVD of the `n × m` transpose on a character's
-/// lattice):
+/// squared; on the mannequin's lattice, 25,035 × 516 at 6% nonzeros, the whole basis took
+/// 0.8-1.3 s where the thin SVD of the transpose took 2.0-2.5 s):
 /// 1. `U₁ = Âᵀ Q₁ Λ₁^{-1/2}` for the eigenvalues `λ > GRAM_RESOLVED · λ_max`, then
 ///    re-orthonormalised once (`U₁ ← U₁ L⁻ᵀ`, `U₁ᵀU₁ = LLᵀ`; before it the columns are
 ///    orthonormal to about `ε/GRAM_RESOLVED`);
