@@ -186,8 +186,8 @@ struct Baked {
     step_of_frame: Option<PhysicsClock>,
     /// Milliseconds spent preparing a glTF character (0 for scenes).
     prepare_ms: f64,
-    /// Milliseconds of the simulation stage spent after the steps: making the output frames
-    /// and writing them (for the report's account of the bake's time).
+    /// Milliseconds spent making the output frames and writing them (for a glTF character on
+    /// the output frames' thread, overlapping the steps; for a scene after each step).
     output_ms: f64,
 }
 
@@ -499,23 +499,30 @@ fn bake_gltf(
     let mut tick = |k: usize, _: usize| progress.set(k);
     let mut output_ms = 0.0;
     stages.mark("simulation (precompute, steps; output frames made and written as they arrive)");
-    let sim = with_output_errors(|check| {
-        overtone::progress::scoped(stages, || {
-            stream_character_motion(
-                &physics,
-                kind,
-                o.sidecar.as_deref(),
-                &|k| needed[k],
-                &mut tick,
-                &mut |k, u| {
-                    let t = std::time::Instant::now();
-                    let r = frames.push(k, u, &mut |_, x, u| outputs.push(x, u));
-                    output_ms += t.elapsed().as_secs_f64() * 1e3;
-                    check(r)
-                },
-            )
+    // The output frames are made and written on a second thread while the physics steps.
+    let mut make_frames = |k: usize, u: &[f64]| -> Result<()> {
+        let t = std::time::Instant::now();
+        let r = frames.push(k, u, &mut |_, x, u| outputs.push(x, u));
+        output_ms += t.elapsed().as_secs_f64() * 1e3;
+        r
+    };
+    let (sim, made) = crate::output_thread::pipelined(&mut make_frames, |sink| {
+        with_output_errors(|check| {
+            overtone::progress::scoped(stages, || {
+                stream_character_motion(
+                    &physics,
+                    kind,
+                    o.sidecar.as_deref(),
+                    &|k| needed[k],
+                    &mut tick,
+                    &mut |k, u| check(sink(k, u)),
+                )
+            })
         })
     })?;
+    // An output error is the cause of a stopped simulation: it comes first.
+    made?;
+    let sim = sim?;
     progress.finish();
     frames.finish()?;
     stages.mark("completing the caches");
@@ -735,10 +742,13 @@ fn write_report(o: &BakeOptions, baked: &Baked, is_gltf: bool, stages: &StageClo
             "prepare_ms": prepare_ms,
             // Every stage of the bake in order (the report's own writing is the last, up to
             // now), the wall time so far, and the simulation's physics: its precompute and
-            // the sum of its steps. The simulation stage also makes and writes the output
-            // frames as they arrive: `output_ms` is that part (`cache_write_ms` the writing
-            // in it plus the caches' completion); the rest of the stage is carrying the
-            // motion of the physics samples that output frames read to the surface.
+            // the sum of its steps. For a glTF character, the output frames are made and
+            // written as the samples arrive, on a thread of their own beside the stepping
+            // one: `output_ms` is that thread's busy time (`cache_write_ms` the time in it
+            // spent handing frames to the cache writers, which write on threads of their own,
+            // plus the caches' completion), overlapping the steps; the simulation stage's
+            // time beyond the steps is mostly carrying the motion of the physics samples
+            // that output frames read to the surface.
             "stage_ms": stages.stages().iter().map(|(k, ms)| json!({"stage": k, "ms": ms})).collect::<Vec<_>>(),
             "wall_ms": stages.elapsed_ms(),
             "physics_ms": {"precompute": sim.precompute_ms, "steps": sim.step_ms.iter().sum::<f64>()},

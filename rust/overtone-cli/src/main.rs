@@ -19,6 +19,7 @@ mod frame_outputs;
 mod interrupt;
 mod output_frames;
 mod output_paths;
+mod output_thread;
 mod physics_clock;
 mod preview;
 mod report;

@@ -141,6 +141,8 @@ pub struct OutputFrames<'a> {
     window: SampleWindow,
     /// `max_displacement` in world units (a share of the bind surface's diagonal).
     limit: Option<f64>,
+    /// The skinned (welded) surface of the frame being made, then its positions.
+    skinned: Vec<f64>,
     x: Vec<f64>,
 }
 
@@ -158,6 +160,7 @@ impl<'a> OutputFrames<'a> {
             clock,
             window: SampleWindow::new(clock, n_output, n_physics, n),
             limit,
+            skinned: vec![0.0; ch.surface.len()],
             x: vec![0.0; n],
         }
     }
@@ -165,12 +168,12 @@ impl<'a> OutputFrames<'a> {
     /// Takes physics sample `k` (its displacement `u`, `n × 3`; samples arrive in increasing
     /// order) and hands every output frame it completes to `out(i, positions, displacement)`.
     pub fn push(&mut self, k: usize, u: &[f64], out: &mut FrameSink) -> Result<()> {
-        let (ch, clock, limit, x) = (self.ch, self.clock, self.limit, &mut self.x);
+        let (ch, clock, limit, skinned, x) = (self.ch, self.clock, self.limit, &mut self.skinned, &mut self.x);
         self.window.push(k, u, &mut |i, u| {
             if let Some(limit) = limit {
                 overtone::rig::limit_displacement(u, limit);
             }
-            let skinned = ch.skinned_surface(clock.sample_of_frame(i));
+            ch.skinned_surface_into(clock.sample_of_frame(i), skinned)?;
             for (v, &s) in ch.original_to_welded.iter().enumerate() {
                 for c in 0..3 {
                     x[3 * v + c] = skinned[3 * s + c] + u[3 * v + c];

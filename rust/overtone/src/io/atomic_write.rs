@@ -110,6 +110,11 @@ impl AtomicFile {
         })
     }
 
+    /// The path this file will replace.
+    pub(crate) fn target(&self) -> &Path {
+        &self.target
+    }
+
     /// Appends `bytes` (buffered). Fails once the run's writes were abandoned (the temporary
     /// file is gone: a long stream stops at once instead of writing on into a deleted file).
     pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {

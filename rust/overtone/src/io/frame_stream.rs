@@ -2,6 +2,7 @@
 //! `num_points × 3` `f32`, in the format's byte order, after a header its writer has written.
 
 use crate::error::{OvertoneError, Result};
+use crate::io::background_file::BackgroundFile;
 use crate::io::AtomicFile;
 
 /// The point and frame counts of a cache header (`i32` in PC2 and MDD), refusing an empty cache
@@ -24,37 +25,37 @@ pub(crate) fn header_counts(what: &str, num_points: usize, num_frames: usize) ->
     }
 }
 
-/// Frames appended to an [`AtomicFile`], counted against the number announced in the header.
+/// Frames appended to an [`AtomicFile`] (on a writer thread: [`BackgroundFile`]), counted
+/// against the number announced in the header.
 pub(crate) struct FrameStream {
-    file: AtomicFile,
+    file: BackgroundFile,
     /// The format, in error messages (`"pc2"`, `"mdd"`).
     what: &'static str,
     num_points: usize,
     num_frames: usize,
     written: usize,
     big_endian: bool,
-    /// One frame's bytes, reused.
-    row: Vec<u8>,
 }
 
 impl FrameStream {
     /// Frames of `num_points` points into `file` (its header written), `num_frames` of them.
+    ///
+    /// Errors: the writer thread cannot be started.
     pub(crate) fn new(
         file: AtomicFile,
         what: &'static str,
         num_points: usize,
         num_frames: usize,
         big_endian: bool,
-    ) -> Self {
-        Self {
-            file,
+    ) -> Result<Self> {
+        Ok(Self {
+            file: BackgroundFile::new(file)?,
             what,
             num_points,
             num_frames,
             written: 0,
             big_endian,
-            row: Vec::with_capacity(num_points * 12),
-        }
+        })
     }
 
     /// Appends one frame (`num_points × 3` row-major, converted to `f32`).
@@ -75,21 +76,23 @@ impl FrameStream {
                 self.written + 1,
             ));
         }
-        self.row.clear();
+        let mut row = self.file.buffer();
+        row.clear();
+        row.reserve(frame.len() * 4);
         for &x in frame {
             let x = x as f32;
-            self.row.extend_from_slice(&if self.big_endian {
+            row.extend_from_slice(&if self.big_endian {
                 x.to_be_bytes()
             } else {
                 x.to_le_bytes()
             });
         }
-        self.file.write_all(&self.row)?;
+        self.file.write(row)?;
         self.written += 1;
         Ok(())
     }
 
-    /// Completes the file (atomically replacing the target).
+    /// Completes the file once every frame is written (atomically replacing the target).
     ///
     /// Errors: fewer frames than announced (the target is untouched), or the write fails.
     pub(crate) fn finish(self) -> Result<()> {
@@ -100,6 +103,6 @@ impl FrameStream {
                 self.written,
             ));
         }
-        self.file.commit()
+        self.file.finish()
     }
 }

@@ -42,7 +42,7 @@ impl MddWriter {
         }
         file.write_all(&header)?;
         Ok(Self {
-            frames: FrameStream::new(file, "mdd", num_points, num_frames, true),
+            frames: FrameStream::new(file, "mdd", num_points, num_frames, true)?,
         })
     }
 

@@ -7,6 +7,7 @@
 mod alembic;
 mod animated_mesh;
 mod atomic_write;
+mod background_file;
 mod dmat;
 mod frame_stream;
 mod gltf_character;

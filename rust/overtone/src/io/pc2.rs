@@ -73,7 +73,7 @@ impl Pc2Writer {
         header.extend_from_slice(&ns.to_le_bytes());
         file.write_all(&header)?;
         Ok(Self {
-            frames: FrameStream::new(file, "pc2", num_points, num_samples, false),
+            frames: FrameStream::new(file, "pc2", num_points, num_samples, false)?,
         })
     }
 

@@ -8,6 +8,7 @@ mod orthogonality;
 mod pose_interpolation;
 mod pull_back;
 mod rig_jump;
+mod sparse_weights;
 
 pub(crate) use affine::{compose_affine, invert_affine};
 pub use frame_path::FramePath;
@@ -17,3 +18,4 @@ pub use orthogonality::{spectral_norm, RigConstraint};
 pub use pose_interpolation::PoseInterpolator;
 pub use pull_back::PullBack;
 pub use rig_jump::RigJump;
+pub use sparse_weights::SparseWeights;

@@ -21,6 +21,7 @@
 //! vertices); on x86-64 CPUs with AVX2 the same code runs compiled for AVX2 (no FMA: the results
 //! are bit for bit those of the baseline build, on any machine).
 
+use super::sparse_weights::SparseWeights;
 use crate::error::{check_finite, InputError};
 use crate::{OvertoneError, Result};
 
@@ -33,12 +34,8 @@ const SINGULAR: f64 = 1e-12;
 pub struct PullBack {
     n_vertices: usize,
     n_bones: usize,
-    /// Vertex `v`'s entries are `row_start[v]..row_start[v + 1]` (length `n_vertices + 1`).
-    row_start: Vec<usize>,
-    /// Bone of each kept entry.
-    bone: Vec<u32>,
-    /// Weight (> 0) of each kept entry.
-    weight: Vec<f64>,
+    /// The positive weights by vertex.
+    weights: SparseWeights,
     /// Per part: one past its last vertex and its 3 × 3 row-major `M_p`; empty: identity.
     parts: Vec<(usize, [f64; 9])>,
 }
@@ -88,26 +85,10 @@ impl PullBack {
             }
             .into());
         }
-        let kept = weights.iter().filter(|&&w| w > 0.0).count();
-        let mut row_start = Vec::with_capacity(n_vertices + 1);
-        let mut bone = Vec::with_capacity(kept);
-        let mut weight = Vec::with_capacity(kept);
-        row_start.push(0);
-        for row in weights.chunks_exact(n_bones) {
-            for (b, &w) in row.iter().enumerate() {
-                if w > 0.0 {
-                    bone.push(b as u32);
-                    weight.push(w);
-                }
-            }
-            row_start.push(bone.len());
-        }
         Ok(Self {
             n_vertices,
             n_bones,
-            row_start,
-            bone,
-            weight,
+            weights: SparseWeights::from_dense(weights, n_bones),
             parts: Vec::new(),
         })
     }
@@ -240,15 +221,16 @@ impl PullBack {
             let mut a = [[0.0f64; BLOCK]; 9];
             let mut x = [[0.0f64; BLOCK]; 3];
             let end = start + len;
-            let rows = self.row_start[start..=end].windows(2);
+            let (row_start, bone, weight) = self.weights.rows(start, end);
+            let rows = row_start.windows(2);
             let xs = u[3 * start..3 * end].chunks_exact(3);
             for (k, (row, xv)) in rows.zip(xs).enumerate() {
                 // The whole 3 × 4 rows are blended (the translation column is unused): twelve
                 // contiguous multiply-adds per bone vectorise where nine strided ones do not.
                 let mut acc = [0.0f64; 12];
                 for e in row[0]..row[1] {
-                    let b = 12 * self.bone[e] as usize;
-                    let (w, t) = (self.weight[e], &transforms[b..b + 12]);
+                    let b = 12 * bone[e] as usize;
+                    let (w, t) = (weight[e], &transforms[b..b + 12]);
                     for c in 0..12 {
                         acc[c] += w * t[c];
                     }

@@ -69,6 +69,9 @@ pub struct Character {
     /// Welded bind-space surface, `n_s × 3`, and its weights (`n_s × bones`).
     pub surface: Vec<f64>,
     pub surface_weights: Vec<f64>,
+    /// The positive entries of `surface_weights` by vertex (made from it at construction; the
+    /// per-frame skinning reads these).
+    surface_influences: crate::rig::SparseWeights,
     /// Original vertex → welded vertex.
     pub original_to_welded: Vec<usize>,
     /// Triangles over the original vertices (`t × 3`): a cache's topology.
@@ -473,6 +476,7 @@ impl Character {
             embedding,
             surface: vertices.to_vec(),
             surface_weights: weights.to_vec(),
+            surface_influences: crate::rig::SparseWeights::from_dense(weights, weights.len() / ns.max(1)),
             original_to_welded: (0..ns).collect(),
             file_triangles: triangles.to_vec(),
             world_frames,
@@ -520,14 +524,40 @@ impl Character {
     }
 
     /// The skinned surface of frame `k` (bind space → world, morphs applied first), `n_s × 3`
-    /// row-major, welded vertex order: the file's own skinning, exact glTF LBS. Parallel over
+    /// row-major, welded vertex order: the file's own skinning, exact glTF LBS
+    /// (`x_s = Σ_b w_sb (A_b X_s + t_b)`, bones in increasing order). Allocates its result; see
+    /// [`skinned_surface_into`](Self::skinned_surface_into).
+    ///
+    /// Errors: `k` is not one of the character's frames.
+    pub fn skinned_surface(&self, k: usize) -> Result<Vec<f64>> {
+        let mut out = vec![0.0; self.surface.len()];
+        self.skinned_surface_into(k, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`skinned_surface`](Self::skinned_surface) written to `out` (`n_s × 3`, overwritten).
+    /// Reads each vertex's positive weights only (a few of the rig's bones). Parallel over
     /// vertices (each independent: the result does not depend on the thread count).
-    pub fn skinned_surface(&self, k: usize) -> Vec<f64> {
+    ///
+    /// Errors: `out` is not `n_s × 3`, or `k` is not one of the character's frames (`out` is
+    /// untouched).
+    pub fn skinned_surface_into(&self, k: usize, out: &mut [f64]) -> Result<()> {
         use rayon::prelude::*;
         let ns = self.surface.len() / 3;
-        let m = self.n_surface_bones();
-        let t = &self.world_frames[k];
-        let mut out = vec![0.0; ns * 3];
+        if out.len() != 3 * ns {
+            return Err(crate::OvertoneError::size(
+                "skinned surface buffer",
+                format!("{ns} surface vertices x 3 = {} numbers", 3 * ns),
+                out.len(),
+            ));
+        }
+        let Some(t) = self.world_frames.get(k) else {
+            return Err(crate::OvertoneError::size(
+                "skinned surface frame",
+                format!("a frame index below {}", self.world_frames.len()),
+                k,
+            ));
+        };
         out.par_chunks_mut(3).enumerate().with_min_len(1024).for_each(|(s, o)| {
             let mut x = [self.surface[3 * s], self.surface[3 * s + 1], self.surface[3 * s + 2]];
             if let Some(mo) = &self.morphs {
@@ -537,18 +567,17 @@ impl Character {
                     }
                 }
             }
-            for b in 0..m {
-                let w = self.surface_weights[s * m + b];
-                if w == 0.0 {
-                    continue;
-                }
-                let tb = &t[b * 12..(b + 1) * 12];
+            let mut y = [0.0; 3];
+            let (bones, weights) = self.surface_influences.row(s);
+            for (&b, &w) in bones.iter().zip(weights) {
+                let tb = &t[b as usize * 12..b as usize * 12 + 12];
                 for i in 0..3 {
-                    o[i] += w * (tb[i * 4] * x[0] + tb[i * 4 + 1] * x[1] + tb[i * 4 + 2] * x[2] + tb[i * 4 + 3]);
+                    y[i] += w * (tb[i * 4] * x[0] + tb[i * 4 + 1] * x[1] + tb[i * 4 + 2] * x[2] + tb[i * 4 + 3]);
                 }
             }
+            o.copy_from_slice(&y);
         });
-        out
+        Ok(())
     }
 }
 
@@ -862,8 +891,9 @@ pub fn bake_character(
         .iter()
         .enumerate()
         .map(|(k, u)| {
-            let skinned = ch.skinned_surface(k);
-            ch.original_to_welded
+            let skinned = ch.skinned_surface(k)?;
+            Ok(ch
+                .original_to_welded
                 .iter()
                 .enumerate()
                 .flat_map(|(o, &s)| (0..3).map(move |i| (o, s, i)))
@@ -871,9 +901,9 @@ pub fn bake_character(
                     debug_assert!(s < ns);
                     skinned[3 * s + i] + u[3 * o + i]
                 })
-                .collect()
+                .collect())
         })
-        .collect();
+        .collect::<Result<Vec<Vec<f64>>>>()?;
     Ok(CharacterBake {
         frames,
         displacements,
