@@ -140,7 +140,7 @@ def preview(label, ob, arm):
         c.append(time.thread_time())
         uw = s.deformer.step(pose)
         c.append(time.thread_time())
-        np.take(uw, b.weld_inverse, axis=0, out=s.u)
+        b.unweld(uw, s.u)
         c.append(time.thread_time())
         b.rest_offsets(pose, s.u)
         c.append(time.thread_time())

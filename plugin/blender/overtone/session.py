@@ -529,7 +529,7 @@ class Session:
         b = self.binding
         self._set_controls(control_values)
         # The library's displacement is per welded vertex; every copy gets its vertex's.
-        np.take(self.deformer.step(pose, values), b.weld_inverse, axis=0, out=self.u)
+        b.unweld(self.deformer.step(pose, values), self.u)
         b.rest_offsets(pose, self.u, out=self.offsets)
         self.last_frame = frame
         self.declined = None
